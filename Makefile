@@ -1,0 +1,143 @@
+# iocache — Makefile in kubebuilder's style. `make help` lists every target.
+
+VERSION ?= 0.1.0
+IMG ?= ghcr.io/iocache/iocache:v$(VERSION)
+K8S_VERSION ?= 1.37.2
+
+# Tools are pinned here and built into bin/ (or the user cache for the Kubernetes binaries) once.
+HELM_VERSION ?= v3.22.0
+KUSTOMIZE_VERSION ?= v5.8.2
+GOLANGCI_LINT_VERSION ?= v2.15.0
+
+LOCALBIN ?= $(CURDIR)/bin
+HELM ?= $(LOCALBIN)/helm
+KUSTOMIZE ?= $(LOCALBIN)/kustomize
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
+CONTROLLER_GEN ?= go tool controller-gen
+
+GO_LDFLAGS := -s -w -X github.com/iocache/iocache/server/version.Version=$(VERSION)
+BINARIES := manager iocache-server iocache-bench
+
+# Setting SHELL to bash allows bash commands to be executed by recipes.
+SHELL = /usr/bin/env bash -o pipefail
+.SHELLFLAGS = -ec
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Display this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: ## Generate CRDs and RBAC (config/crd/bases, config/rbac) and copy the CRDs into the chart.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases
+	@if [ -d charts/iocache/crds ]; then cp config/crd/bases/*.yaml charts/iocache/crds/; fi
+
+.PHONY: generate
+generate: ## Generate DeepCopy methods for the API types.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+
+.PHONY: fmt
+fmt: ## Run gofmt over the module.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: test
+test: manifests generate fmt vet envtest ## Run all tests: unit, server compatibility against Debian's Redis tools, envtest.
+	KUBEBUILDER_ASSETS="$$(hack/k8s-binaries.sh kube-apiserver etcd | tail -n 1)" go test ./... -count=1 -timeout 40m
+
+.PHONY: bench
+bench: build ## Benchmark iocache-server against Debian's redis-server side by side (writes docs/benchmarks.md).
+	go test ./server/... -run '^$$' -bench . -benchmem -count 1
+	hack/bench-vs-redis.sh
+
+.PHONY: lint
+lint: golangci-lint ## Run golangci-lint.
+	$(GOLANGCI_LINT) run ./...
+
+##@ Build
+
+.PHONY: build
+build: ## Build manager, iocache-server and iocache-bench into bin/.
+	@mkdir -p $(LOCALBIN)
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $(LOCALBIN)/manager ./controllers/cmd/manager
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $(LOCALBIN)/iocache-server ./server/cmd/iocache-server
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $(LOCALBIN)/iocache-bench ./server/cmd/iocache-bench
+
+.PHONY: run
+run: build ## Run iocache-server on this machine with io-threads and cpulists chosen for its cores.
+	$(LOCALBIN)/iocache-server --port 6379 --io-threads auto --server_cpulist auto --bio_cpulist auto
+
+.PHONY: run-manager
+run-manager: manifests generate ## Run the operator against the cluster in ~/.kube/config.
+	go run ./controllers/cmd/manager
+
+.PHONY: docker-build
+docker-build: ## Build the container image (needs a Docker engine).
+	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the container image.
+	docker push $(IMG)
+
+.PHONY: build-installer
+build-installer: manifests generate kustomize ## Write dist/install.yaml: CRDs, RBAC and the operator Deployment.
+	@mkdir -p dist
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/default > dist/install.yaml
+
+##@ Deployment
+
+ifndef ignore-not-found
+  ignore-not-found = false
+endif
+
+.PHONY: install
+install: manifests kustomize ## Install the CRDs into the cluster in ~/.kube/config.
+	$(KUSTOMIZE) build config/crd | kubectl apply --server-side -f -
+
+.PHONY: uninstall
+uninstall: manifests kustomize ## Remove the CRDs (and every CacheInstance with them).
+	$(KUSTOMIZE) build config/crd | kubectl delete --ignore-not-found=$(ignore-not-found) -f -
+
+.PHONY: deploy
+deploy: manifests kustomize ## Deploy the operator with kustomize.
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/default | kubectl apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: kustomize ## Remove the operator deployed with kustomize.
+	$(KUSTOMIZE) build config/default | kubectl delete --ignore-not-found=$(ignore-not-found) -f -
+
+.PHONY: helm-lint
+helm-lint: helm ## Lint the Helm chart.
+	$(HELM) lint charts/iocache
+
+##@ Dependencies
+
+.PHONY: envtest
+envtest: ## Build kube-apiserver and etcd (K8S_VERSION) from the Go module proxy into ~/.cache/iocache, once.
+	@hack/k8s-binaries.sh kube-apiserver etcd >/dev/null
+
+.PHONY: helm
+helm: $(HELM) ## Build helm (HELM_VERSION) into bin/.
+$(HELM):
+	GOBIN=$(LOCALBIN) go install -ldflags '-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)' helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+.PHONY: kustomize
+kustomize: $(KUSTOMIZE) ## Build kustomize (KUSTOMIZE_VERSION) into bin/.
+$(KUSTOMIZE):
+	GOBIN=$(LOCALBIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint (GOLANGCI_LINT_VERSION) into bin/.
+$(GOLANGCI_LINT):
+	GOBIN=$(LOCALBIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)

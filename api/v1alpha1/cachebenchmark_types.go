@@ -1,0 +1,190 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// WorkloadSpec is the load one benchmark run sends (iocache-bench's flags).
+type WorkloadSpec struct {
+	// Clients is the number of connections.
+	// +kubebuilder:default=50
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	// +optional
+	Clients int32 `json:"clients,omitempty"`
+	// Threads is the number of client threads that drive the connections.
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=256
+	// +optional
+	Threads int32 `json:"threads,omitempty"`
+	// Pipeline is the number of requests each connection keeps in flight.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	// +optional
+	Pipeline int32 `json:"pipeline,omitempty"`
+	// DataSize is the value size in bytes for SET.
+	// +kubebuilder:default=256
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1048576
+	// +optional
+	DataSize int32 `json:"dataSize,omitempty"`
+	// Keyspace is the number of distinct keys requests pick from at random.
+	// +kubebuilder:default=100000
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Keyspace int64 `json:"keyspace,omitempty"`
+	// Ratio is SET:GET, as memtier writes it.
+	// +kubebuilder:default="1:10"
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,4}:[0-9]{1,4}$`
+	// +optional
+	Ratio string `json:"ratio,omitempty"`
+	// Duration of the measured part of each run.
+	// +kubebuilder:default="30s"
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
+	// Warmup runs before measuring, to fill the keyspace and warm connections.
+	// +kubebuilder:default="5s"
+	// +optional
+	Warmup *metav1.Duration `json:"warmup,omitempty"`
+}
+
+// BenchmarkPurpose says why a CacheBenchmark exists.
+// +kubebuilder:validation:Enum=Manual;Validation;Tuning
+type BenchmarkPurpose string
+
+const (
+	// PurposeManual is a run a user asked for.
+	PurposeManual BenchmarkPurpose = "Manual"
+	// PurposeValidation is the operator's run after a rollout; it sets ThroughputValidated.
+	PurposeValidation BenchmarkPurpose = "Validation"
+	// PurposeTuning is the operator's sweep for the Tuned io-threads policy.
+	PurposeTuning BenchmarkPurpose = "Tuning"
+)
+
+// CacheBenchmarkSpec is one measured load run against an instance, or a sweep over io-threads.
+type CacheBenchmarkSpec struct {
+	// InstanceRef names the CacheInstance in the same namespace.
+	InstanceRef corev1.LocalObjectReference `json:"instanceRef"`
+	// Workload is the load to send.
+	// +optional
+	Workload WorkloadSpec `json:"workload,omitempty"`
+	// IOThreads, when set, sweeps these io-threads settings: the instance is re-rendered with each in
+	// turn, measured, and restored afterwards (or, for Tuning, left at the best).
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=set
+	// +optional
+	IOThreads []int32 `json:"ioThreads,omitempty"`
+	// Purpose says why the run exists; users create Manual runs.
+	// +kubebuilder:default=Manual
+	// +optional
+	Purpose BenchmarkPurpose `json:"purpose,omitempty"`
+	// Resources of the benchmark Job's container. By default it asks for as many CPUs as the client
+	// threads, so the client is not the bottleneck.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// BenchmarkState is where a CacheBenchmark is in its life.
+type BenchmarkState string
+
+const (
+	BenchmarkPending   BenchmarkState = "Pending"
+	BenchmarkRunning   BenchmarkState = "Running"
+	BenchmarkSucceeded BenchmarkState = "Succeeded"
+	BenchmarkFailed    BenchmarkState = "Failed"
+)
+
+// Condition types of a CacheBenchmark.
+const (
+	// ConditionComplete is True when every run finished and produced a result, False with a reason
+	// (JobFailed, DeadlineExceeded, InvalidResult, InstanceNotFound) when the benchmark failed.
+	ConditionComplete = "Complete"
+)
+
+// ThreadCounts is one server thread's share of the work during a run (from INFO threads).
+type ThreadCounts struct {
+	Thread int32 `json:"thread"`
+	Reads  int64 `json:"reads"`
+	Writes int64 `json:"writes"`
+	// CPUs the thread was pinned to, physical ids.
+	// +optional
+	CPUs string `json:"cpus,omitempty"`
+}
+
+// BenchmarkResult is one measured run at one io-threads setting.
+type BenchmarkResult struct {
+	BenchmarkSummary `json:",inline"`
+	// Threads is how the work spread over the server's threads.
+	// +optional
+	Threads []ThreadCounts `json:"threads,omitempty"`
+	// Job names the Job that ran it.
+	// +optional
+	Job string `json:"job,omitempty"`
+}
+
+// CacheBenchmarkStatus reports the runs and the best setting.
+type CacheBenchmarkStatus struct {
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// State is Pending, Running, Succeeded or Failed.
+	// +optional
+	State BenchmarkState `json:"state,omitempty"`
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Results holds one entry per io-threads setting measured.
+	// +optional
+	Results []BenchmarkResult `json:"results,omitempty"`
+	// BestIOThreads is the setting with the highest throughput whose p99 stayed within bounds.
+	// +optional
+	BestIOThreads *int32 `json:"bestIOThreads,omitempty"`
+	// BestOpsPerSecond is the throughput measured at BestIOThreads.
+	// +optional
+	BestOpsPerSecond int64 `json:"bestOpsPerSecond,omitempty"`
+	// Explanation says in words what was measured and why the best setting won.
+	// +optional
+	Explanation string `json:"explanation,omitempty"`
+	// OriginalIOThreads is the instance's setting before a sweep, to restore it afterwards.
+	// +optional
+	OriginalIOThreads *int32 `json:"originalIOThreads,omitempty"`
+}
+
+// CacheBenchmark runs iocache-bench in a Job against a CacheInstance and records ops/s and latency,
+// optionally for several io-threads settings in turn.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=cb,categories=iocache
+// +kubebuilder:printcolumn:name="Instance",type=string,JSONPath=`.spec.instanceRef.name`
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
+// +kubebuilder:printcolumn:name="Best-IO-Threads",type=integer,JSONPath=`.status.bestIOThreads`
+// +kubebuilder:printcolumn:name="Ops/s",type=integer,JSONPath=`.status.bestOpsPerSecond`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type CacheBenchmark struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec CacheBenchmarkSpec `json:"spec"`
+	// +optional
+	Status CacheBenchmarkStatus `json:"status,omitempty"`
+}
+
+// CacheBenchmarkList is a list of CacheBenchmarks.
+// +kubebuilder:object:root=true
+type CacheBenchmarkList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []CacheBenchmark `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&CacheBenchmark{}, &CacheBenchmarkList{})
+}

@@ -1,0 +1,168 @@
+// Package config holds iocache-server's configuration: the directives it understands, their
+// defaults, redis.conf parsing, `--name value` flags, and the CONFIG GET/SET views of them. Names
+// and value syntax follow redis-server so existing config files and tools work unchanged.
+package config
+
+import (
+	"strings"
+)
+
+// OutputBufferLimit is one client class's client-output-buffer-limit: a client is disconnected
+// when its pending output exceeds Hard, or stays above Soft for SoftSeconds.
+type OutputBufferLimit struct {
+	Hard        int64
+	Soft        int64
+	SoftSeconds int64
+}
+
+// Client classes of client-output-buffer-limit, in Redis's order.
+const (
+	ClassNormal = iota
+	ClassReplica
+	ClassPubSub
+	numClasses
+)
+
+var classNames = [numClasses]string{"normal", "replica", "pubsub"}
+
+// Config is the whole server configuration. New returns it with Redis's defaults.
+type Config struct {
+	Port           int
+	Bind           []string
+	UnixSocket     string
+	UnixSocketPerm uint32
+	RequirePass    string
+	MaxClients     int
+	Timeout        int
+	TCPKeepAlive   int
+	TCPBacklog     int
+	ProtectedMode  bool
+
+	// IOThreads counts the main thread; 0 means auto (resolved from the effective core count).
+	IOThreads        int
+	IOThreadsDoReads bool
+
+	// CPU lists in taskset syntax, "" (no pinning) or "auto". CPUListMode "relative" reads them as
+	// positions within the CPUs the process may use, "physical" (Redis's meaning) as CPU ids.
+	ServerCPUList     string
+	BioCPUList        string
+	AOFRewriteCPUList string
+	BGSaveCPUList     string
+	CPUListMode       string
+
+	Databases               int
+	ClientOutputBufferLimit [numClasses]OutputBufferLimit
+	ClientQueryBufferLimit  int64
+	ProtoMaxBulkLen         int64
+
+	LogLevel string
+	LogFile  string
+
+	MaxMemory        int64
+	MaxMemoryPolicy  string
+	MaxMemorySamples int
+	LFULogFactor     int
+	LFUDecayTime     int
+	HZ               int
+
+	LazyFreeLazyEviction bool
+	LazyFreeLazyExpire   bool
+	LazyFreeLazyUserDel  bool
+	LazyFreeLazyFlush    bool
+
+	SlowlogLogSlowerThan int64
+	SlowlogMaxLen        int
+	LatencyTracking      bool
+
+	MetricsPort int
+
+	// Persistence directives. Accepted and reported so that redis.conf files and tools work.
+	Dir                     string
+	DBFilename              string
+	Save                    string
+	AppendOnly              bool
+	AppendFilename          string
+	AppendFsync             string
+	StopWritesOnBGSaveError bool
+
+	NotifyKeyspaceEvents   string
+	ActiveExpireEffort     int
+	ListMaxListpackSize    int
+	HashMaxListpackEntries int
+	SetMaxIntsetEntries    int
+	ZSetMaxListpackEntries int
+	BusyReplyThreshold     int
+	Daemonize              bool
+	PidFile                string
+	SupervisedMode         string
+	RenameCommand          map[string]string
+
+	// Compat holds directives accepted only so that existing redis.conf files load: they tune
+	// Redis internals (encodings, jemalloc, rehashing) that iocache does not have.
+	Compat map[string]string
+}
+
+// New returns a configuration with redis-server's defaults (and iocache's own for its directives).
+func New() *Config {
+	return &Config{
+		Port:           6379,
+		Bind:           []string{"*", "-::*"},
+		UnixSocketPerm: 0,
+		MaxClients:     10000,
+		TCPKeepAlive:   300,
+		TCPBacklog:     511,
+		ProtectedMode:  false,
+
+		IOThreads:        1,
+		IOThreadsDoReads: true,
+		CPUListMode:      "physical",
+
+		Databases: 16,
+		ClientOutputBufferLimit: [numClasses]OutputBufferLimit{
+			ClassNormal:  {},
+			ClassReplica: {Hard: 256 << 20, Soft: 64 << 20, SoftSeconds: 60},
+			ClassPubSub:  {Hard: 32 << 20, Soft: 8 << 20, SoftSeconds: 60},
+		},
+		ClientQueryBufferLimit: 1 << 30,
+		ProtoMaxBulkLen:        512 << 20,
+
+		LogLevel: "notice",
+
+		MaxMemoryPolicy:  "noeviction",
+		MaxMemorySamples: 5,
+		LFULogFactor:     10,
+		LFUDecayTime:     1,
+		HZ:               10,
+
+		SlowlogLogSlowerThan: 10000,
+		SlowlogMaxLen:        128,
+		LatencyTracking:      true,
+
+		MetricsPort: 9121,
+
+		Dir:                     ".",
+		DBFilename:              "dump.rdb",
+		Save:                    "",
+		AppendFilename:          "appendonly.aof",
+		AppendFsync:             "everysec",
+		StopWritesOnBGSaveError: true,
+		ActiveExpireEffort:      1,
+		ListMaxListpackSize:     -2,
+		HashMaxListpackEntries:  128,
+		SetMaxIntsetEntries:     512,
+		ZSetMaxListpackEntries:  128,
+		BusyReplyThreshold:      5000,
+		SupervisedMode:          "no",
+	}
+}
+
+// canonicalName maps the accepted spellings of a directive to its canonical name: Redis spells the
+// cpulists with underscores, and iocache also accepts hyphens, as for every other directive.
+func canonicalName(name string) string {
+	n := strings.ToLower(name)
+	switch n {
+	case "server-cpulist", "bio-cpulist", "aof-rewrite-cpulist", "bgsave-cpulist":
+		return strings.ReplaceAll(n, "-", "_")
+	}
+	return n
+}

@@ -1,0 +1,335 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// directive is one configuration name: how to read its value from arguments, how to print it for
+// CONFIG GET, and whether CONFIG SET may change it while the server runs.
+type directive struct {
+	name    string
+	aliases []string
+	mutable bool
+	set     func(c *Config, args []string) error
+	get     func(c *Config) string
+	// multiArg directives take more than one argument (save, client-output-buffer-limit,
+	// rename-command).
+	multiArg bool
+}
+
+// errInvalid is the cause used when a value does not parse; callers add the directive's name.
+var errInvalid = errors.New("argument couldn't be parsed")
+
+func intDirective(name string, mutable bool, min, max int64, field func(*Config) *int) directive {
+	return directive{name: name, mutable: mutable,
+		set: func(c *Config, a []string) error {
+			v, err := strconv.ParseInt(a[0], 10, 64)
+			if err != nil {
+				return fmt.Errorf("argument couldn't be parsed into an integer")
+			}
+			if v < min || v > max {
+				return fmt.Errorf("argument must be between %d and %d inclusive", min, max)
+			}
+			*field(c) = int(v)
+			return nil
+		},
+		get: func(c *Config) string { return strconv.Itoa(*field(c)) },
+	}
+}
+
+func memDirective(name string, mutable bool, min int64, field func(*Config) *int64) directive {
+	return directive{name: name, mutable: mutable,
+		set: func(c *Config, a []string) error {
+			v, err := ParseMemory(a[0])
+			if err != nil {
+				return fmt.Errorf("argument must be a memory value")
+			}
+			if v < min {
+				return fmt.Errorf("argument must be a memory value of at least %d bytes", min)
+			}
+			*field(c) = v
+			return nil
+		},
+		get: func(c *Config) string { return strconv.FormatInt(*field(c), 10) },
+	}
+}
+
+func int64Directive(name string, mutable bool, min int64, field func(*Config) *int64) directive {
+	return directive{name: name, mutable: mutable,
+		set: func(c *Config, a []string) error {
+			v, err := strconv.ParseInt(a[0], 10, 64)
+			if err != nil || v < min {
+				return fmt.Errorf("argument couldn't be parsed into an integer")
+			}
+			*field(c) = v
+			return nil
+		},
+		get: func(c *Config) string { return strconv.FormatInt(*field(c), 10) },
+	}
+}
+
+func boolDirective(name string, mutable bool, field func(*Config) *bool) directive {
+	return directive{name: name, mutable: mutable,
+		set: func(c *Config, a []string) error {
+			switch strings.ToLower(a[0]) {
+			case "yes":
+				*field(c) = true
+			case "no":
+				*field(c) = false
+			default:
+				return fmt.Errorf("argument must be 'yes' or 'no'")
+			}
+			return nil
+		},
+		get: func(c *Config) string {
+			if *field(c) {
+				return "yes"
+			}
+			return "no"
+		},
+	}
+}
+
+func stringDirective(name string, mutable bool, field func(*Config) *string) directive {
+	return directive{name: name, mutable: mutable,
+		set: func(c *Config, a []string) error { *field(c) = a[0]; return nil },
+		get: func(c *Config) string { return *field(c) },
+	}
+}
+
+func enumDirective(name string, mutable bool, values []string, field func(*Config) *string) directive {
+	return directive{name: name, mutable: mutable,
+		set: func(c *Config, a []string) error {
+			v := strings.ToLower(a[0])
+			for _, allowed := range values {
+				if v == allowed {
+					*field(c) = v
+					return nil
+				}
+			}
+			return fmt.Errorf("argument(s) must be one of the following: %s", strings.Join(values, ", "))
+		},
+		get: func(c *Config) string { return *field(c) },
+	}
+}
+
+// cpulistDirective accepts a taskset-style list, "auto", or "" (no pinning). The syntax is checked
+// here; whether the CPUs exist is checked when the server resolves the lists at startup.
+func cpulistDirective(name string, field func(*Config) *string) directive {
+	d := stringDirective(name, false, field)
+	d.aliases = []string{strings.ReplaceAll(name, "_", "-")}
+	d.set = func(c *Config, a []string) error {
+		v := strings.TrimSpace(a[0])
+		if v != "" && !strings.EqualFold(v, "auto") {
+			if _, err := ParseCPUList(v); err != nil {
+				return err
+			}
+		}
+		*field(c) = strings.ToLower(v)
+		return nil
+	}
+	return d
+}
+
+var table = buildTable()
+
+// buildTable lists every directive iocache-server knows. Directives that only matter for features
+// not implemented (replication, cluster) are not listed: a config file that sets them fails loudly.
+func buildTable() map[string]*directive {
+	ds := []directive{
+		intDirective("port", false, 0, 65535, func(c *Config) *int { return &c.Port }),
+		{name: "bind", multiArg: true,
+			set: func(c *Config, a []string) error { c.Bind = append([]string(nil), a...); return nil },
+			get: func(c *Config) string { return strings.Join(c.Bind, " ") }},
+		stringDirective("unixsocket", false, func(c *Config) *string { return &c.UnixSocket }),
+		{name: "unixsocketperm",
+			set: func(c *Config, a []string) error {
+				v, err := strconv.ParseUint(a[0], 8, 32)
+				if err != nil || v > 0o777 {
+					return fmt.Errorf("argument must be an octal permission such as 700")
+				}
+				c.UnixSocketPerm = uint32(v)
+				return nil
+			},
+			get: func(c *Config) string { return strconv.FormatUint(uint64(c.UnixSocketPerm), 8) }},
+		stringDirective("requirepass", true, func(c *Config) *string { return &c.RequirePass }),
+		intDirective("maxclients", true, 1, 1<<24, func(c *Config) *int { return &c.MaxClients }),
+		intDirective("timeout", true, 0, 1<<31-1, func(c *Config) *int { return &c.Timeout }),
+		intDirective("tcp-keepalive", true, 0, 1<<31-1, func(c *Config) *int { return &c.TCPKeepAlive }),
+		intDirective("tcp-backlog", false, 0, 1<<31-1, func(c *Config) *int { return &c.TCPBacklog }),
+		boolDirective("protected-mode", true, func(c *Config) *bool { return &c.ProtectedMode }),
+		{name: "io-threads",
+			set: func(c *Config, a []string) error {
+				if strings.EqualFold(a[0], "auto") {
+					c.IOThreads = 0
+					return nil
+				}
+				v, err := strconv.Atoi(a[0])
+				if err != nil || v < 1 || v > 128 {
+					return fmt.Errorf("argument must be between 1 and 128 inclusive, or auto")
+				}
+				c.IOThreads = v
+				return nil
+			},
+			get: func(c *Config) string {
+				if c.IOThreads == 0 {
+					return "auto"
+				}
+				return strconv.Itoa(c.IOThreads)
+			}},
+		boolDirective("io-threads-do-reads", false, func(c *Config) *bool { return &c.IOThreadsDoReads }),
+		cpulistDirective("server_cpulist", func(c *Config) *string { return &c.ServerCPUList }),
+		cpulistDirective("bio_cpulist", func(c *Config) *string { return &c.BioCPUList }),
+		cpulistDirective("aof_rewrite_cpulist", func(c *Config) *string { return &c.AOFRewriteCPUList }),
+		cpulistDirective("bgsave_cpulist", func(c *Config) *string { return &c.BGSaveCPUList }),
+		enumDirective("cpulist-mode", false, []string{"physical", "relative"}, func(c *Config) *string { return &c.CPUListMode }),
+		intDirective("databases", false, 1, 1<<16, func(c *Config) *int { return &c.Databases }),
+		{name: "client-output-buffer-limit", mutable: true, multiArg: true,
+			set: setOutputBufferLimits, get: getOutputBufferLimits},
+		memDirective("client-query-buffer-limit", true, 1<<20, func(c *Config) *int64 { return &c.ClientQueryBufferLimit }),
+		memDirective("proto-max-bulk-len", true, 1<<20, func(c *Config) *int64 { return &c.ProtoMaxBulkLen }),
+		enumDirective("loglevel", true, []string{"debug", "verbose", "notice", "warning", "nothing"}, func(c *Config) *string { return &c.LogLevel }),
+		stringDirective("logfile", false, func(c *Config) *string { return &c.LogFile }),
+		memDirective("maxmemory", true, 0, func(c *Config) *int64 { return &c.MaxMemory }),
+		enumDirective("maxmemory-policy", true, []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}, func(c *Config) *string { return &c.MaxMemoryPolicy }),
+		intDirective("maxmemory-samples", true, 1, 64, func(c *Config) *int { return &c.MaxMemorySamples }),
+		intDirective("lfu-log-factor", true, 0, 1<<31-1, func(c *Config) *int { return &c.LFULogFactor }),
+		intDirective("lfu-decay-time", true, 0, 1<<31-1, func(c *Config) *int { return &c.LFUDecayTime }),
+		intDirective("hz", true, 1, 500, func(c *Config) *int { return &c.HZ }),
+		boolDirective("lazyfree-lazy-eviction", true, func(c *Config) *bool { return &c.LazyFreeLazyEviction }),
+		boolDirective("lazyfree-lazy-expire", true, func(c *Config) *bool { return &c.LazyFreeLazyExpire }),
+		boolDirective("lazyfree-lazy-user-del", true, func(c *Config) *bool { return &c.LazyFreeLazyUserDel }),
+		boolDirective("lazyfree-lazy-user-flush", true, func(c *Config) *bool { return &c.LazyFreeLazyFlush }),
+		int64Directive("slowlog-log-slower-than", true, -1, func(c *Config) *int64 { return &c.SlowlogLogSlowerThan }),
+		intDirective("slowlog-max-len", true, 0, 1<<31-1, func(c *Config) *int { return &c.SlowlogMaxLen }),
+		boolDirective("latency-tracking", true, func(c *Config) *bool { return &c.LatencyTracking }),
+		intDirective("metrics-port", false, 0, 65535, func(c *Config) *int { return &c.MetricsPort }),
+		stringDirective("dir", true, func(c *Config) *string { return &c.Dir }),
+		stringDirective("dbfilename", true, func(c *Config) *string { return &c.DBFilename }),
+		{name: "save", mutable: true, multiArg: true,
+			set: func(c *Config, a []string) error { return setSave(c, a) },
+			get: func(c *Config) string { return c.Save }},
+		boolDirective("appendonly", true, func(c *Config) *bool { return &c.AppendOnly }),
+		stringDirective("appendfilename", false, func(c *Config) *string { return &c.AppendFilename }),
+		enumDirective("appendfsync", true, []string{"always", "everysec", "no"}, func(c *Config) *string { return &c.AppendFsync }),
+		boolDirective("stop-writes-on-bgsave-error", true, func(c *Config) *bool { return &c.StopWritesOnBGSaveError }),
+		stringDirective("notify-keyspace-events", true, func(c *Config) *string { return &c.NotifyKeyspaceEvents }),
+		intDirective("active-expire-effort", true, 1, 10, func(c *Config) *int { return &c.ActiveExpireEffort }),
+		intDirective("list-max-listpack-size", true, -5, 1<<31-1, func(c *Config) *int { return &c.ListMaxListpackSize }),
+		intDirective("hash-max-listpack-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.HashMaxListpackEntries }),
+		intDirective("set-max-intset-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.SetMaxIntsetEntries }),
+		intDirective("zset-max-listpack-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.ZSetMaxListpackEntries }),
+		intDirective("busy-reply-threshold", true, 0, 1<<31-1, func(c *Config) *int { return &c.BusyReplyThreshold }),
+		boolDirective("daemonize", false, func(c *Config) *bool { return &c.Daemonize }),
+		stringDirective("pidfile", false, func(c *Config) *string { return &c.PidFile }),
+		enumDirective("supervised", false, []string{"no", "upstart", "systemd", "auto"}, func(c *Config) *string { return &c.SupervisedMode }),
+		{name: "rename-command", multiArg: true,
+			set: func(c *Config, a []string) error {
+				if len(a) != 2 {
+					return errWrongArgs
+				}
+				if c.RenameCommand == nil {
+					c.RenameCommand = map[string]string{}
+				}
+				c.RenameCommand[strings.ToLower(a[0])] = a[1]
+				return nil
+			},
+			get: func(c *Config) string { return "" }},
+	}
+	t := make(map[string]*directive, len(ds)*2)
+	for i := range ds {
+		d := &ds[i]
+		t[d.name] = d
+		for _, a := range d.aliases {
+			t[a] = d
+		}
+	}
+	// Accepted for compatibility; the hash table layouts they tune do not exist here.
+	for _, name := range []string{"hash-max-ziplist-entries", "hash-max-listpack-value", "hash-max-ziplist-value", "zset-max-listpack-value", "zset-max-ziplist-entries", "zset-max-ziplist-value", "set-max-listpack-entries", "set-max-listpack-value", "list-compress-depth", "activerehashing", "jemalloc-bg-thread", "lazyfree-lazy-server-del", "replica-lazy-flush", "always-show-logo", "set-proc-title", "rdbcompression", "rdbchecksum", "no-appendfsync-on-rewrite", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "aof-load-truncated", "aof-use-rdb-preamble", "dynamic-hz", "aof-rewrite-incremental-fsync", "rdb-save-incremental-fsync", "syslog-enabled", "crash-log-enabled", "enable-debug-command", "enable-protected-configs", "enable-module-command", "oom-score-adj", "disable-thp", "repl-diskless-sync"} {
+		name := name
+		t[name] = &directive{name: name, mutable: true,
+			set: func(c *Config, a []string) error {
+				if c.Compat == nil {
+					c.Compat = map[string]string{}
+				}
+				c.Compat[name] = strings.Join(a, " ")
+				return nil
+			},
+			get: func(c *Config) string { return c.Compat[name] }}
+	}
+	return t
+}
+
+var errWrongArgs = errors.New("wrong number of arguments")
+
+func setOutputBufferLimits(c *Config, a []string) error {
+	if len(a)%4 != 0 {
+		return errWrongArgs
+	}
+	limits := c.ClientOutputBufferLimit
+	for i := 0; i < len(a); i += 4 {
+		class := -1
+		switch strings.ToLower(a[i]) {
+		case "normal":
+			class = ClassNormal
+		case "replica", "slave":
+			class = ClassReplica
+		case "pubsub":
+			class = ClassPubSub
+		default:
+			return fmt.Errorf("Invalid client class specified in buffer limit configuration.")
+		}
+		hard, err1 := ParseMemory(a[i+1])
+		soft, err2 := ParseMemory(a[i+2])
+		secs, err3 := strconv.ParseInt(a[i+3], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil || hard < 0 || soft < 0 || secs < 0 {
+			return fmt.Errorf("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
+		}
+		limits[class] = OutputBufferLimit{Hard: hard, Soft: soft, SoftSeconds: secs}
+	}
+	c.ClientOutputBufferLimit = limits
+	return nil
+}
+
+func getOutputBufferLimits(c *Config) string {
+	parts := make([]string, 0, numClasses)
+	for i, l := range c.ClientOutputBufferLimit {
+		parts = append(parts, fmt.Sprintf("%s %d %d %d", classNames[i], l.Hard, l.Soft, l.SoftSeconds))
+	}
+	return strings.Join(parts, " ")
+}
+
+func setSave(c *Config, a []string) error {
+	if len(a) == 1 && a[0] == "" {
+		c.Save = ""
+		return nil
+	}
+	if len(a)%2 != 0 {
+		return errInvalid
+	}
+	for _, v := range a {
+		if _, err := strconv.ParseUint(v, 10, 63); err != nil {
+			return errInvalid
+		}
+	}
+	c.Save = strings.Join(a, " ")
+	return nil
+}
+
+// Names lists the canonical names of all directives, sorted.
+func Names() []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, d := range table {
+		if !seen[d.name] {
+			seen[d.name] = true
+			names = append(names, d.name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}

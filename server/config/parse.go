@@ -1,0 +1,296 @@
+package config
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/iocache/iocache/server/cpuset"
+	"github.com/iocache/iocache/server/glob"
+)
+
+// Errors CONFIG SET reports; the engine turns them into Redis's reply texts.
+var (
+	ErrUnknown   = errors.New("unknown option or number of arguments")
+	ErrImmutable = errors.New("can't set immutable config")
+)
+
+// FileError is a startup configuration error, printed the way redis-server prints it.
+type FileError struct {
+	Line    int // 1-based; 0 for command-line arguments
+	Text    string
+	Message string
+}
+
+func (e *FileError) Error() string {
+	where := "Reading the configuration file, at line " + strconv.Itoa(e.Line)
+	if e.Line == 0 {
+		where = "Reading the command-line arguments"
+	}
+	return fmt.Sprintf("\n*** FATAL CONFIG FILE ERROR ***\n%s\n>>> '%s'\n%s", where, e.Text, e.Message)
+}
+
+// ParseCPUList reads a taskset-style CPU list ("0-7:2,9,12-13"); see package cpuset.
+func ParseCPUList(s string) ([]int, error) { return cpuset.Parse(s) }
+
+// ParseMemory reads a memory size as redis.conf writes them: 1k = 1000, 1kb = 1024, likewise m/mb
+// and g/gb; a plain number is bytes.
+func ParseMemory(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1000}, {"m", 1000 * 1000}, {"g", 1000 * 1000 * 1000}, {"b", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSuffix(t, u.suffix), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseInt(t, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid memory value %q", s)
+	}
+	if v < 0 || (v > 0 && mult > (1<<62)/v) {
+		return 0, fmt.Errorf("memory value %q out of range", s)
+	}
+	return v * mult, nil
+}
+
+// Set applies one directive; it is what a config file line, a flag and CONFIG SET all go through.
+// When running is true, directives that cannot change live are refused with ErrImmutable.
+func (c *Config) Set(name string, args []string, running bool) error {
+	d, ok := table[canonicalName(name)]
+	if !ok {
+		return ErrUnknown
+	}
+	if running && !d.mutable {
+		return ErrImmutable
+	}
+	if len(args) == 0 || (!d.multiArg && len(args) != 1) {
+		return ErrUnknown
+	}
+	return d.set(c, args)
+}
+
+// Get returns name/value pairs of every directive whose name matches the glob pattern, sorted by
+// name, as CONFIG GET replies them.
+func (c *Config) Get(pattern string) [][2]string {
+	var out [][2]string
+	seen := map[string]bool{}
+	for _, name := range Names() {
+		d := table[name]
+		if glob.MatchString(pattern, name, true) || aliasMatches(d, pattern) {
+			if !seen[name] {
+				seen[name] = true
+				out = append(out, [2]string{name, d.get(c)})
+			}
+		}
+	}
+	return out
+}
+
+func aliasMatches(d *directive, pattern string) bool {
+	for _, a := range d.aliases {
+		if glob.MatchString(pattern, a, true) {
+			return true
+		}
+	}
+	return false
+}
+
+// Load builds the configuration redis-server style: an optional config file path as the first
+// argument ("-" reads standard input), then `--name value ...` flags that override it.
+func Load(args []string, stdin io.Reader) (*Config, error) {
+	c := New()
+	if len(args) > 0 && !strings.HasPrefix(args[0], "--") {
+		var r io.Reader
+		if args[0] == "-" {
+			r = stdin
+		} else {
+			f, err := os.Open(args[0])
+			if err != nil {
+				return nil, fmt.Errorf("Fatal error, can't open config file '%s': %w", args[0], err)
+			}
+			defer f.Close()
+			r = f
+		}
+		if err := c.ReadConfig(r); err != nil {
+			return nil, err
+		}
+		args = args[1:]
+	}
+	var name string
+	var values []string
+	flush := func() error {
+		if name == "" {
+			return nil
+		}
+		if len(values) == 0 {
+			values = []string{""}
+		}
+		if err := c.Set(name, values, false); err != nil {
+			return &FileError{Text: name + " " + strings.Join(values, " "), Message: message(err)}
+		}
+		name, values = "", nil
+		return nil
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "--") && len(a) > 2 {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			name = a[2:]
+			continue
+		}
+		if name == "" {
+			return nil, &FileError{Text: a, Message: "Bad directive or wrong number of arguments"}
+		}
+		values = append(values, a)
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ReadConfig applies a redis.conf-syntax configuration.
+func (c *Config) ReadConfig(r io.Reader) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || text[0] == '#' {
+			continue
+		}
+		argv, err := SplitArgs(text)
+		if err != nil {
+			return &FileError{Line: line, Text: text, Message: "Unbalanced quotes in configuration line"}
+		}
+		if len(argv) == 0 {
+			continue
+		}
+		if strings.EqualFold(argv[0], "include") {
+			return &FileError{Line: line, Text: text, Message: "include is not supported; pass one file and --flags"}
+		}
+		if err := c.Set(argv[0], argv[1:], false); err != nil {
+			return &FileError{Line: line, Text: text, Message: message(err)}
+		}
+	}
+	return sc.Err()
+}
+
+func message(err error) string {
+	if errors.Is(err, ErrUnknown) || errors.Is(err, errWrongArgs) {
+		return "Bad directive or wrong number of arguments"
+	}
+	return err.Error()
+}
+
+// SplitArgs splits a line the way Redis's sdssplitargs does: spaces separate arguments, "double
+// quotes" take \n \r \t \b \a \\ \" and \xHH escapes, 'single quotes' take \'. A closing quote
+// must be followed by a space or the end of the line.
+func SplitArgs(line string) ([]string, error) {
+	var out []string
+	i := 0
+	for {
+		for i < len(line) && isSpace(line[i]) {
+			i++
+		}
+		if i >= len(line) {
+			return out, nil
+		}
+		var cur []byte
+		inDQ, inSQ := false, false
+		done := false
+		for !done {
+			if inDQ {
+				if i >= len(line) {
+					return nil, errors.New("unbalanced quotes")
+				}
+				ch := line[i]
+				switch {
+				case ch == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
+					v, _ := strconv.ParseUint(line[i+2:i+4], 16, 8)
+					cur = append(cur, byte(v))
+					i += 3
+				case ch == '\\' && i+1 < len(line):
+					i++
+					switch line[i] {
+					case 'n':
+						cur = append(cur, '\n')
+					case 'r':
+						cur = append(cur, '\r')
+					case 't':
+						cur = append(cur, '\t')
+					case 'b':
+						cur = append(cur, '\b')
+					case 'a':
+						cur = append(cur, '\a')
+					default:
+						cur = append(cur, line[i])
+					}
+				case ch == '"':
+					if i+1 < len(line) && !isSpace(line[i+1]) {
+						return nil, errors.New("closing quote must be followed by a space")
+					}
+					done = true
+				default:
+					cur = append(cur, ch)
+				}
+			} else if inSQ {
+				if i >= len(line) {
+					return nil, errors.New("unbalanced quotes")
+				}
+				ch := line[i]
+				switch {
+				case ch == '\\' && i+1 < len(line) && line[i+1] == '\'':
+					i++
+					cur = append(cur, '\'')
+				case ch == '\'':
+					if i+1 < len(line) && !isSpace(line[i+1]) {
+						return nil, errors.New("closing quote must be followed by a space")
+					}
+					done = true
+				default:
+					cur = append(cur, ch)
+				}
+			} else {
+				if i >= len(line) {
+					break
+				}
+				switch ch := line[i]; {
+				case isSpace(ch):
+					done = true
+				case ch == '"':
+					inDQ = true
+				case ch == '\'':
+					inSQ = true
+				default:
+					cur = append(cur, ch)
+				}
+			}
+			if i < len(line) {
+				i++
+			}
+			if i >= len(line) && !inDQ && !inSQ {
+				done = true
+			}
+		}
+		out = append(out, string(cur))
+	}
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}

@@ -1,0 +1,231 @@
+package engine
+
+import (
+	"container/heap"
+
+	"github.com/iocache/iocache/server/keyspace"
+)
+
+// Blocking commands (BLPOP, BRPOP, BLMOVE, BZPOPMIN, BZPOPMAX). A blocked client stays with the
+// main thread; its I/O thread keeps its socket and defers reading it. When a key it waits on
+// receives data, waiters are served in arrival order by running their command again; a waiter
+// whose key is empty or of another type stays blocked in its place. Timeouts come from a
+// deadline heap that sets the main loop's poll timeout.
+
+type blockState struct {
+	dbIndex  int
+	keys     []string
+	deadline int64 // unix ms; 0 waits forever
+	cmd      *command
+	argv     [][]byte
+	seq      uint64
+	wantType keyspace.Type
+}
+
+type blockingState struct {
+	waiting  int
+	byKey    map[watchedKey][]*client
+	ready    []watchedKey
+	readySet map[watchedKey]bool
+	timeouts deadlineHeap
+	seq      uint64
+	// serving guards against recursion: serving a waiter may push to another key.
+	serving bool
+}
+
+type deadlineEntry struct {
+	at  int64
+	c   *client
+	seq uint64
+}
+
+type deadlineHeap []deadlineEntry
+
+func (h deadlineHeap) Len() int           { return len(h) }
+func (h deadlineHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h deadlineHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *deadlineHeap) Push(x any)        { *h = append(*h, x.(deadlineEntry)) }
+func (h *deadlineHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// block parks c on keys until one receives data of type want, or until deadline (unix ms, 0 =
+// forever). The command is run again when it may succeed.
+func (s *Server) block(c *client, cmd *command, argv [][]byte, keys [][]byte, deadline int64, want keyspace.Type) {
+	b := &s.blocking
+	if b.byKey == nil {
+		b.byKey = map[watchedKey][]*client{}
+		b.readySet = map[watchedKey]bool{}
+	}
+	b.seq++
+	st := &blockState{dbIndex: c.db, deadline: deadline, cmd: cmd, seq: b.seq, wantType: want}
+	st.argv = make([][]byte, len(argv))
+	for i, a := range argv {
+		st.argv[i] = append([]byte(nil), a...)
+	}
+	for _, k := range keys {
+		ks := string(k)
+		dup := false
+		for _, x := range st.keys {
+			if x == ks {
+				dup = true
+			}
+		}
+		if dup {
+			continue
+		}
+		st.keys = append(st.keys, ks)
+		wk := watchedKey{db: c.db, key: ks}
+		b.byKey[wk] = append(b.byKey[wk], c)
+	}
+	c.blocked = st
+	c.flags |= flagBlocked
+	b.waiting++
+	if deadline > 0 {
+		heap.Push(&b.timeouts, deadlineEntry{at: deadline, c: c, seq: st.seq})
+	}
+}
+
+// remove takes c out of every wait list.
+func (b *blockingState) remove(c *client) {
+	st := c.blocked
+	if st == nil {
+		return
+	}
+	for _, k := range st.keys {
+		wk := watchedKey{db: st.dbIndex, key: k}
+		list := b.byKey[wk]
+		for i, x := range list {
+			if x == c {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(b.byKey, wk)
+		} else {
+			b.byKey[wk] = list
+		}
+	}
+	c.blocked = nil
+	c.flags &^= flagBlocked
+	b.waiting--
+}
+
+// signalKey notes that key may now serve waiters.
+func (b *blockingState) signalKey(dbIndex int, key []byte) {
+	wk := watchedKey{db: dbIndex, key: string(key)}
+	if _, ok := b.byKey[wk]; !ok || b.readySet[wk] {
+		return
+	}
+	b.readySet[wk] = true
+	b.ready = append(b.ready, wk)
+}
+
+// serveReadyKeys serves waiters of keys that received data, oldest waiter first.
+func (b *blockingState) serveReadyKeys(s *Server) {
+	if b.serving {
+		return
+	}
+	b.serving = true
+	defer func() { b.serving = false }()
+	for len(b.ready) > 0 {
+		wk := b.ready[0]
+		b.ready = b.ready[1:]
+		delete(b.readySet, wk)
+		db := s.dbs[wk.db]
+		for _, c := range append([]*client(nil), b.byKey[wk]...) {
+			r, ok := s.lookupLive(db, wk.db, []byte(wk.key))
+			if !ok || db.Type(r) != c.blocked.wantType {
+				break
+			}
+			s.unblockAndRun(c)
+		}
+	}
+}
+
+// unblockAndRun runs a blocked client's command again (it can now be served), then the rest of
+// its pipeline, and gives it back to its I/O thread.
+func (s *Server) unblockAndRun(c *client) {
+	st := c.blocked
+	s.blocking.remove(c)
+	saved := c.db
+	c.db = st.dbIndex
+	s.execute(c, st.cmd, st.argv)
+	c.db = saved
+	s.resume(c)
+}
+
+// resume continues a client's pipeline after it was unblocked.
+func (s *Server) resume(c *client) {
+	if c.closed {
+		s.unlinkClient(c)
+		return
+	}
+	s.process(c)
+	if !c.mainOwned {
+		s.returnClient(c)
+	}
+}
+
+// expireTimeouts answers blocked clients whose timeout passed with the command's null reply.
+func (b *blockingState) expireTimeouts(s *Server) {
+	for len(b.timeouts) > 0 {
+		e := b.timeouts[0]
+		if e.c.blocked == nil || e.c.blocked.seq != e.seq {
+			heap.Pop(&b.timeouts)
+			continue
+		}
+		if e.at > s.nowMs {
+			return
+		}
+		heap.Pop(&b.timeouts)
+		c := e.c
+		name := c.blocked.cmd.name
+		b.remove(c)
+		switch name {
+		case "blmove", "brpoplpush":
+			c.w.Null()
+		default:
+			c.w.NullArray()
+		}
+		s.resume(c)
+	}
+}
+
+// nextDeadline is the earliest blocked-client deadline, or 0.
+func (b *blockingState) nextDeadline() int64 {
+	for len(b.timeouts) > 0 {
+		e := b.timeouts[0]
+		if e.c.blocked == nil || e.c.blocked.seq != e.seq {
+			heap.Pop(&b.timeouts)
+			continue
+		}
+		return e.at
+	}
+	return 0
+}
+
+// timeoutArg reads a blocking command's timeout (seconds, fractions allowed) as a deadline.
+func (s *Server) timeoutArg(c *client, b []byte) (int64, bool) {
+	f, ok := parseFloat(b)
+	if !ok {
+		s.addError(c, "ERR timeout is not a float or out of range")
+		return 0, false
+	}
+	if f < 0 {
+		s.addError(c, "ERR timeout is negative")
+		return 0, false
+	}
+	if f == 0 {
+		return 0, true
+	}
+	ms := int64(f * 1000)
+	if ms <= 0 {
+		ms = 1
+	}
+	return s.nowMs + ms, true
+}

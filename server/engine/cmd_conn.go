@@ -1,0 +1,493 @@
+package engine
+
+import (
+	"crypto/subtle"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/iocache/iocache/server/version"
+)
+
+func cmdPing(s *Server, c *client, argv [][]byte) {
+	if len(argv) > 2 {
+		s.wrongArgs(c, "ping")
+		return
+	}
+	if c.flags&flagPubSub != 0 && !c.w.RESP3 {
+		c.w.Array(2)
+		c.w.BulkString("pong")
+		if len(argv) == 2 {
+			c.w.Bulk(argv[1])
+		} else {
+			c.w.BulkString("")
+		}
+		return
+	}
+	if len(argv) == 2 {
+		c.w.Bulk(argv[1])
+		return
+	}
+	c.w.Simple("PONG")
+}
+
+func cmdEcho(s *Server, c *client, argv [][]byte) { c.w.Bulk(argv[1]) }
+
+// checkPassword compares in constant time, so response timing does not leak the password.
+func (s *Server) checkPassword(user, pass []byte) bool {
+	if user != nil && string(user) != "default" {
+		return false
+	}
+	return subtle.ConstantTimeCompare(pass, []byte(s.cfg.RequirePass)) == 1
+}
+
+func cmdAuth(s *Server, c *client, argv [][]byte) {
+	if len(argv) > 3 {
+		s.addError(c, errSyntax)
+		return
+	}
+	var user, pass []byte
+	if len(argv) == 3 {
+		user, pass = argv[1], argv[2]
+	} else {
+		pass = argv[1]
+	}
+	if s.cfg.RequirePass == "" && user == nil {
+		s.addError(c, "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+		return
+	}
+	if s.cfg.RequirePass == "" && string(user) == "default" {
+		c.authed = true
+		c.w.OK()
+		return
+	}
+	if !s.checkPassword(user, pass) {
+		s.logf(logVerbose, "AUTH failed for client id=%d addr=%s", c.id, c.addr)
+		s.addError(c, "WRONGPASS invalid username-password pair or user is disabled.")
+		return
+	}
+	c.authed = true
+	c.w.OK()
+}
+
+func cmdHello(s *Server, c *client, argv [][]byte) {
+	proto := 0
+	if len(argv) >= 2 {
+		v, ok := parseInt(argv[1])
+		if !ok {
+			s.addError(c, "ERR Protocol version is not an integer or out of range")
+			return
+		}
+		if v < 2 || v > 3 {
+			s.addError(c, "NOPROTO unsupported protocol version")
+			return
+		}
+		proto = int(v)
+	}
+	var setName []byte
+	hasName := false
+	for i := 2; i < len(argv); i++ {
+		more := len(argv) - i - 1
+		switch {
+		case equalFold(argv[i], "auth") && more >= 2:
+			if !s.checkPassword(argv[i+1], argv[i+2]) {
+				if s.cfg.RequirePass == "" && string(argv[i+1]) == "default" {
+					c.authed = true
+				} else {
+					s.addError(c, "WRONGPASS invalid username-password pair or user is disabled.")
+					return
+				}
+			} else {
+				c.authed = true
+			}
+			i += 2
+		case equalFold(argv[i], "setname") && more >= 1:
+			if !validClientName(argv[i+1]) {
+				s.addError(c, "ERR Client names cannot contain spaces, newlines or special characters.")
+				return
+			}
+			setName, hasName = argv[i+1], true
+			i++
+		default:
+			s.addError(c, "ERR Syntax error in HELLO option '"+truncate(string(argv[i]), 128)+"'")
+			return
+		}
+	}
+	if !c.authed {
+		s.addError(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	if hasName {
+		c.name = string(setName)
+	}
+	if proto != 0 {
+		c.w.RESP3 = proto == 3
+	}
+	p := 2
+	if c.w.RESP3 {
+		p = 3
+	}
+	c.w.Map(7)
+	c.w.BulkString("server")
+	c.w.BulkString("redis")
+	c.w.BulkString("version")
+	c.w.BulkString(version.RedisVersion)
+	c.w.BulkString("proto")
+	c.w.Int(int64(p))
+	c.w.BulkString("id")
+	c.w.Int(c.id)
+	c.w.BulkString("mode")
+	c.w.BulkString("standalone")
+	c.w.BulkString("role")
+	c.w.BulkString("master")
+	c.w.BulkString("modules")
+	c.w.EmptyArray()
+}
+
+func validClientName(b []byte) bool {
+	for _, ch := range b {
+		if ch < '!' || ch > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func cmdSelect(s *Server, c *client, argv [][]byte) {
+	v, ok := parseInt(argv[1])
+	if !ok {
+		s.addError(c, "ERR value is not an integer or out of range")
+		return
+	}
+	if v < 0 || v >= int64(len(s.dbs)) {
+		s.addError(c, errInvalidDB)
+		return
+	}
+	c.db = int(v)
+	c.w.OK()
+}
+
+func cmdQuit(s *Server, c *client, argv [][]byte) {
+	c.w.OK()
+	c.flags |= flagCloseAfterReply
+}
+
+func cmdReset(s *Server, c *client, argv [][]byte) {
+	s.discardTransaction(c)
+	s.pubsubUnsubscribeAll(c, false)
+	if c.flags&flagMonitor != 0 {
+		s.pubsub.removeMonitor(c)
+	}
+	c.flags &^= flagMonitor | flagNoEvict
+	c.db = 0
+	c.name = ""
+	c.w.RESP3 = false
+	c.authed = s.cfg.RequirePass == ""
+	c.w.Simple("RESET")
+}
+
+func cmdClient(s *Server, c *client, argv [][]byte) {
+	sub := argv[1]
+	switch {
+	case equalFold(sub, "id") && len(argv) == 2:
+		c.w.Int(c.id)
+	case equalFold(sub, "setname") && len(argv) == 3:
+		if !validClientName(argv[2]) {
+			s.addError(c, "ERR Client names cannot contain spaces, newlines or special characters.")
+			return
+		}
+		c.name = string(argv[2])
+		c.w.OK()
+	case equalFold(sub, "getname") && len(argv) == 2:
+		if c.name == "" {
+			c.w.Null()
+		} else {
+			c.w.BulkString(c.name)
+		}
+	case equalFold(sub, "setinfo") && len(argv) == 4:
+		attr := strings.ToLower(string(argv[2]))
+		if attr != "lib-name" && attr != "lib-ver" {
+			s.addError(c, "ERR Unrecognized option '"+string(argv[2])+"'")
+			return
+		}
+		if !validClientName(argv[3]) && len(argv[3]) > 0 {
+			s.addError(c, "ERR "+attr+" cannot contain spaces, newlines or special characters.")
+			return
+		}
+		c.w.OK()
+	case equalFold(sub, "list"):
+		s.clientList(c, argv)
+	case equalFold(sub, "info") && len(argv) == 2:
+		c.w.Verbatim(s.clientInfoLine(c) + "\n")
+	case equalFold(sub, "kill"):
+		s.clientKill(c, argv)
+	case equalFold(sub, "no-evict") && len(argv) == 3:
+		switch {
+		case equalFold(argv[2], "on"):
+			c.flags |= flagNoEvict
+		case equalFold(argv[2], "off"):
+			c.flags &^= flagNoEvict
+		default:
+			s.addError(c, errSyntax)
+			return
+		}
+		c.w.OK()
+	case equalFold(sub, "no-touch") && len(argv) == 3:
+		c.w.OK()
+	case equalFold(sub, "reply") && len(argv) == 3:
+		// Reply suppression is not implemented; ON is accepted so clients that send it work.
+		if equalFold(argv[2], "on") {
+			c.w.OK()
+			return
+		}
+		s.addError(c, "ERR CLIENT REPLY OFF|SKIP is not supported by iocache")
+	case equalFold(sub, "unblock") && (len(argv) == 3 || len(argv) == 4):
+		s.clientUnblock(c, argv)
+	case equalFold(sub, "help") && len(argv) == 2:
+		writeHelp(c, "CLIENT", []string{
+			"GETNAME", "    Return the name of the current connection.",
+			"ID", "    Return the ID of the current connection.",
+			"INFO", "    Return information about the current client connection.",
+			"KILL <ip:port>", "    Kill connection made from <ip:port>.",
+			"KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are: ID, ADDR, LADDR, SKIPME, USER.",
+			"LIST [options ...]", "    Return information about client connections. Options: TYPE, ID.",
+			"NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+			"SETNAME <name>", "    Assign the name <name> to the current connection.",
+			"UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
+		})
+	default:
+		s.subcommandError(c, argv)
+	}
+}
+
+// clientInfoLine formats one CLIENT LIST line as Redis 7.2 does, plus io-thread as Redis 8 adds.
+func (s *Server) clientInfoLine(x *client) string {
+	var b strings.Builder
+	flags := ""
+	if x.flags&flagMulti != 0 {
+		flags += "x"
+	}
+	if x.flags&flagBlocked != 0 {
+		flags += "b"
+	}
+	if x.flags&flagPubSub != 0 {
+		flags += "P"
+	}
+	if x.flags&flagMonitor != 0 {
+		flags += "O"
+	}
+	if x.flags&flagDirtyCAS != 0 {
+		flags += "d"
+	}
+	if x.flags&(flagCloseAfterReply) != 0 {
+		flags += "c"
+	}
+	if x.flags&flagCloseASAP != 0 {
+		flags += "A"
+	}
+	if x.flags&flagNoEvict != 0 {
+		flags += "e"
+	}
+	if x.unix {
+		flags += "U"
+	}
+	if flags == "" {
+		flags = "N"
+	}
+	multi := -1
+	if x.flags&flagMulti != 0 {
+		multi = len(x.multiQueue)
+	}
+	resp := 2
+	if x.w.RESP3 {
+		resp = 3
+	}
+	cmd := x.lastCmd
+	if cmd == "" {
+		cmd = "NULL"
+	}
+	now := s.unixtime
+	qbuf := x.qbufLen.Load()
+	omem := x.omem.Load()
+	b.WriteString("id=" + itoa(x.id))
+	b.WriteString(" addr=" + x.addr)
+	b.WriteString(" laddr=" + x.laddr)
+	b.WriteString(" fd=" + itoa(int64(x.fd)))
+	b.WriteString(" name=" + x.name)
+	b.WriteString(" age=" + itoa(now-x.ctime))
+	b.WriteString(" idle=" + itoa(now-x.lastInteraction.Load()))
+	b.WriteString(" flags=" + flags)
+	b.WriteString(" db=" + itoa(int64(x.db)))
+	b.WriteString(" sub=" + itoa(int64(len(x.channels))))
+	b.WriteString(" psub=" + itoa(int64(len(x.patterns))))
+	b.WriteString(" ssub=0")
+	b.WriteString(" multi=" + itoa(int64(multi)))
+	b.WriteString(" qbuf=" + itoa(qbuf))
+	b.WriteString(" qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0")
+	b.WriteString(" obl=0 oll=0 omem=" + itoa(omem))
+	b.WriteString(" tot-mem=" + itoa(qbuf+omem))
+	b.WriteString(" events=r cmd=" + cmd)
+	b.WriteString(" user=default redir=-1 resp=" + strconv.Itoa(resp))
+	b.WriteString(" lib-name= lib-ver=")
+	b.WriteString(" io-thread=" + strconv.Itoa(x.thread.id))
+	return b.String()
+}
+
+func (s *Server) sortedClients() []*client {
+	out := make([]*client, 0, len(s.clients))
+	for _, x := range s.clients {
+		out = append(out, x)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+func (s *Server) clientList(c *client, argv [][]byte) {
+	var ids map[int64]bool
+	typ := ""
+	for i := 2; i < len(argv); i++ {
+		switch {
+		case equalFold(argv[i], "type") && i+1 < len(argv):
+			typ = strings.ToLower(string(argv[i+1]))
+			switch typ {
+			case "normal", "pubsub", "master", "replica", "slave":
+			default:
+				s.addError(c, "ERR Unknown client type '"+string(argv[i+1])+"'")
+				return
+			}
+			i++
+		case equalFold(argv[i], "id") && i+1 < len(argv):
+			ids = map[int64]bool{}
+			for j := i + 1; j < len(argv); j++ {
+				v, ok := parseInt(argv[j])
+				if !ok || v <= 0 {
+					s.addError(c, "ERR Invalid client ID")
+					return
+				}
+				ids[v] = true
+			}
+			i = len(argv)
+		default:
+			s.addError(c, errSyntax)
+			return
+		}
+	}
+	var b strings.Builder
+	for _, x := range s.sortedClients() {
+		if ids != nil && !ids[x.id] {
+			continue
+		}
+		switch typ {
+		case "pubsub":
+			if x.flags&flagPubSub == 0 {
+				continue
+			}
+		case "normal":
+			if x.flags&flagPubSub != 0 {
+				continue
+			}
+		case "master", "replica", "slave":
+			continue
+		}
+		b.WriteString(s.clientInfoLine(x))
+		b.WriteByte('\n')
+	}
+	c.w.Verbatim(b.String())
+}
+
+func (s *Server) clientKill(c *client, argv [][]byte) {
+	if len(argv) == 3 {
+		for _, x := range s.clients {
+			if x.addr == string(argv[2]) {
+				s.killClient(x)
+				c.w.OK()
+				return
+			}
+		}
+		s.addError(c, "ERR No such client")
+		return
+	}
+	if len(argv)%2 != 0 {
+		s.addError(c, errSyntax)
+		return
+	}
+	var id int64
+	addr, laddr, user := "", "", ""
+	skipMe := true
+	for i := 2; i < len(argv); i += 2 {
+		v := string(argv[i+1])
+		switch {
+		case equalFold(argv[i], "id"):
+			n, ok := parseInt(argv[i+1])
+			if !ok || n <= 0 {
+				s.addError(c, "ERR client-id should be greater than 0")
+				return
+			}
+			id = n
+		case equalFold(argv[i], "addr"):
+			addr = v
+		case equalFold(argv[i], "laddr"):
+			laddr = v
+		case equalFold(argv[i], "user"):
+			user = v
+		case equalFold(argv[i], "skipme"):
+			switch strings.ToLower(v) {
+			case "yes":
+				skipMe = true
+			case "no":
+				skipMe = false
+			default:
+				s.addError(c, errSyntax)
+				return
+			}
+		case equalFold(argv[i], "type"), equalFold(argv[i], "maxage"):
+		default:
+			s.addError(c, errSyntax)
+			return
+		}
+	}
+	killed := 0
+	for _, x := range s.clients {
+		if (id != 0 && x.id != id) || (addr != "" && x.addr != addr) || (laddr != "" && x.laddr != laddr) ||
+			(user != "" && user != "default") || (skipMe && x == c) {
+			continue
+		}
+		if x == c {
+			c.flags |= flagCloseAfterReply
+		} else {
+			s.killClient(x)
+		}
+		killed++
+	}
+	c.w.Int(int64(killed))
+}
+
+func (s *Server) clientUnblock(c *client, argv [][]byte) {
+	id, ok := parseInt(argv[2])
+	if !ok {
+		s.addError(c, errNotInt)
+		return
+	}
+	withError := len(argv) == 4 && equalFold(argv[3], "error")
+	if len(argv) == 4 && !withError && !equalFold(argv[3], "timeout") {
+		s.addError(c, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+		return
+	}
+	x := s.clients[id]
+	if x == nil || x.blocked == nil {
+		c.w.Int(0)
+		return
+	}
+	name := x.blocked.cmd.name
+	s.blocking.remove(x)
+	switch {
+	case withError:
+		s.addError(x, "UNBLOCKED client unblocked via CLIENT UNBLOCK")
+	case name == "blmove" || name == "brpoplpush":
+		x.w.Null()
+	default:
+		x.w.NullArray()
+	}
+	s.resume(x)
+	c.w.Int(1)
+}

@@ -1,0 +1,381 @@
+package engine
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/iocache/iocache/server/glob"
+	"github.com/iocache/iocache/server/keyspace"
+)
+
+func (s *Server) getHash(c *client, key []byte, create, read bool) (*keyspace.Hash, bool) {
+	db := s.dbs[c.db]
+	var r keyspace.Ref
+	var exists bool
+	if read {
+		r, exists = s.lookupRead(c, key)
+	} else {
+		r, exists = s.lookupWrite(c, key)
+	}
+	if !exists {
+		if !create {
+			return nil, true
+		}
+		h := keyspace.NewHash()
+		db.SetObject(key, keyspace.TypeHash, h, s.initialClock())
+		return h, true
+	}
+	if db.Type(r) != keyspace.TypeHash {
+		s.wrongType(c)
+		return nil, false
+	}
+	return db.Obj(r).(*keyspace.Hash), true
+}
+
+func hsetGeneric(s *Server, c *client, argv [][]byte, name string, replyOK bool) {
+	if len(argv)%2 != 0 {
+		s.wrongArgs(c, name)
+		return
+	}
+	h, ok := s.getHash(c, argv[1], true, false)
+	if !ok {
+		return
+	}
+	done := accountObject(s.dbs[c.db], h)
+	added := 0
+	for i := 2; i < len(argv); i += 2 {
+		if h.Set(argv[i], argv[i+1]) {
+			added++
+		}
+	}
+	done()
+	s.modified(c.db, argv[1])
+	if replyOK {
+		c.w.OK()
+	} else {
+		c.w.Int(int64(added))
+	}
+}
+
+func cmdHSet(s *Server, c *client, argv [][]byte)  { hsetGeneric(s, c, argv, "hset", false) }
+func cmdHMSet(s *Server, c *client, argv [][]byte) { hsetGeneric(s, c, argv, "hmset", true) }
+
+func cmdHSetNX(s *Server, c *client, argv [][]byte) {
+	h, ok := s.getHash(c, argv[1], true, false)
+	if !ok {
+		return
+	}
+	if _, exists := h.Get(argv[2]); exists {
+		c.w.Int(0)
+		return
+	}
+	done := accountObject(s.dbs[c.db], h)
+	h.Set(argv[2], argv[3])
+	done()
+	s.modified(c.db, argv[1])
+	c.w.Int(1)
+}
+
+func cmdHGet(s *Server, c *client, argv [][]byte) {
+	h, ok := s.getHash(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	if h == nil {
+		c.w.Null()
+		return
+	}
+	if v, found := h.Get(argv[2]); found {
+		c.w.Bulk(v)
+		return
+	}
+	c.w.Null()
+}
+
+func cmdHMGet(s *Server, c *client, argv [][]byte) {
+	h, ok := s.getHash(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	c.w.Array(len(argv) - 2)
+	for _, f := range argv[2:] {
+		if h != nil {
+			if v, found := h.Get(f); found {
+				c.w.Bulk(v)
+				continue
+			}
+		}
+		c.w.Null()
+	}
+}
+
+func hashDump(s *Server, c *client, argv [][]byte, fields, values bool) {
+	h, ok := s.getHash(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	if h == nil {
+		if fields && values {
+			c.w.Map(0)
+		} else {
+			c.w.EmptyArray()
+		}
+		return
+	}
+	if fields && values {
+		c.w.Map(h.Len())
+	} else {
+		c.w.Array(h.Len())
+	}
+	h.Each(func(f string, v []byte) bool {
+		if fields {
+			c.w.BulkString(f)
+		}
+		if values {
+			c.w.Bulk(v)
+		}
+		return true
+	})
+}
+
+func cmdHGetAll(s *Server, c *client, argv [][]byte) { hashDump(s, c, argv, true, true) }
+func cmdHKeys(s *Server, c *client, argv [][]byte)   { hashDump(s, c, argv, true, false) }
+func cmdHVals(s *Server, c *client, argv [][]byte)   { hashDump(s, c, argv, false, true) }
+
+func cmdHDel(s *Server, c *client, argv [][]byte) {
+	h, ok := s.getHash(c, argv[1], false, false)
+	if !ok {
+		return
+	}
+	if h == nil {
+		c.w.Int(0)
+		return
+	}
+	done := accountObject(s.dbs[c.db], h)
+	n := 0
+	for _, f := range argv[2:] {
+		if h.Delete(f) {
+			n++
+		}
+	}
+	done()
+	if n > 0 {
+		s.dropIfEmpty(c, argv[1], h.Len())
+		s.modified(c.db, argv[1])
+	}
+	c.w.Int(int64(n))
+}
+
+func cmdHLen(s *Server, c *client, argv [][]byte) {
+	h, ok := s.getHash(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	if h == nil {
+		c.w.Int(0)
+		return
+	}
+	c.w.Int(int64(h.Len()))
+}
+
+func cmdHExists(s *Server, c *client, argv [][]byte) {
+	h, ok := s.getHash(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	if h != nil {
+		if _, found := h.Get(argv[2]); found {
+			c.w.Int(1)
+			return
+		}
+	}
+	c.w.Int(0)
+}
+
+func cmdHStrlen(s *Server, c *client, argv [][]byte) {
+	h, ok := s.getHash(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	if h != nil {
+		if v, found := h.Get(argv[2]); found {
+			c.w.Int(int64(len(v)))
+			return
+		}
+	}
+	c.w.Int(0)
+}
+
+func cmdHIncrBy(s *Server, c *client, argv [][]byte) {
+	delta, ok := s.intArg(c, argv[3])
+	if !ok {
+		return
+	}
+	h, ok := s.getHash(c, argv[1], true, false)
+	if !ok {
+		return
+	}
+	var cur int64
+	if v, found := h.Get(argv[2]); found {
+		n, ok := parseInt(v)
+		if !ok {
+			s.addError(c, "ERR hash value is not an integer")
+			s.dropIfEmpty(c, argv[1], h.Len())
+			return
+		}
+		cur = n
+	}
+	if (delta < 0 && cur < 0 && delta < math.MinInt64-cur) || (delta > 0 && cur > 0 && delta > math.MaxInt64-cur) {
+		s.addError(c, errOverflow)
+		s.dropIfEmpty(c, argv[1], h.Len())
+		return
+	}
+	cur += delta
+	done := accountObject(s.dbs[c.db], h)
+	h.Set(argv[2], strconv.AppendInt(nil, cur, 10))
+	done()
+	s.modified(c.db, argv[1])
+	c.w.Int(cur)
+}
+
+func cmdHIncrByFloat(s *Server, c *client, argv [][]byte) {
+	incr, ok := parseFloat(argv[3])
+	if !ok {
+		s.addError(c, errNotFloat)
+		return
+	}
+	h, ok := s.getHash(c, argv[1], true, false)
+	if !ok {
+		return
+	}
+	var cur float64
+	if v, found := h.Get(argv[2]); found {
+		f, ok := parseFloat(v)
+		if !ok {
+			s.addError(c, "ERR hash value is not a float")
+			s.dropIfEmpty(c, argv[1], h.Len())
+			return
+		}
+		cur = f
+	}
+	cur += incr
+	if math.IsNaN(cur) || math.IsInf(cur, 0) {
+		s.addError(c, "ERR increment would produce NaN or Infinity")
+		s.dropIfEmpty(c, argv[1], h.Len())
+		return
+	}
+	out := formatFloat(cur)
+	done := accountObject(s.dbs[c.db], h)
+	h.Set(argv[2], out)
+	done()
+	s.modified(c.db, argv[1])
+	c.w.Bulk(out)
+}
+
+func cmdHScan(s *Server, c *client, argv [][]byte) {
+	a, ok := s.parseScan(c, argv, 2, false)
+	if !ok {
+		return
+	}
+	h, ok := s.getHash(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	c.w.Array(2)
+	c.w.BulkString("0")
+	if h == nil {
+		c.w.EmptyArray()
+		return
+	}
+	// Hashes are returned whole in one call, which SCAN's contract allows.
+	var items [][]byte
+	h.Each(func(f string, v []byte) bool {
+		if a.match == nil || glob.Match(a.match, []byte(f), false) {
+			items = append(items, []byte(f))
+			if !a.noValue {
+				items = append(items, v)
+			}
+		}
+		return true
+	})
+	c.w.Array(len(items))
+	for _, it := range items {
+		c.w.Bulk(it)
+	}
+}
+
+func cmdHRandField(s *Server, c *client, argv [][]byte) {
+	withValues := false
+	count, hasCount := int64(0), len(argv) >= 3
+	if hasCount {
+		v, ok := parseInt(argv[2])
+		if !ok {
+			s.addError(c, errNotInt)
+			return
+		}
+		count = v
+		if len(argv) == 4 {
+			if !equalFold(argv[3], "withvalues") {
+				s.addError(c, errSyntax)
+				return
+			}
+			withValues = true
+		} else if len(argv) > 4 {
+			s.addError(c, errSyntax)
+			return
+		}
+	}
+	h, ok := s.getHash(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	if h == nil {
+		if hasCount {
+			c.w.EmptyArray()
+		} else {
+			c.w.Null()
+		}
+		return
+	}
+	fields := make([]string, 0, h.Len())
+	h.Each(func(f string, _ []byte) bool { fields = append(fields, f); return true })
+	if !hasCount {
+		c.w.BulkString(fields[rand.IntN(len(fields))])
+		return
+	}
+	var picked []string
+	if count >= 0 {
+		rand.Shuffle(len(fields), func(i, j int) { fields[i], fields[j] = fields[j], fields[i] })
+		if count > int64(len(fields)) {
+			count = int64(len(fields))
+		}
+		picked = fields[:count]
+	} else {
+		for i := int64(0); i < -count; i++ {
+			picked = append(picked, fields[rand.IntN(len(fields))])
+		}
+	}
+	if withValues && c.w.RESP3 {
+		c.w.Array(len(picked))
+		for _, f := range picked {
+			v, _ := h.Get([]byte(f))
+			c.w.Array(2)
+			c.w.BulkString(f)
+			c.w.Bulk(v)
+		}
+		return
+	}
+	n := len(picked)
+	if withValues {
+		n *= 2
+	}
+	c.w.Array(n)
+	for _, f := range picked {
+		c.w.BulkString(f)
+		if withValues {
+			v, _ := h.Get([]byte(f))
+			c.w.Bulk(v)
+		}
+	}
+}

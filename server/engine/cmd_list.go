@@ -1,0 +1,567 @@
+package engine
+
+import (
+	"github.com/iocache/iocache/server/keyspace"
+)
+
+// getList returns the list at key for writing, creating it when create is set. ok is false after
+// a WRONGTYPE reply.
+func (s *Server) getList(c *client, key []byte, create bool) (l *keyspace.List, ok bool) {
+	db := s.dbs[c.db]
+	r, exists := s.lookupWrite(c, key)
+	if !exists {
+		if !create {
+			return nil, true
+		}
+		l = keyspace.NewList()
+		db.SetObject(key, keyspace.TypeList, l, s.initialClock())
+		return l, true
+	}
+	if db.Type(r) != keyspace.TypeList {
+		s.wrongType(c)
+		return nil, false
+	}
+	return db.Obj(r).(*keyspace.List), true
+}
+
+// readList returns the list at key for reading (hits/misses counted).
+func (s *Server) readList(c *client, key []byte) (*keyspace.List, bool) {
+	db := s.dbs[c.db]
+	r, exists := s.lookupRead(c, key)
+	if !exists {
+		return nil, true
+	}
+	if db.Type(r) != keyspace.TypeList {
+		s.wrongType(c)
+		return nil, false
+	}
+	return db.Obj(r).(*keyspace.List), true
+}
+
+// dropIfEmpty deletes a collection key that became empty, as Redis never keeps empty ones.
+func (s *Server) dropIfEmpty(c *client, key []byte, n int) {
+	if n == 0 {
+		db := s.dbs[c.db]
+		if r, ok := db.Find(key); ok {
+			s.deleteKey(db, r)
+		}
+	}
+}
+
+func pushGeneric(s *Server, c *client, argv [][]byte, front, onlyExisting bool) {
+	l, ok := s.getList(c, argv[1], !onlyExisting)
+	if !ok {
+		return
+	}
+	if l == nil {
+		c.w.Int(0)
+		return
+	}
+	done := accountObject(s.dbs[c.db], l)
+	for _, v := range argv[2:] {
+		if front {
+			l.PushFront(v)
+		} else {
+			l.PushBack(v)
+		}
+	}
+	done()
+	s.modified(c.db, argv[1])
+	c.w.Int(int64(l.Len()))
+}
+
+func cmdLPush(s *Server, c *client, argv [][]byte)  { pushGeneric(s, c, argv, true, false) }
+func cmdRPush(s *Server, c *client, argv [][]byte)  { pushGeneric(s, c, argv, false, false) }
+func cmdLPushX(s *Server, c *client, argv [][]byte) { pushGeneric(s, c, argv, true, true) }
+func cmdRPushX(s *Server, c *client, argv [][]byte) { pushGeneric(s, c, argv, false, true) }
+
+func popGeneric(s *Server, c *client, argv [][]byte, front bool) {
+	if len(argv) > 3 {
+		s.wrongArgs(c, lowerASCII(string(argv[0])))
+		return
+	}
+	count, hasCount := int64(1), len(argv) == 3
+	if hasCount {
+		v, ok := parseInt(argv[2])
+		if !ok || v < 0 {
+			s.addError(c, "ERR value is out of range, must be positive")
+			return
+		}
+		count = v
+	}
+	l, ok := s.getList(c, argv[1], false)
+	if !ok {
+		return
+	}
+	if l == nil {
+		if hasCount {
+			c.w.NullArray()
+		} else {
+			c.w.Null()
+		}
+		return
+	}
+	done := accountObject(s.dbs[c.db], l)
+	if !hasCount {
+		c.w.Bulk(popOne(l, front))
+	} else {
+		if count > int64(l.Len()) {
+			count = int64(l.Len())
+		}
+		c.w.Array(int(count))
+		for i := int64(0); i < count; i++ {
+			c.w.Bulk(popOne(l, front))
+		}
+	}
+	done()
+	s.dropIfEmpty(c, argv[1], l.Len())
+	s.modified(c.db, argv[1])
+}
+
+func popOne(l *keyspace.List, front bool) []byte {
+	if front {
+		return l.PopFront()
+	}
+	return l.PopBack()
+}
+
+func cmdLPop(s *Server, c *client, argv [][]byte) { popGeneric(s, c, argv, true) }
+func cmdRPop(s *Server, c *client, argv [][]byte) { popGeneric(s, c, argv, false) }
+
+func cmdLLen(s *Server, c *client, argv [][]byte) {
+	l, ok := s.readList(c, argv[1])
+	if !ok {
+		return
+	}
+	if l == nil {
+		c.w.Int(0)
+		return
+	}
+	c.w.Int(int64(l.Len()))
+}
+
+// clampRange converts Redis start/stop (negative from the end) into [start, stop] within n, or
+// ok=false when empty.
+func clampRange(start, stop int64, n int) (int, int, bool) {
+	if start < 0 {
+		start += int64(n)
+	}
+	if stop < 0 {
+		stop += int64(n)
+	}
+	if start < 0 {
+		start = 0
+	}
+	if start > stop || start >= int64(n) {
+		return 0, 0, false
+	}
+	if stop >= int64(n) {
+		stop = int64(n) - 1
+	}
+	return int(start), int(stop), true
+}
+
+func cmdLRange(s *Server, c *client, argv [][]byte) {
+	start, ok1 := parseInt(argv[2])
+	stop, ok2 := parseInt(argv[3])
+	if !ok1 || !ok2 {
+		s.addError(c, errNotInt)
+		return
+	}
+	l, ok := s.readList(c, argv[1])
+	if !ok {
+		return
+	}
+	if l == nil {
+		c.w.EmptyArray()
+		return
+	}
+	a, b, ok := clampRange(start, stop, l.Len())
+	if !ok {
+		c.w.EmptyArray()
+		return
+	}
+	c.w.Array(b - a + 1)
+	for i := a; i <= b; i++ {
+		c.w.Bulk(l.Index(i))
+	}
+}
+
+func cmdLIndex(s *Server, c *client, argv [][]byte) {
+	idx, ok := parseInt(argv[2])
+	if !ok {
+		s.addError(c, errNotInt)
+		return
+	}
+	l, ok := s.readList(c, argv[1])
+	if !ok {
+		return
+	}
+	if l == nil {
+		c.w.Null()
+		return
+	}
+	if idx < 0 {
+		idx += int64(l.Len())
+	}
+	if idx < 0 || idx >= int64(l.Len()) {
+		c.w.Null()
+		return
+	}
+	c.w.Bulk(l.Index(int(idx)))
+}
+
+func cmdLSet(s *Server, c *client, argv [][]byte) {
+	idx, ok := parseInt(argv[2])
+	if !ok {
+		s.addError(c, errNotInt)
+		return
+	}
+	l, ok := s.getList(c, argv[1], false)
+	if !ok {
+		return
+	}
+	if l == nil {
+		s.addError(c, errNoKey)
+		return
+	}
+	if idx < 0 {
+		idx += int64(l.Len())
+	}
+	if idx < 0 || idx >= int64(l.Len()) {
+		s.addError(c, errIndexRange)
+		return
+	}
+	done := accountObject(s.dbs[c.db], l)
+	l.Set(int(idx), argv[3])
+	done()
+	s.modified(c.db, argv[1])
+	c.w.OK()
+}
+
+func cmdLInsert(s *Server, c *client, argv [][]byte) {
+	var after bool
+	switch {
+	case equalFold(argv[2], "after"):
+		after = true
+	case equalFold(argv[2], "before"):
+	default:
+		s.addError(c, errSyntax)
+		return
+	}
+	l, ok := s.getList(c, argv[1], false)
+	if !ok {
+		return
+	}
+	if l == nil {
+		c.w.Int(0)
+		return
+	}
+	for i := 0; i < l.Len(); i++ {
+		if string(l.Index(i)) == string(argv[3]) {
+			done := accountObject(s.dbs[c.db], l)
+			if after {
+				i++
+			}
+			l.Insert(i, argv[4])
+			done()
+			s.modified(c.db, argv[1])
+			c.w.Int(int64(l.Len()))
+			return
+		}
+	}
+	c.w.Int(-1)
+}
+
+func cmdLRem(s *Server, c *client, argv [][]byte) {
+	count, ok := parseInt(argv[2])
+	if !ok {
+		s.addError(c, errNotInt)
+		return
+	}
+	l, ok := s.getList(c, argv[1], false)
+	if !ok {
+		return
+	}
+	if l == nil {
+		c.w.Int(0)
+		return
+	}
+	done := accountObject(s.dbs[c.db], l)
+	removed := int64(0)
+	target := string(argv[3])
+	if count >= 0 {
+		for i := 0; i < l.Len() && (count == 0 || removed < count); {
+			if string(l.Index(i)) == target {
+				l.Remove(i)
+				removed++
+				continue
+			}
+			i++
+		}
+	} else {
+		for i := l.Len() - 1; i >= 0 && removed < -count; i-- {
+			if string(l.Index(i)) == target {
+				l.Remove(i)
+				removed++
+			}
+		}
+	}
+	done()
+	if removed > 0 {
+		s.dropIfEmpty(c, argv[1], l.Len())
+		s.modified(c.db, argv[1])
+	}
+	c.w.Int(removed)
+}
+
+func cmdLTrim(s *Server, c *client, argv [][]byte) {
+	start, ok1 := parseInt(argv[2])
+	stop, ok2 := parseInt(argv[3])
+	if !ok1 || !ok2 {
+		s.addError(c, errNotInt)
+		return
+	}
+	l, ok := s.getList(c, argv[1], false)
+	if !ok {
+		return
+	}
+	if l == nil {
+		c.w.OK()
+		return
+	}
+	done := accountObject(s.dbs[c.db], l)
+	a, b, ok := clampRange(start, stop, l.Len())
+	if !ok {
+		l.Trim(0, -1)
+		for l.Len() > 0 {
+			l.PopBack()
+		}
+	} else {
+		l.Trim(a, b)
+	}
+	done()
+	s.dropIfEmpty(c, argv[1], l.Len())
+	s.modified(c.db, argv[1])
+	c.w.OK()
+}
+
+func cmdLPos(s *Server, c *client, argv [][]byte) {
+	rank, count, maxlen := int64(1), int64(-1), int64(0)
+	for i := 3; i < len(argv); i += 2 {
+		if i+1 >= len(argv) {
+			s.addError(c, errSyntax)
+			return
+		}
+		v, ok := parseInt(argv[i+1])
+		if !ok {
+			s.addError(c, errNotInt)
+			return
+		}
+		switch {
+		case equalFold(argv[i], "rank"):
+			if v == 0 || v == -1<<63 {
+				s.addError(c, "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
+				return
+			}
+			rank = v
+		case equalFold(argv[i], "count"):
+			if v < 0 {
+				s.addError(c, "ERR COUNT can't be negative")
+				return
+			}
+			count = v
+		case equalFold(argv[i], "maxlen"):
+			if v < 0 {
+				s.addError(c, "ERR MAXLEN can't be negative")
+				return
+			}
+			maxlen = v
+		default:
+			s.addError(c, errSyntax)
+			return
+		}
+	}
+	l, ok := s.readList(c, argv[1])
+	if !ok {
+		return
+	}
+	var matches []int64
+	if l != nil {
+		n := l.Len()
+		skip := rank
+		if skip < 0 {
+			skip = -skip
+		}
+		want := count
+		if want == 0 {
+			want = int64(n)
+		}
+		if want < 0 {
+			want = 1
+		}
+		for j := 0; j < n && int64(len(matches)) < want; j++ {
+			if maxlen > 0 && int64(j) >= maxlen {
+				break
+			}
+			i := j
+			if rank < 0 {
+				i = n - 1 - j
+			}
+			if string(l.Index(i)) == string(argv[2]) {
+				if skip > 1 {
+					skip--
+					continue
+				}
+				matches = append(matches, int64(i))
+			}
+		}
+	}
+	if count < 0 {
+		if len(matches) == 0 {
+			c.w.Null()
+		} else {
+			c.w.Int(matches[0])
+		}
+		return
+	}
+	c.w.Array(len(matches))
+	for _, m := range matches {
+		c.w.Int(m)
+	}
+}
+
+// whereArg reads LEFT|RIGHT.
+func (s *Server) whereArg(c *client, b []byte) (front bool, ok bool) {
+	switch {
+	case equalFold(b, "left"):
+		return true, true
+	case equalFold(b, "right"):
+		return false, true
+	}
+	s.addError(c, errSyntax)
+	return false, false
+}
+
+// lmove pops from src and pushes to dst; it returns false (and replies nothing) when src is
+// missing.
+func (s *Server) lmove(c *client, src, dst []byte, fromFront, toFront bool) (done bool) {
+	db := s.dbs[c.db]
+	sl, ok := s.getList(c, src, false)
+	if !ok {
+		return true
+	}
+	if sl == nil {
+		return false
+	}
+	// Check the destination's type before popping, so a WRONGTYPE loses nothing.
+	if r, exists := s.lookupWrite(c, dst); exists && db.Type(r) != keyspace.TypeList {
+		s.wrongType(c)
+		return true
+	}
+	doneSrc := accountObject(db, sl)
+	v := popOne(sl, fromFront)
+	doneSrc()
+	s.dropIfEmpty(c, src, sl.Len())
+	s.modified(c.db, src)
+	dl, _ := s.getList(c, dst, true)
+	doneDst := accountObject(db, dl)
+	if toFront {
+		dl.PushFront(v)
+	} else {
+		dl.PushBack(v)
+	}
+	doneDst()
+	s.modified(c.db, dst)
+	c.w.Bulk(v)
+	return true
+}
+
+func cmdLMove(s *Server, c *client, argv [][]byte) {
+	from, ok1 := s.whereArg(c, argv[3])
+	if !ok1 {
+		return
+	}
+	to, ok2 := s.whereArg(c, argv[4])
+	if !ok2 {
+		return
+	}
+	if !s.lmove(c, argv[1], argv[2], from, to) {
+		c.w.Null()
+	}
+}
+
+func cmdRPopLPush(s *Server, c *client, argv [][]byte) {
+	if !s.lmove(c, argv[1], argv[2], false, true) {
+		c.w.Null()
+	}
+}
+
+// bpopGeneric is BLPOP/BRPOP: pop from the first non-empty list, or block.
+func bpopGeneric(s *Server, c *client, argv [][]byte, front bool) {
+	deadline, ok := s.timeoutArg(c, argv[len(argv)-1])
+	if !ok {
+		return
+	}
+	keys := argv[1 : len(argv)-1]
+	db := s.dbs[c.db]
+	for _, k := range keys {
+		r, exists := s.lookupWrite(c, k)
+		if !exists {
+			continue
+		}
+		if db.Type(r) != keyspace.TypeList {
+			s.wrongType(c)
+			return
+		}
+		l := db.Obj(r).(*keyspace.List)
+		done := accountObject(db, l)
+		v := popOne(l, front)
+		done()
+		c.w.Array(2)
+		c.w.Bulk(k)
+		c.w.Bulk(v)
+		s.dropIfEmpty(c, k, l.Len())
+		s.modified(c.db, k)
+		return
+	}
+	if c.flags&flagExecuting != 0 {
+		c.w.NullArray()
+		return
+	}
+	s.block(c, s.commands[lowerASCII(string(argv[0]))], argv, keys, deadline, keyspace.TypeList)
+}
+
+func cmdBLPop(s *Server, c *client, argv [][]byte) { bpopGeneric(s, c, argv, true) }
+func cmdBRPop(s *Server, c *client, argv [][]byte) { bpopGeneric(s, c, argv, false) }
+
+func blmoveGeneric(s *Server, c *client, argv [][]byte, src, dst []byte, from, to bool, timeout []byte) {
+	deadline, ok := s.timeoutArg(c, timeout)
+	if !ok {
+		return
+	}
+	if s.lmove(c, src, dst, from, to) {
+		return
+	}
+	if c.flags&flagExecuting != 0 {
+		c.w.Null()
+		return
+	}
+	s.block(c, s.commands[lowerASCII(string(argv[0]))], argv, [][]byte{src}, deadline, keyspace.TypeList)
+}
+
+func cmdBLMove(s *Server, c *client, argv [][]byte) {
+	from, ok1 := s.whereArg(c, argv[3])
+	if !ok1 {
+		return
+	}
+	to, ok2 := s.whereArg(c, argv[4])
+	if !ok2 {
+		return
+	}
+	blmoveGeneric(s, c, argv, argv[1], argv[2], from, to, argv[5])
+}
+
+func cmdBRPopLPush(s *Server, c *client, argv [][]byte) {
+	blmoveGeneric(s, c, argv, argv[1], argv[2], false, true, argv[3])
+}

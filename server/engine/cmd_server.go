@@ -1,0 +1,443 @@
+package engine
+
+import (
+	"errors"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/keyspace"
+)
+
+func cmdDBSize(s *Server, c *client, argv [][]byte) { c.w.Int(int64(s.dbs[c.db].Len())) }
+
+// flushArg reads FLUSHDB/FLUSHALL's optional ASYNC|SYNC.
+func (s *Server) flushArg(c *client, argv [][]byte) bool {
+	if len(argv) > 2 || (len(argv) == 2 && !equalFold(argv[1], "async") && !equalFold(argv[1], "sync")) {
+		s.addError(c, errSyntax)
+		return false
+	}
+	return true
+}
+
+// flushDB empties one database in O(1) on the main thread: the old DB, its arena pages and its
+// collections are dropped whole, and the garbage collector reclaims them in the background.
+func (s *Server) flushDB(i int) {
+	s.stats.dirty += int64(s.dbs[i].Len())
+	s.dbs[i] = keyspace.NewDB(s.seed)
+	s.touchAllWatched(i)
+}
+
+func cmdFlushDB(s *Server, c *client, argv [][]byte) {
+	if !s.flushArg(c, argv) {
+		return
+	}
+	s.flushDB(c.db)
+	c.w.OK()
+}
+
+func cmdFlushAll(s *Server, c *client, argv [][]byte) {
+	if !s.flushArg(c, argv) {
+		return
+	}
+	for i := range s.dbs {
+		s.flushDB(i)
+	}
+	c.w.OK()
+}
+
+func cmdSwapDB(s *Server, c *client, argv [][]byte) {
+	a, ok1 := parseInt(argv[1])
+	b, ok2 := parseInt(argv[2])
+	if !ok1 {
+		s.addError(c, "ERR invalid first DB index")
+		return
+	}
+	if !ok2 {
+		s.addError(c, "ERR invalid second DB index")
+		return
+	}
+	if a < 0 || b < 0 || a >= int64(len(s.dbs)) || b >= int64(len(s.dbs)) {
+		s.addError(c, errInvalidDB)
+		return
+	}
+	s.dbs[a], s.dbs[b] = s.dbs[b], s.dbs[a]
+	s.touchAllWatched(int(a))
+	s.touchAllWatched(int(b))
+	// Clients blocked on keys of either DB may now be served.
+	for wk := range s.blocking.byKey {
+		if wk.db == int(a) || wk.db == int(b) {
+			s.blocking.signalKey(wk.db, []byte(wk.key))
+		}
+	}
+	s.stats.dirty++
+	c.w.OK()
+}
+
+func cmdTime(s *Server, c *client, argv [][]byte) {
+	now := time.Now()
+	c.w.Array(2)
+	c.w.BulkInt(now.Unix())
+	c.w.BulkInt(int64(now.Nanosecond() / 1000))
+}
+
+func cmdShutdown(s *Server, c *client, argv [][]byte) {
+	for _, a := range argv[1:] {
+		switch {
+		case equalFold(a, "nosave"), equalFold(a, "save"), equalFold(a, "now"), equalFold(a, "force"), equalFold(a, "abort"):
+		default:
+			s.addError(c, errSyntax)
+			return
+		}
+	}
+	s.logf(logWarning, "User requested shutdown...")
+	s.stopping.Store(true)
+	// Like Redis, no reply: the connection closes.
+	c.flags |= flagCloseASAP
+}
+
+func cmdLastSave(s *Server, c *client, argv [][]byte) { c.w.Int(s.startTime.Unix()) }
+
+func cmdRole(s *Server, c *client, argv [][]byte) {
+	c.w.Array(3)
+	c.w.BulkString("master")
+	c.w.Int(0)
+	c.w.EmptyArray()
+}
+
+func cmdConfig(s *Server, c *client, argv [][]byte) {
+	sub := argv[1]
+	switch {
+	case equalFold(sub, "get") && len(argv) >= 3:
+		seen := map[string]bool{}
+		var pairs [][2]string
+		for _, p := range argv[2:] {
+			for _, kv := range s.cfg.Get(string(p)) {
+				if !seen[kv[0]] {
+					seen[kv[0]] = true
+					pairs = append(pairs, kv)
+				}
+			}
+		}
+		c.w.Map(len(pairs))
+		for _, kv := range pairs {
+			c.w.BulkString(kv[0])
+			c.w.BulkString(kv[1])
+		}
+	case equalFold(sub, "set") && len(argv) >= 4 && len(argv)%2 == 0:
+		s.configSet(c, argv[2:])
+	case equalFold(sub, "resetstat") && len(argv) == 2:
+		s.resetStats()
+		c.w.OK()
+	case equalFold(sub, "rewrite") && len(argv) == 2:
+		s.addError(c, "ERR The server is running without a config file")
+	case equalFold(sub, "help") && len(argv) == 2:
+		writeHelp(c, "CONFIG", []string{
+			"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+			"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+			"RESETSTAT", "    Reset statistics reported by the INFO command.",
+		})
+	default:
+		s.subcommandError(c, argv)
+	}
+}
+
+// configSet applies CONFIG SET name value [name value ...] atomically: all or nothing.
+func (s *Server) configSet(c *client, args [][]byte) {
+	next := *s.cfg
+	next.Bind = append([]string(nil), s.cfg.Bind...)
+	for i := 0; i < len(args); i += 2 {
+		name := string(args[i])
+		value := string(args[i+1])
+		var values []string
+		if strings.EqualFold(name, "save") || strings.EqualFold(name, "client-output-buffer-limit") {
+			values = strings.Fields(value)
+			if len(values) == 0 {
+				values = []string{""}
+			}
+		} else {
+			values = []string{value}
+		}
+		if err := next.Set(name, values, true); err != nil {
+			switch {
+			case errors.Is(err, config.ErrUnknown):
+				s.addError(c, "ERR Unknown option or number of arguments for CONFIG SET - '"+name+"'")
+			case errors.Is(err, config.ErrImmutable):
+				s.addError(c, "ERR CONFIG SET failed (possibly related to argument '"+name+"') - can't set immutable config")
+			default:
+				s.addError(c, "ERR CONFIG SET failed (possibly related to argument '"+name+"') - "+err.Error())
+			}
+			return
+		}
+	}
+	*s.cfg = next
+	s.applyLiveConfig()
+	if s.cfg.MaxMemory > 0 {
+		s.freeMemoryIfNeeded()
+	}
+	c.w.OK()
+}
+
+func (s *Server) resetStats() {
+	errs := s.stats.errorCodes
+	clear(errs)
+	s.stats = stats{errorCodes: errs}
+	for _, cmd := range s.commands {
+		cmd.calls, cmd.usecNs, cmd.failed, cmd.rejected = 0, 0, 0, 0
+	}
+	s.slowlog.entries = nil
+}
+
+func cmdCommand(s *Server, c *client, argv [][]byte) {
+	if len(argv) == 1 {
+		s.commandInfoAll(c)
+		return
+	}
+	sub := argv[1]
+	switch {
+	case equalFold(sub, "count") && len(argv) == 2:
+		c.w.Int(int64(len(s.commands)))
+	case equalFold(sub, "info"):
+		if len(argv) == 2 {
+			s.commandInfoAll(c)
+			return
+		}
+		c.w.Array(len(argv) - 2)
+		for _, n := range argv[2:] {
+			if cmd := s.lookupCommand(n); cmd != nil {
+				writeCommandInfo(c, cmd)
+			} else {
+				c.w.NullArray()
+			}
+		}
+	case equalFold(sub, "docs"):
+		var cmds []*command
+		if len(argv) == 2 {
+			cmds = s.sortedCommands()
+		} else {
+			for _, n := range argv[2:] {
+				if cmd := s.lookupCommand(n); cmd != nil {
+					cmds = append(cmds, cmd)
+				}
+			}
+		}
+		c.w.Map(len(cmds))
+		for _, cmd := range cmds {
+			c.w.BulkString(cmd.name)
+			c.w.Map(3)
+			c.w.BulkString("summary")
+			c.w.BulkString(cmd.summary)
+			c.w.BulkString("since")
+			c.w.BulkString("1.0.0")
+			c.w.BulkString("group")
+			c.w.BulkString(cmd.group)
+		}
+	case equalFold(sub, "list") && len(argv) == 2:
+		cmds := s.sortedCommands()
+		c.w.Array(len(cmds))
+		for _, cmd := range cmds {
+			c.w.BulkString(cmd.name)
+		}
+	case equalFold(sub, "getkeys") && len(argv) >= 3:
+		cmd := s.lookupCommand(argv[2])
+		if cmd == nil {
+			s.addError(c, "ERR Invalid command specified")
+			return
+		}
+		keys := commandKeys(cmd, argv[2:])
+		if len(keys) == 0 {
+			s.addError(c, "ERR The command has no key arguments")
+			return
+		}
+		c.w.Array(len(keys))
+		for _, k := range keys {
+			c.w.Bulk(k)
+		}
+	case equalFold(sub, "help") && len(argv) == 2:
+		writeHelp(c, "COMMAND", []string{
+			"(no subcommand)", "    Return details about all Redis commands.",
+			"COUNT", "    Return the total number of commands in this Redis server.",
+			"LIST", "    Return a list of all commands in this Redis server.",
+			"INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+			"DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
+			"GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+		})
+	default:
+		s.subcommandError(c, argv)
+	}
+}
+
+func (s *Server) sortedCommands() []*command {
+	out := make([]*command, 0, len(s.commands))
+	for _, cmd := range s.commands {
+		out = append(out, cmd)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+func (s *Server) commandInfoAll(c *client) {
+	cmds := s.sortedCommands()
+	c.w.Array(len(cmds))
+	for _, cmd := range cmds {
+		writeCommandInfo(c, cmd)
+	}
+}
+
+// writeCommandInfo writes the 10-element COMMAND INFO entry of Redis 7.
+func writeCommandInfo(c *client, cmd *command) {
+	c.w.Array(10)
+	c.w.BulkString(cmd.name)
+	c.w.Int(int64(cmd.arity))
+	var flags []string
+	for i, n := range flagNames {
+		if n != "" && cmd.flags&(1<<i) != 0 {
+			flags = append(flags, n)
+		}
+	}
+	c.w.Set(len(flags))
+	for _, f := range flags {
+		c.w.Simple(f)
+	}
+	c.w.Int(int64(cmd.firstKey))
+	c.w.Int(int64(cmd.lastKey))
+	c.w.Int(int64(cmd.step))
+	c.w.Set(1)
+	c.w.Simple("@" + cmd.group)
+	c.w.EmptyArray() // tips
+	c.w.EmptyArray() // key specs
+	c.w.EmptyArray() // subcommands
+}
+
+// commandKeys extracts key arguments by the command's first/last/step.
+func commandKeys(cmd *command, argv [][]byte) [][]byte {
+	if cmd.firstKey == 0 {
+		return nil
+	}
+	last := cmd.lastKey
+	if last < 0 {
+		last = len(argv) + last
+	}
+	var keys [][]byte
+	for i := cmd.firstKey; i <= last && i < len(argv); i += cmd.step {
+		keys = append(keys, argv[i])
+	}
+	return keys
+}
+
+func cmdMemory(s *Server, c *client, argv [][]byte) {
+	sub := argv[1]
+	switch {
+	case equalFold(sub, "usage") && (len(argv) == 3 || len(argv) == 5):
+		r, ok := s.lookupWrite(c, argv[2])
+		if !ok {
+			c.w.Null()
+			return
+		}
+		c.w.Int(s.keyMemoryUsage(s.dbs[c.db], r))
+	case equalFold(sub, "stats") && len(argv) == 2:
+		used := s.usedMemory()
+		c.w.Map(3)
+		c.w.BulkString("total.allocated")
+		c.w.Int(used)
+		c.w.BulkString("keys.count")
+		c.w.Int(int64(s.totalKeys()))
+		c.w.BulkString("dataset.bytes")
+		c.w.Int(used - s.memOverhead)
+	case equalFold(sub, "doctor") && len(argv) == 2:
+		c.w.Verbatim("Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.")
+	case equalFold(sub, "purge") && len(argv) == 2:
+		c.w.OK()
+	case equalFold(sub, "help") && len(argv) == 2:
+		writeHelp(c, "MEMORY", []string{
+			"DOCTOR", "    Return memory problems reports.",
+			"STATS", "    Return information about the memory usage of the server.",
+			"USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value.",
+		})
+	default:
+		s.subcommandError(c, argv)
+	}
+}
+
+func (s *Server) totalKeys() int {
+	n := 0
+	for _, db := range s.dbs {
+		n += db.Len()
+	}
+	return n
+}
+
+// keyMemoryUsage estimates a key's bytes: its record plus its index share, plus its collection.
+func (s *Server) keyMemoryUsage(db *keyspace.DB, r keyspace.Ref) int64 {
+	n := int64(16 + len(db.Key(r)) + 32)
+	if db.Type(r) == keyspace.TypeString {
+		n += int64(len(db.Str(r)))
+	} else {
+		n += objectBytes(db.Obj(r))
+	}
+	return n
+}
+
+func cmdLatency(s *Server, c *client, argv [][]byte) {
+	sub := argv[1]
+	switch {
+	case equalFold(sub, "latest") && len(argv) == 2:
+		// Events: the longest active-expire and eviction passes, as Redis's latency monitor
+		// names them.
+		type ev struct {
+			name string
+			ms   int64
+		}
+		var evs []ev
+		if ms := s.stats.expireCycleMaxNs / 1e6; ms > 0 {
+			evs = append(evs, ev{"expire-cycle", ms})
+		}
+		if ms := s.stats.evictionMaxNs / 1e6; ms > 0 {
+			evs = append(evs, ev{"eviction-cycle", ms})
+		}
+		c.w.Array(len(evs))
+		for _, e := range evs {
+			c.w.Array(4)
+			c.w.BulkString(e.name)
+			c.w.Int(s.unixtime)
+			c.w.Int(e.ms)
+			c.w.Int(e.ms)
+		}
+	case equalFold(sub, "reset"):
+		s.stats.expireCycleMaxNs, s.stats.evictionMaxNs = 0, 0
+		c.w.Int(0)
+	case equalFold(sub, "help") && len(argv) == 2:
+		writeHelp(c, "LATENCY", []string{"LATEST", "    Return the latest latency samples for all events.", "RESET [<event> ...]", "    Reset latency data of one or more <event> classes."})
+	default:
+		s.subcommandError(c, argv)
+	}
+}
+
+func cmdDebug(s *Server, c *client, argv [][]byte) {
+	sub := argv[1]
+	switch {
+	case equalFold(sub, "sleep") && len(argv) == 3:
+		f, ok := parseFloat(argv[2])
+		if !ok {
+			s.addError(c, errNotFloat)
+			return
+		}
+		time.Sleep(time.Duration(f * float64(time.Second)))
+		c.w.OK()
+	case equalFold(sub, "object") && len(argv) == 3:
+		r, ok := s.lookupWrite(c, argv[2])
+		if !ok {
+			s.addError(c, errNoKey)
+			return
+		}
+		db := s.dbs[c.db]
+		c.w.Simple("Value at:0x0 refcount:1 encoding:" + s.encodingOf(db, r) + " serializedlength:" + itoa(s.keyMemoryUsage(db, r)) + " lru:" + itoa(int64(db.LRU(r))) + " lru_seconds_idle:" + itoa(s.idleMs(db.LRU(r))/1000))
+	case equalFold(sub, "set-active-expire") && len(argv) == 3:
+		c.w.OK()
+	case equalFold(sub, "help") && len(argv) == 2:
+		writeHelp(c, "DEBUG", []string{"OBJECT <key>", "    Show low level info about the <key> and associated value.", "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed."})
+	default:
+		s.subcommandError(c, argv)
+	}
+}

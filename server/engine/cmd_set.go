@@ -1,0 +1,432 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"sort"
+
+	"github.com/iocache/iocache/server/glob"
+	"github.com/iocache/iocache/server/keyspace"
+)
+
+func (s *Server) getSet(c *client, key []byte, create, read bool) (*keyspace.Set, bool) {
+	db := s.dbs[c.db]
+	var r keyspace.Ref
+	var exists bool
+	if read {
+		r, exists = s.lookupRead(c, key)
+	} else {
+		r, exists = s.lookupWrite(c, key)
+	}
+	if !exists {
+		if !create {
+			return nil, true
+		}
+		st := keyspace.NewSet()
+		db.SetObject(key, keyspace.TypeSet, st, s.initialClock())
+		return st, true
+	}
+	if db.Type(r) != keyspace.TypeSet {
+		s.wrongType(c)
+		return nil, false
+	}
+	return db.Obj(r).(*keyspace.Set), true
+}
+
+func cmdSAdd(s *Server, c *client, argv [][]byte) {
+	st, ok := s.getSet(c, argv[1], true, false)
+	if !ok {
+		return
+	}
+	done := accountObject(s.dbs[c.db], st)
+	n := 0
+	for _, m := range argv[2:] {
+		if st.Add(m) {
+			n++
+		}
+	}
+	done()
+	s.modified(c.db, argv[1])
+	c.w.Int(int64(n))
+}
+
+func cmdSRem(s *Server, c *client, argv [][]byte) {
+	st, ok := s.getSet(c, argv[1], false, false)
+	if !ok {
+		return
+	}
+	if st == nil {
+		c.w.Int(0)
+		return
+	}
+	done := accountObject(s.dbs[c.db], st)
+	n := 0
+	for _, m := range argv[2:] {
+		if st.Remove(m) {
+			n++
+		}
+	}
+	done()
+	if n > 0 {
+		s.dropIfEmpty(c, argv[1], st.Len())
+		s.modified(c.db, argv[1])
+	}
+	c.w.Int(int64(n))
+}
+
+func writeMembers(c *client, members []string) {
+	c.w.Set(len(members))
+	for _, m := range members {
+		c.w.BulkString(m)
+	}
+}
+
+func cmdSMembers(s *Server, c *client, argv [][]byte) {
+	st, ok := s.getSet(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	if st == nil {
+		c.w.Set(0)
+		return
+	}
+	writeMembers(c, st.Members())
+}
+
+func cmdSIsMember(s *Server, c *client, argv [][]byte) {
+	st, ok := s.getSet(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	if st != nil && st.Has(argv[2]) {
+		c.w.Int(1)
+		return
+	}
+	c.w.Int(0)
+}
+
+func cmdSMIsMember(s *Server, c *client, argv [][]byte) {
+	st, ok := s.getSet(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	c.w.Array(len(argv) - 2)
+	for _, m := range argv[2:] {
+		if st != nil && st.Has(m) {
+			c.w.Int(1)
+		} else {
+			c.w.Int(0)
+		}
+	}
+}
+
+func cmdSCard(s *Server, c *client, argv [][]byte) {
+	st, ok := s.getSet(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	if st == nil {
+		c.w.Int(0)
+		return
+	}
+	c.w.Int(int64(st.Len()))
+}
+
+var setRand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+
+func cmdSPop(s *Server, c *client, argv [][]byte) {
+	if len(argv) > 3 {
+		s.addError(c, errSyntax)
+		return
+	}
+	hasCount := len(argv) == 3
+	count := int64(1)
+	if hasCount {
+		v, ok := parseInt(argv[2])
+		if !ok || v < 0 {
+			s.addError(c, "ERR value is out of range, must be positive")
+			return
+		}
+		count = v
+	}
+	st, ok := s.getSet(c, argv[1], false, false)
+	if !ok {
+		return
+	}
+	if st == nil {
+		if hasCount {
+			c.w.Set(0)
+		} else {
+			c.w.Null()
+		}
+		return
+	}
+	done := accountObject(s.dbs[c.db], st)
+	if !hasCount {
+		c.w.BulkString(st.Pop(setRand))
+	} else {
+		if count > int64(st.Len()) {
+			count = int64(st.Len())
+		}
+		c.w.Set(int(count))
+		for i := int64(0); i < count; i++ {
+			c.w.BulkString(st.Pop(setRand))
+		}
+	}
+	done()
+	s.dropIfEmpty(c, argv[1], st.Len())
+	s.modified(c.db, argv[1])
+}
+
+func cmdSRandMember(s *Server, c *client, argv [][]byte) {
+	if len(argv) > 3 {
+		s.addError(c, errSyntax)
+		return
+	}
+	hasCount := len(argv) == 3
+	var count int64
+	if hasCount {
+		v, ok := parseInt(argv[2])
+		if !ok {
+			s.addError(c, errNotInt)
+			return
+		}
+		count = v
+	}
+	st, ok := s.getSet(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	if st == nil {
+		if hasCount {
+			c.w.EmptyArray()
+		} else {
+			c.w.Null()
+		}
+		return
+	}
+	if !hasCount {
+		c.w.BulkString(st.Random(setRand))
+		return
+	}
+	if count < 0 {
+		c.w.Array(int(-count))
+		for i := int64(0); i < -count; i++ {
+			c.w.BulkString(st.Random(setRand))
+		}
+		return
+	}
+	members := append([]string(nil), st.Members()...)
+	setRand.Shuffle(len(members), func(i, j int) { members[i], members[j] = members[j], members[i] })
+	if count > int64(len(members)) {
+		count = int64(len(members))
+	}
+	c.w.Array(int(count))
+	for _, m := range members[:count] {
+		c.w.BulkString(m)
+	}
+}
+
+func cmdSMove(s *Server, c *client, argv [][]byte) {
+	src, ok := s.getSet(c, argv[1], false, false)
+	if !ok {
+		return
+	}
+	db := s.dbs[c.db]
+	if r, exists := s.lookupWrite(c, argv[2]); exists && db.Type(r) != keyspace.TypeSet {
+		s.wrongType(c)
+		return
+	}
+	if src == nil || !src.Has(argv[3]) {
+		c.w.Int(0)
+		return
+	}
+	if string(argv[1]) == string(argv[2]) {
+		c.w.Int(1)
+		return
+	}
+	doneSrc := accountObject(db, src)
+	src.Remove(argv[3])
+	doneSrc()
+	s.dropIfEmpty(c, argv[1], src.Len())
+	dst, _ := s.getSet(c, argv[2], true, false)
+	doneDst := accountObject(db, dst)
+	dst.Add(argv[3])
+	doneDst()
+	s.modified(c.db, argv[1])
+	s.modified(c.db, argv[2])
+	c.w.Int(1)
+}
+
+// setOp computes SINTER/SUNION/SDIFF over keys; ok is false after a WRONGTYPE reply.
+func (s *Server) setOp(c *client, keys [][]byte, op string) ([]string, bool) {
+	sets := make([]*keyspace.Set, len(keys))
+	for i, k := range keys {
+		st, ok := s.getSet(c, k, false, true)
+		if !ok {
+			return nil, false
+		}
+		sets[i] = st
+	}
+	var out []string
+	switch op {
+	case "inter":
+		for _, st := range sets {
+			if st == nil {
+				return nil, true
+			}
+		}
+		sort.Slice(sets, func(i, j int) bool { return sets[i].Len() < sets[j].Len() })
+		for _, m := range sets[0].Members() {
+			in := true
+			for _, st := range sets[1:] {
+				if !st.Has([]byte(m)) {
+					in = false
+					break
+				}
+			}
+			if in {
+				out = append(out, m)
+			}
+		}
+	case "union":
+		seen := map[string]bool{}
+		for _, st := range sets {
+			if st == nil {
+				continue
+			}
+			for _, m := range st.Members() {
+				if !seen[m] {
+					seen[m] = true
+					out = append(out, m)
+				}
+			}
+		}
+	case "diff":
+		if sets[0] == nil {
+			return nil, true
+		}
+		for _, m := range sets[0].Members() {
+			in := false
+			for _, st := range sets[1:] {
+				if st != nil && st.Has([]byte(m)) {
+					in = true
+					break
+				}
+			}
+			if !in {
+				out = append(out, m)
+			}
+		}
+	}
+	return out, true
+}
+
+func setOpReply(s *Server, c *client, argv [][]byte, op string) {
+	out, ok := s.setOp(c, argv[1:], op)
+	if ok {
+		writeMembers(c, out)
+	}
+}
+
+func setOpStore(s *Server, c *client, argv [][]byte, op string) {
+	out, ok := s.setOp(c, argv[2:], op)
+	if !ok {
+		return
+	}
+	db := s.dbs[c.db]
+	if r, exists := s.lookupWrite(c, argv[1]); exists {
+		s.deleteKey(db, r)
+	}
+	if len(out) > 0 {
+		st := keyspace.NewSet()
+		for _, m := range out {
+			st.Add([]byte(m))
+		}
+		db.AddObjectBytes(st.Bytes())
+		db.SetObject(argv[1], keyspace.TypeSet, st, s.initialClock())
+	}
+	s.modified(c.db, argv[1])
+	c.w.Int(int64(len(out)))
+}
+
+func cmdSInter(s *Server, c *client, argv [][]byte)      { setOpReply(s, c, argv, "inter") }
+func cmdSUnion(s *Server, c *client, argv [][]byte)      { setOpReply(s, c, argv, "union") }
+func cmdSDiff(s *Server, c *client, argv [][]byte)       { setOpReply(s, c, argv, "diff") }
+func cmdSInterStore(s *Server, c *client, argv [][]byte) { setOpStore(s, c, argv, "inter") }
+func cmdSUnionStore(s *Server, c *client, argv [][]byte) { setOpStore(s, c, argv, "union") }
+func cmdSDiffStore(s *Server, c *client, argv [][]byte)  { setOpStore(s, c, argv, "diff") }
+
+func cmdSInterCard(s *Server, c *client, argv [][]byte) {
+	n, ok := parseInt(argv[1])
+	if !ok || n <= 0 {
+		s.addError(c, "ERR numkeys should be greater than 0")
+		return
+	}
+	if int64(len(argv)-2) < n {
+		s.addError(c, "ERR Number of keys can't be greater than number of args")
+		return
+	}
+	limit := int64(0)
+	rest := argv[2+n:]
+	if len(rest) > 0 {
+		if len(rest) != 2 || !equalFold(rest[0], "limit") {
+			s.addError(c, errSyntax)
+			return
+		}
+		v, ok := parseInt(rest[1])
+		if !ok || v < 0 {
+			s.addError(c, "ERR LIMIT can't be negative")
+			return
+		}
+		limit = v
+	}
+	out, ok := s.setOp(c, argv[2:2+n], "inter")
+	if !ok {
+		return
+	}
+	count := int64(len(out))
+	if limit > 0 && count > limit {
+		count = limit
+	}
+	c.w.Int(count)
+}
+
+func cmdSScan(s *Server, c *client, argv [][]byte) {
+	a, ok := s.parseScan(c, argv, 2, false)
+	if !ok {
+		return
+	}
+	st, ok := s.getSet(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	c.w.Array(2)
+	if st == nil {
+		c.w.BulkString("0")
+		c.w.EmptyArray()
+		return
+	}
+	// Walk the member slice from the end, like DB.Scan: removals swap the last member into the
+	// hole, so every member present for the whole scan is returned.
+	members := st.Members()
+	pos := len(members) - 1
+	if a.cursor != 0 && int(a.cursor)-1 < pos {
+		pos = int(a.cursor) - 1
+	}
+	var out []string
+	for n := 0; pos >= 0 && n < a.count; pos, n = pos-1, n+1 {
+		m := members[pos]
+		if a.match == nil || glob.Match(a.match, []byte(m), false) {
+			out = append(out, m)
+		}
+	}
+	next := int64(0)
+	if pos >= 0 {
+		next = int64(pos) + 1
+	}
+	c.w.BulkInt(next)
+	c.w.Array(len(out))
+	for _, m := range out {
+		c.w.BulkString(m)
+	}
+}

@@ -1,0 +1,850 @@
+package engine
+
+import (
+	"math"
+	"strings"
+
+	"github.com/iocache/iocache/server/glob"
+	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
+)
+
+func (s *Server) getZSet(c *client, key []byte, create, read bool) (*keyspace.ZSet, bool) {
+	db := s.dbs[c.db]
+	var r keyspace.Ref
+	var exists bool
+	if read {
+		r, exists = s.lookupRead(c, key)
+	} else {
+		r, exists = s.lookupWrite(c, key)
+	}
+	if !exists {
+		if !create {
+			return nil, true
+		}
+		z := keyspace.NewZSet()
+		db.SetObject(key, keyspace.TypeZSet, z, s.initialClock())
+		return z, true
+	}
+	if db.Type(r) != keyspace.TypeZSet {
+		s.wrongType(c)
+		return nil, false
+	}
+	return db.Obj(r).(*keyspace.ZSet), true
+}
+
+func cmdZAdd(s *Server, c *client, argv [][]byte) {
+	var nx, xx, gt, lt, ch, incr bool
+	i := 2
+	for ; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case equalFold(a, "nx"):
+			nx = true
+		case equalFold(a, "xx"):
+			xx = true
+		case equalFold(a, "gt"):
+			gt = true
+		case equalFold(a, "lt"):
+			lt = true
+		case equalFold(a, "ch"):
+			ch = true
+		case equalFold(a, "incr"):
+			incr = true
+		default:
+			goto pairs
+		}
+	}
+pairs:
+	rest := argv[i:]
+	if len(rest) == 0 || len(rest)%2 != 0 {
+		s.addError(c, errSyntax)
+		return
+	}
+	if nx && xx {
+		s.addError(c, "ERR XX and NX options at the same time are not compatible")
+		return
+	}
+	if (gt && nx) || (lt && nx) || (gt && lt) {
+		s.addError(c, "ERR GT, LT, and/or NX options at the same time are not compatible")
+		return
+	}
+	if incr && len(rest) != 2 {
+		s.addError(c, "ERR INCR option supports a single increment-element pair")
+		return
+	}
+	scores := make([]float64, len(rest)/2)
+	for j := range scores {
+		f, ok := parseFloat(rest[2*j])
+		if !ok {
+			s.addError(c, errNotFloat)
+			return
+		}
+		scores[j] = f
+	}
+	z, ok := s.getZSet(c, argv[1], !xx, false)
+	if !ok {
+		return
+	}
+	if z == nil {
+		if incr {
+			c.w.Null()
+		} else {
+			c.w.Int(0)
+		}
+		return
+	}
+	done := accountObject(s.dbs[c.db], z)
+	added, changed := 0, 0
+	var incrResult float64
+	incrApplied := false
+	for j, score := range scores {
+		m := rest[2*j+1]
+		cur, exists := z.Score(m)
+		if (nx && exists) || (xx && !exists) {
+			continue
+		}
+		newScore := score
+		if incr && exists {
+			newScore = cur + score
+			if math.IsNaN(newScore) {
+				done()
+				s.addError(c, "ERR resulting score is not a number (NaN)")
+				return
+			}
+		}
+		if exists && ((gt && newScore <= cur) || (lt && newScore >= cur)) {
+			continue
+		}
+		if !exists {
+			z.Add(m, newScore)
+			added++
+		} else if newScore != cur {
+			z.Add(m, newScore)
+			changed++
+		}
+		incrResult, incrApplied = newScore, true
+	}
+	done()
+	s.dropIfEmpty(c, argv[1], z.Len())
+	if added+changed > 0 {
+		s.modified(c.db, argv[1])
+	}
+	if incr {
+		if incrApplied {
+			c.w.Double(incrResult)
+		} else {
+			c.w.Null()
+		}
+		return
+	}
+	if ch {
+		c.w.Int(int64(added + changed))
+	} else {
+		c.w.Int(int64(added))
+	}
+}
+
+func cmdZIncrBy(s *Server, c *client, argv [][]byte) {
+	incr, ok := parseFloat(argv[2])
+	if !ok {
+		s.addError(c, errNotFloat)
+		return
+	}
+	z, ok := s.getZSet(c, argv[1], true, false)
+	if !ok {
+		return
+	}
+	cur, _ := z.Score(argv[3])
+	nv := cur + incr
+	if math.IsNaN(nv) {
+		s.dropIfEmpty(c, argv[1], z.Len())
+		s.addError(c, "ERR resulting score is not a number (NaN)")
+		return
+	}
+	done := accountObject(s.dbs[c.db], z)
+	z.Add(argv[3], nv)
+	done()
+	s.modified(c.db, argv[1])
+	c.w.Double(nv)
+}
+
+func cmdZRem(s *Server, c *client, argv [][]byte) {
+	z, ok := s.getZSet(c, argv[1], false, false)
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.w.Int(0)
+		return
+	}
+	done := accountObject(s.dbs[c.db], z)
+	n := 0
+	for _, m := range argv[2:] {
+		if z.Remove(m) {
+			n++
+		}
+	}
+	done()
+	if n > 0 {
+		s.dropIfEmpty(c, argv[1], z.Len())
+		s.modified(c.db, argv[1])
+	}
+	c.w.Int(int64(n))
+}
+
+func cmdZCard(s *Server, c *client, argv [][]byte) {
+	z, ok := s.getZSet(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.w.Int(0)
+		return
+	}
+	c.w.Int(int64(z.Len()))
+}
+
+func cmdZScore(s *Server, c *client, argv [][]byte) {
+	z, ok := s.getZSet(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	if z != nil {
+		if sc, found := z.Score(argv[2]); found {
+			c.w.Double(sc)
+			return
+		}
+	}
+	c.w.Null()
+}
+
+func cmdZMScore(s *Server, c *client, argv [][]byte) {
+	z, ok := s.getZSet(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	c.w.Array(len(argv) - 2)
+	for _, m := range argv[2:] {
+		if z != nil {
+			if sc, found := z.Score(m); found {
+				c.w.Double(sc)
+				continue
+			}
+		}
+		c.w.Null()
+	}
+}
+
+func rankGeneric(s *Server, c *client, argv [][]byte, rev bool) {
+	withScore := false
+	if len(argv) == 4 {
+		if !equalFold(argv[3], "withscore") {
+			s.addError(c, errSyntax)
+			return
+		}
+		withScore = true
+	} else if len(argv) > 4 {
+		s.addError(c, errSyntax)
+		return
+	}
+	z, ok := s.getZSet(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	var rank int
+	found := false
+	if z != nil {
+		rank, found = z.Rank(argv[2])
+	}
+	if !found {
+		if withScore {
+			c.w.NullArray()
+		} else {
+			c.w.Null()
+		}
+		return
+	}
+	if rev {
+		rank = z.Len() - 1 - rank
+	}
+	if withScore {
+		sc, _ := z.Score(argv[2])
+		c.w.Array(2)
+		c.w.Int(int64(rank))
+		c.w.Double(sc)
+		return
+	}
+	c.w.Int(int64(rank))
+}
+
+func cmdZRank(s *Server, c *client, argv [][]byte)    { rankGeneric(s, c, argv, false) }
+func cmdZRevRank(s *Server, c *client, argv [][]byte) { rankGeneric(s, c, argv, true) }
+
+// parseScoreRange reads "1.5", "(1.5", "-inf", "+inf".
+func parseScoreBound(b []byte) (float64, bool, bool) {
+	open := false
+	if len(b) > 0 && b[0] == '(' {
+		open = true
+		b = b[1:]
+	}
+	f, ok := parseFloat(b)
+	return f, open, ok
+}
+
+func (s *Server) scoreRange(c *client, min, max []byte) (keyspace.ScoreRange, bool) {
+	var r keyspace.ScoreRange
+	var ok1, ok2 bool
+	r.Min, r.MinOpen, ok1 = parseScoreBound(min)
+	r.Max, r.MaxOpen, ok2 = parseScoreBound(max)
+	if !ok1 || !ok2 {
+		s.addError(c, "ERR min or max is not a float")
+		return r, false
+	}
+	return r, true
+}
+
+func parseLexBound(b []byte) (val string, open, inf, ok bool) {
+	if len(b) == 0 {
+		return "", false, false, false
+	}
+	switch b[0] {
+	case '+', '-':
+		if len(b) != 1 {
+			return "", false, false, false
+		}
+		return string(b), false, true, true
+	case '(':
+		return string(b[1:]), true, false, true
+	case '[':
+		return string(b[1:]), false, false, true
+	}
+	return "", false, false, false
+}
+
+func (s *Server) lexRange(c *client, min, max []byte) (keyspace.LexRange, bool) {
+	var r keyspace.LexRange
+	mn, mo, minInf, ok1 := parseLexBound(min)
+	mx, xo, maxInf, ok2 := parseLexBound(max)
+	if !ok1 || !ok2 {
+		s.addError(c, "ERR min or max not valid string range item")
+		return r, false
+	}
+	r.Min, r.MinOpen, r.Max, r.MaxOpen = mn, mo, mx, xo
+	if minInf {
+		if mn == "+" {
+			r.MinPosInf = true
+		} else {
+			r.MinInf = true
+		}
+	}
+	if maxInf {
+		if mx == "-" {
+			r.MaxNegInf = true
+		} else {
+			r.MaxInf = true
+		}
+	}
+	return r, true
+}
+
+func cmdZCount(s *Server, c *client, argv [][]byte) {
+	r, ok := s.scoreRange(c, argv[2], argv[3])
+	if !ok {
+		return
+	}
+	z, ok := s.getZSet(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.w.Int(0)
+		return
+	}
+	c.w.Int(int64(z.CountInRange(r)))
+}
+
+func cmdZLexCount(s *Server, c *client, argv [][]byte) {
+	r, ok := s.lexRange(c, argv[2], argv[3])
+	if !ok {
+		return
+	}
+	z, ok := s.getZSet(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	n := 0
+	if z != nil {
+		z.RangeByLex(r, false, func(keyspace.Entry) bool { n++; return true })
+	}
+	c.w.Int(int64(n))
+}
+
+// zrangeSpec is a parsed ZRANGE-family request.
+type zrangeSpec struct {
+	by          string // "rank", "score", "lex"
+	rev         bool
+	withScores  bool
+	hasLimit    bool
+	offset      int64
+	count       int64
+	start, stop []byte
+}
+
+func (s *Server) zrangeRun(c *client, key []byte, sp zrangeSpec) {
+	var entries []keyspace.Entry
+	z, ok := s.getZSet(c, key, false, true)
+	if !ok {
+		return
+	}
+	collect := func(e keyspace.Entry) bool {
+		if sp.hasLimit {
+			if sp.offset > 0 {
+				sp.offset--
+				return true
+			}
+			if sp.count == 0 {
+				return false
+			}
+			if sp.count > 0 {
+				sp.count--
+			}
+		}
+		entries = append(entries, e)
+		return true
+	}
+	switch sp.by {
+	case "rank":
+		a, ok1 := parseInt(sp.start)
+		b, ok2 := parseInt(sp.stop)
+		if !ok1 || !ok2 {
+			s.addError(c, errNotInt)
+			return
+		}
+		if z != nil {
+			if lo, hi, ok := clampRange(a, b, z.Len()); ok {
+				z.RangeByRank(lo, hi, sp.rev, collect)
+			}
+		}
+	case "score":
+		lo, hi := sp.start, sp.stop
+		if sp.rev {
+			lo, hi = hi, lo
+		}
+		r, ok := s.scoreRange(c, lo, hi)
+		if !ok {
+			return
+		}
+		if z != nil {
+			z.RangeByScore(r, sp.rev, collect)
+		}
+	case "lex":
+		lo, hi := sp.start, sp.stop
+		if sp.rev {
+			lo, hi = hi, lo
+		}
+		r, ok := s.lexRange(c, lo, hi)
+		if !ok {
+			return
+		}
+		if z != nil {
+			z.RangeByLex(r, sp.rev, collect)
+		}
+	}
+	writeEntries(c, entries, sp.withScores)
+}
+
+func writeEntries(c *client, entries []keyspace.Entry, withScores bool) {
+	if withScores && c.w.RESP3 {
+		c.w.Array(len(entries))
+		for _, e := range entries {
+			c.w.Array(2)
+			c.w.BulkString(e.Member)
+			c.w.Double(e.Score)
+		}
+		return
+	}
+	n := len(entries)
+	if withScores {
+		n *= 2
+	}
+	c.w.Array(n)
+	for _, e := range entries {
+		c.w.BulkString(e.Member)
+		if withScores {
+			c.w.Double(e.Score)
+		}
+	}
+}
+
+// parseZRangeOptions reads REV, BYSCORE, BYLEX, LIMIT, WITHSCORES after the range.
+func (s *Server) parseZRangeOptions(c *client, opts [][]byte, sp *zrangeSpec, allowBy bool) bool {
+	for i := 0; i < len(opts); i++ {
+		a := opts[i]
+		switch {
+		case equalFold(a, "withscores"):
+			sp.withScores = true
+		case equalFold(a, "rev") && allowBy:
+			sp.rev = true
+		case equalFold(a, "byscore") && allowBy:
+			sp.by = "score"
+		case equalFold(a, "bylex") && allowBy:
+			sp.by = "lex"
+		case equalFold(a, "limit") && i+2 < len(opts):
+			off, ok1 := parseInt(opts[i+1])
+			cnt, ok2 := parseInt(opts[i+2])
+			if !ok1 || !ok2 {
+				s.addError(c, errNotInt)
+				return false
+			}
+			sp.hasLimit, sp.offset, sp.count = true, off, cnt
+			i += 2
+		default:
+			s.addError(c, errSyntax)
+			return false
+		}
+	}
+	if sp.hasLimit && sp.by == "rank" {
+		s.addError(c, "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
+		return false
+	}
+	if sp.withScores && sp.by == "lex" {
+		s.addError(c, "ERR syntax error, WITHSCORES not supported in combination with BYLEX")
+		return false
+	}
+	if sp.hasLimit && sp.offset < 0 {
+		sp.count = 0
+	}
+	return true
+}
+
+func cmdZRange(s *Server, c *client, argv [][]byte) {
+	sp := zrangeSpec{by: "rank", start: argv[2], stop: argv[3]}
+	if !s.parseZRangeOptions(c, argv[4:], &sp, true) {
+		return
+	}
+	s.zrangeRun(c, argv[1], sp)
+}
+
+func zrangeLegacy(s *Server, c *client, argv [][]byte, by string, rev bool) {
+	sp := zrangeSpec{by: by, rev: rev, start: argv[2], stop: argv[3]}
+	if !s.parseZRangeOptions(c, argv[4:], &sp, false) {
+		return
+	}
+	if rev && by != "rank" {
+		// ZREVRANGEBYSCORE key max min: zrangeRun swaps for rev, so pass them as written.
+		sp.start, sp.stop = argv[2], argv[3]
+	}
+	s.zrangeRun(c, argv[1], sp)
+}
+
+func cmdZRevRange(s *Server, c *client, argv [][]byte)     { zrangeLegacy(s, c, argv, "rank", true) }
+func cmdZRangeByScore(s *Server, c *client, argv [][]byte) { zrangeLegacy(s, c, argv, "score", false) }
+func cmdZRevRangeByScore(s *Server, c *client, argv [][]byte) {
+	zrangeLegacy(s, c, argv, "score", true)
+}
+func cmdZRangeByLex(s *Server, c *client, argv [][]byte)    { zrangeLegacy(s, c, argv, "lex", false) }
+func cmdZRevRangeByLex(s *Server, c *client, argv [][]byte) { zrangeLegacy(s, c, argv, "lex", true) }
+
+func zpopGeneric(s *Server, c *client, argv [][]byte, max bool) {
+	if len(argv) > 3 {
+		s.addError(c, errSyntax)
+		return
+	}
+	hasCount := len(argv) == 3
+	count := int64(1)
+	if hasCount {
+		v, ok := parseInt(argv[2])
+		if !ok || v < 0 {
+			s.addError(c, "ERR value is out of range, must be positive")
+			return
+		}
+		count = v
+	}
+	z, ok := s.getZSet(c, argv[1], false, false)
+	if !ok {
+		return
+	}
+	var entries []keyspace.Entry
+	if z != nil {
+		done := accountObject(s.dbs[c.db], z)
+		for i := int64(0); i < count && z.Len() > 0; i++ {
+			e, _ := z.First(max)
+			z.Remove([]byte(e.Member))
+			entries = append(entries, e)
+		}
+		done()
+		s.dropIfEmpty(c, argv[1], z.Len())
+		if len(entries) > 0 {
+			s.modified(c.db, argv[1])
+		}
+	}
+	if !hasCount {
+		c.w.Array(2 * len(entries))
+		for _, e := range entries {
+			c.w.BulkString(e.Member)
+			c.w.Double(e.Score)
+		}
+		return
+	}
+	writeEntries(c, entries, true)
+}
+
+func cmdZPopMin(s *Server, c *client, argv [][]byte) { zpopGeneric(s, c, argv, false) }
+func cmdZPopMax(s *Server, c *client, argv [][]byte) { zpopGeneric(s, c, argv, true) }
+
+func bzpopGeneric(s *Server, c *client, argv [][]byte, max bool) {
+	deadline, ok := s.timeoutArg(c, argv[len(argv)-1])
+	if !ok {
+		return
+	}
+	keys := argv[1 : len(argv)-1]
+	db := s.dbs[c.db]
+	for _, k := range keys {
+		r, exists := s.lookupWrite(c, k)
+		if !exists {
+			continue
+		}
+		if db.Type(r) != keyspace.TypeZSet {
+			s.wrongType(c)
+			return
+		}
+		z := db.Obj(r).(*keyspace.ZSet)
+		done := accountObject(db, z)
+		e, _ := z.First(max)
+		z.Remove([]byte(e.Member))
+		done()
+		c.w.Array(3)
+		c.w.Bulk(k)
+		c.w.BulkString(e.Member)
+		c.w.Double(e.Score)
+		s.dropIfEmpty(c, k, z.Len())
+		s.modified(c.db, k)
+		return
+	}
+	if c.flags&flagExecuting != 0 {
+		c.w.NullArray()
+		return
+	}
+	s.block(c, s.commands[lowerASCII(string(argv[0]))], argv, keys, deadline, keyspace.TypeZSet)
+}
+
+func cmdBZPopMin(s *Server, c *client, argv [][]byte) { bzpopGeneric(s, c, argv, false) }
+func cmdBZPopMax(s *Server, c *client, argv [][]byte) { bzpopGeneric(s, c, argv, true) }
+
+func cmdZRemRangeByRank(s *Server, c *client, argv [][]byte) {
+	a, ok1 := parseInt(argv[2])
+	b, ok2 := parseInt(argv[3])
+	if !ok1 || !ok2 {
+		s.addError(c, errNotInt)
+		return
+	}
+	z, ok := s.getZSet(c, argv[1], false, false)
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.w.Int(0)
+		return
+	}
+	var victims []string
+	if lo, hi, ok := clampRange(a, b, z.Len()); ok {
+		z.RangeByRank(lo, hi, false, func(e keyspace.Entry) bool { victims = append(victims, e.Member); return true })
+	}
+	s.zremMembers(c, argv[1], z, victims)
+}
+
+func (s *Server) zremMembers(c *client, key []byte, z *keyspace.ZSet, victims []string) {
+	done := accountObject(s.dbs[c.db], z)
+	for _, m := range victims {
+		z.Remove([]byte(m))
+	}
+	done()
+	if len(victims) > 0 {
+		s.dropIfEmpty(c, key, z.Len())
+		s.modified(c.db, key)
+	}
+	c.w.Int(int64(len(victims)))
+}
+
+func cmdZRemRangeByScore(s *Server, c *client, argv [][]byte) {
+	r, ok := s.scoreRange(c, argv[2], argv[3])
+	if !ok {
+		return
+	}
+	z, ok := s.getZSet(c, argv[1], false, false)
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.w.Int(0)
+		return
+	}
+	var victims []string
+	z.RangeByScore(r, false, func(e keyspace.Entry) bool { victims = append(victims, e.Member); return true })
+	s.zremMembers(c, argv[1], z, victims)
+}
+
+// zsetStore implements ZUNIONSTORE and ZINTERSTORE (inputs may be sets, with score 1).
+func zsetStore(s *Server, c *client, argv [][]byte, union bool) {
+	n, ok := parseInt(argv[2])
+	if !ok {
+		s.addError(c, errNotInt)
+		return
+	}
+	if n < 1 {
+		s.addError(c, "ERR at least 1 input key is needed for '"+lowerASCII(string(argv[0]))+"' command")
+		return
+	}
+	if int64(len(argv)-3) < n {
+		s.addError(c, errSyntax)
+		return
+	}
+	keys := argv[3 : 3+n]
+	weights := make([]float64, n)
+	for i := range weights {
+		weights[i] = 1
+	}
+	agg := "sum"
+	rest := argv[3+n:]
+	for i := 0; i < len(rest); i++ {
+		switch {
+		case equalFold(rest[i], "weights") && int64(len(rest)-i-1) >= n:
+			for j := int64(0); j < n; j++ {
+				w, ok := parseFloat(rest[i+1+int(j)])
+				if !ok {
+					s.addError(c, "ERR weight value is not a float")
+					return
+				}
+				weights[j] = w
+			}
+			i += int(n)
+		case equalFold(rest[i], "aggregate") && i+1 < len(rest):
+			agg = strings.ToLower(string(rest[i+1]))
+			if agg != "sum" && agg != "min" && agg != "max" {
+				s.addError(c, errSyntax)
+				return
+			}
+			i++
+		default:
+			s.addError(c, errSyntax)
+			return
+		}
+	}
+	db := s.dbs[c.db]
+	type input map[string]float64
+	inputs := make([]input, n)
+	for i, k := range keys {
+		r, exists := s.lookupRead(c, k)
+		in := input{}
+		if exists {
+			switch db.Type(r) {
+			case keyspace.TypeZSet:
+				db.Obj(r).(*keyspace.ZSet).Each(func(e keyspace.Entry) bool { in[e.Member] = e.Score; return true })
+			case keyspace.TypeSet:
+				for _, m := range db.Obj(r).(*keyspace.Set).Members() {
+					in[m] = 1
+				}
+			default:
+				s.wrongType(c)
+				return
+			}
+		}
+		inputs[i] = in
+	}
+	combine := func(a, b float64) float64 {
+		switch agg {
+		case "min":
+			return math.Min(a, b)
+		case "max":
+			return math.Max(a, b)
+		}
+		v := a + b
+		if math.IsNaN(v) {
+			return 0
+		}
+		return v
+	}
+	result := map[string]float64{}
+	if union {
+		for i, in := range inputs {
+			for m, sc := range in {
+				v := sc * weights[i]
+				if math.IsNaN(v) {
+					v = 0
+				}
+				if cur, ok := result[m]; ok {
+					result[m] = combine(cur, v)
+				} else {
+					result[m] = v
+				}
+			}
+		}
+	} else {
+		for m, sc := range inputs[0] {
+			v := sc * weights[0]
+			if math.IsNaN(v) {
+				v = 0
+			}
+			in := true
+			for i := 1; i < len(inputs); i++ {
+				o, ok := inputs[i][m]
+				if !ok {
+					in = false
+					break
+				}
+				w := o * weights[i]
+				if math.IsNaN(w) {
+					w = 0
+				}
+				v = combine(v, w)
+			}
+			if in {
+				result[m] = v
+			}
+		}
+	}
+	if r, exists := s.lookupWrite(c, argv[1]); exists {
+		s.deleteKey(db, r)
+	}
+	if len(result) > 0 {
+		z := keyspace.NewZSet()
+		for m, sc := range result {
+			z.Add([]byte(m), sc)
+		}
+		db.AddObjectBytes(z.Bytes())
+		db.SetObject(argv[1], keyspace.TypeZSet, z, s.initialClock())
+	}
+	s.modified(c.db, argv[1])
+	c.w.Int(int64(len(result)))
+}
+
+func cmdZUnionStore(s *Server, c *client, argv [][]byte) { zsetStore(s, c, argv, true) }
+func cmdZInterStore(s *Server, c *client, argv [][]byte) { zsetStore(s, c, argv, false) }
+
+func cmdZScan(s *Server, c *client, argv [][]byte) {
+	a, ok := s.parseScan(c, argv, 2, false)
+	if !ok {
+		return
+	}
+	z, ok := s.getZSet(c, argv[1], false, true)
+	if !ok {
+		return
+	}
+	c.w.Array(2)
+	c.w.BulkString("0")
+	var entries []keyspace.Entry
+	if z != nil {
+		z.Each(func(e keyspace.Entry) bool {
+			if a.match == nil || glob.Match(a.match, []byte(e.Member), false) {
+				entries = append(entries, e)
+			}
+			return true
+		})
+	}
+	c.w.Array(len(entries) * 2)
+	for _, e := range entries {
+		c.w.BulkString(e.Member)
+		c.w.Bulk(resp.AppendDouble(nil, e.Score))
+	}
+}

@@ -1,0 +1,330 @@
+package engine
+
+import (
+	"strings"
+
+	"github.com/iocache/iocache/server/keyspace"
+)
+
+// Command flags, named as COMMAND INFO prints them.
+const (
+	cmdWrite    = 1 << iota // modifies the keyspace
+	cmdReadonly             // reads the keyspace
+	cmdDenyOOM              // refused when over maxmemory under noeviction
+	cmdAdmin                // server administration
+	cmdPubSub               // pub/sub
+	cmdNoScript
+	cmdBlocking   // may block the client
+	cmdFast       // O(1) or O(log n)
+	cmdNoAuth     // allowed before AUTH
+	cmdLoading    // allowed while loading
+	cmdStale      // allowed on stale replicas
+	cmdNoMulti    // not allowed inside MULTI
+	cmdSubscribed // allowed in RESP2 subscribed mode
+	cmdSkipMonitor
+	cmdMayReplicate
+	cmdAllowBusy
+)
+
+var flagNames = []string{"write", "readonly", "denyoom", "admin", "pubsub", "noscript", "blocking", "fast", "no_auth", "loading", "stale", "no_multi", "", "skip_monitor", "may_replicate", "allow_busy"}
+
+// command is one entry of the command table.
+type command struct {
+	name     string
+	handler  func(s *Server, c *client, argv [][]byte)
+	arity    int // Redis convention: n means exactly n arguments (name included), -n at least n
+	flags    int
+	firstKey int
+	lastKey  int
+	step     int
+	group    string
+	summary  string
+	subs     []string // subcommands, for COMMAND DOCS/INFO
+
+	calls, usecNs, rejected, failed int64
+}
+
+// lookupCommand finds a command by name, case-insensitively, without allocating.
+func (s *Server) lookupCommand(name []byte) *command {
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return s.commands[strings.ToLower(string(name))]
+	}
+	for i, ch := range name {
+		if ch >= 'A' && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		buf[i] = ch
+	}
+	return s.commands[string(buf[:len(name)])]
+}
+
+// process runs the client's parsed commands on the main thread. It stops early when a command
+// blocks the client; the blocking code resumes it.
+func (s *Server) process(c *client) {
+	c.mainOwned = true
+	start := 0
+	if c.nextCmd > 0 {
+		start = c.cmdEnds[c.nextCmd-1]
+	}
+	for c.nextCmd < len(c.cmdEnds) {
+		end := c.cmdEnds[c.nextCmd]
+		argv := c.argv[start:end]
+		start = end
+		c.nextCmd++
+		s.call(c, argv)
+		if c.blocked != nil {
+			return // stays mainOwned until unblocked
+		}
+		if c.flags&(flagCloseASAP|flagCloseAfterReply) != 0 {
+			break
+		}
+	}
+	c.nextCmd = 0
+	if c.protoErr != "" {
+		c.w.Error("ERR " + c.protoErr)
+		c.protoErr = ""
+		c.flags |= flagCloseAfterReply
+	}
+	s.checkOutputLimits(c)
+	c.lastInteraction.Store(s.unixtime)
+	c.mainOwned = false
+}
+
+// call validates and executes one command, as Redis's processCommand and call do.
+func (s *Server) call(c *client, argv [][]byte) {
+	s.stats.commandsProcessed++
+	cmd := s.lookupCommand(argv[0])
+	if cmd == nil {
+		s.rejectUnknown(c, argv)
+		return
+	}
+	if (cmd.arity > 0 && len(argv) != cmd.arity) || len(argv) < -cmd.arity {
+		s.reject(c, cmd, "ERR wrong number of arguments for '"+cmd.name+"' command")
+		return
+	}
+	if !c.authed && cmd.flags&cmdNoAuth == 0 {
+		s.reject(c, cmd, "NOAUTH Authentication required.")
+		return
+	}
+	if c.flags&flagPubSub != 0 && !c.w.RESP3 && cmd.flags&cmdSubscribed == 0 {
+		s.reject(c, cmd, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+		return
+	}
+	if c.flags&flagMulti != 0 && !isMultiControl(cmd) {
+		s.queueMulti(c, cmd, argv)
+		return
+	}
+	if cmd.flags&cmdDenyOOM != 0 && s.cfg.MaxMemory > 0 {
+		if !s.freeMemoryIfNeeded() {
+			s.reject(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.")
+			return
+		}
+	}
+	s.execute(c, cmd, argv)
+}
+
+// execute runs a validated command and accounts for it.
+func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
+	if len(s.pubsub.monitors) > 0 && cmd.flags&cmdSkipMonitor == 0 {
+		s.feedMonitors(c, argv)
+	}
+	errsBefore := s.stats.errorReplies
+	start := nanotime()
+	cmd.handler(s, c, argv)
+	dur := nanotime() - start
+	cmd.calls++
+	cmd.usecNs += dur
+	if s.stats.errorReplies != errsBefore {
+		cmd.failed++
+	}
+	c.lastCmd = cmd.name
+	if s.cfg.SlowlogLogSlowerThan >= 0 && dur/1000 >= s.cfg.SlowlogLogSlowerThan {
+		s.slowlog.add(s, c, argv, dur/1000)
+	}
+}
+
+func isMultiControl(cmd *command) bool {
+	switch cmd.name {
+	case "exec", "discard", "multi", "watch", "quit", "reset":
+		return true
+	}
+	return false
+}
+
+func (s *Server) rejectUnknown(c *client, argv [][]byte) {
+	var b strings.Builder
+	b.WriteString("ERR unknown command '")
+	b.WriteString(truncate(string(argv[0]), 128))
+	b.WriteString("', with args beginning with: ")
+	for i, a := range argv[1:] {
+		if i >= 10 || b.Len() >= 256 {
+			break
+		}
+		b.WriteString("'")
+		b.WriteString(truncate(string(a), 256-b.Len()))
+		b.WriteString("' ")
+	}
+	s.stats.unknownCommands++
+	if c.flags&flagMulti != 0 {
+		c.flags |= flagDirtyExec
+	}
+	s.addError(c, b.String())
+}
+
+func truncate(s string, n int) string {
+	if n < 0 {
+		n = 0
+	}
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// reject answers an error before execution (arity, auth, OOM, context) and counts it.
+func (s *Server) reject(c *client, cmd *command, msg string) {
+	cmd.rejected++
+	if c.flags&flagMulti != 0 {
+		c.flags |= flagDirtyExec
+	}
+	s.addError(c, msg)
+}
+
+// addError writes an error reply and counts it in errorstats.
+func (s *Server) addError(c *client, msg string) {
+	s.stats.errorReplies++
+	code := msg
+	if i := strings.IndexByte(msg, ' '); i > 0 {
+		code = msg[:i]
+	}
+	s.stats.countError(code)
+	c.w.Error(msg)
+}
+
+// Common error replies, with Redis's exact texts.
+const (
+	errWrongType    = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	errNotInt       = "ERR value is not an integer or out of range"
+	errNotFloat     = "ERR value is not a valid float"
+	errSyntax       = "ERR syntax error"
+	errNoKey        = "ERR no such key"
+	errOverflow     = "ERR increment or decrement would overflow"
+	errIndexRange   = "ERR index out of range"
+	errInvalidDB    = "ERR DB index is out of range"
+	errInvalidExp   = "ERR invalid expire time in '%s' command"
+	errSelfMove     = "ERR source and destination objects are the same"
+	errBitOffset    = "ERR bit offset is not an integer or out of range"
+	errStringTooBig = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+)
+
+func (s *Server) wrongType(c *client) { s.addError(c, errWrongType) }
+
+func (s *Server) wrongArgs(c *client, name string) {
+	s.addError(c, "ERR wrong number of arguments for '"+name+"' command")
+}
+
+// parseInt reads an integer argument as Redis's string2ll: optional '-', digits without leading
+// zeros, no spaces, no '+', no overflow.
+func parseInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || b[0] < '1' || b[0] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for _, ch := range b {
+		if ch < '0' || ch > '9' {
+			return 0, false
+		}
+		if v > (1<<64-1)/10 {
+			return 0, false
+		}
+		nv := v*10 + uint64(ch-'0')
+		if nv < v {
+			return 0, false
+		}
+		v = nv
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// intArg reads an integer argument or replies with Redis's error.
+func (s *Server) intArg(c *client, b []byte) (int64, bool) {
+	v, ok := parseInt(b)
+	if !ok {
+		s.addError(c, errNotInt)
+	}
+	return v, ok
+}
+
+// equalFold compares an argument with a lower-case keyword.
+func equalFold(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		ch := b[i]
+		if ch >= 'A' && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		if ch != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// lookupRead finds a live key for reading: expired keys are deleted on access (lazy expiry), and
+// hits, misses and the LRU clock are updated.
+func (s *Server) lookupRead(c *client, key []byte) (keyspace.Ref, bool) {
+	db := s.dbs[c.db]
+	r, ok := s.lookupLive(db, c.db, key)
+	if !ok {
+		s.stats.keyspaceMisses++
+		return 0, false
+	}
+	s.stats.keyspaceHits++
+	s.touch(db, r)
+	return r, true
+}
+
+// lookupWrite finds a live key for writing (no hit/miss accounting).
+func (s *Server) lookupWrite(c *client, key []byte) (keyspace.Ref, bool) {
+	db := s.dbs[c.db]
+	r, ok := s.lookupLive(db, c.db, key)
+	if ok {
+		s.touch(db, r)
+	}
+	return r, ok
+}
+
+// lookupLive finds key in db, deleting it first if it has expired.
+func (s *Server) lookupLive(db *keyspace.DB, dbIndex int, key []byte) (keyspace.Ref, bool) {
+	r, ok := db.Find(key)
+	if !ok {
+		return 0, false
+	}
+	if exp, has := db.ExpireAt(r); has && exp <= s.nowMs {
+		s.expireKey(db, dbIndex, r, key)
+		return 0, false
+	}
+	return r, true
+}

@@ -1,0 +1,108 @@
+package engine
+
+import (
+	"runtime/metrics"
+	"time"
+)
+
+// cron runs hz times a second on the main thread, as Redis's serverCron: idle-client timeouts,
+// blocked clients whose peer left, output-buffer soft limits, the ops/sec sample, memory
+// measurement and the active expire cycle.
+func (s *Server) cron() {
+	hz := s.cfg.HZ
+	if hz <= 0 {
+		hz = 10
+	}
+	s.nextCron = s.nowMs + int64(1000/hz)
+	s.stats.sampleOps(s.nowMs)
+	s.measureMemory()
+	s.clientsCron()
+	s.cpuTicker.sample(s)
+	if s.cfg.MaxMemory > 0 {
+		s.freeMemoryIfNeeded()
+	}
+}
+
+// expireTick runs the active expire cycle when due; a backlog makes it run again on the next
+// loop iteration instead of waiting for the next cron tick.
+func (s *Server) expireTick() {
+	if s.nowMs < s.nextExpire {
+		return
+	}
+	if s.activeExpireCycle() {
+		s.nextExpire = s.nowMs
+	} else {
+		s.nextExpire = s.nowMs + int64(1000/max(s.cfg.HZ, 1))
+	}
+}
+
+var memSamples = []metrics.Sample{
+	{Name: "/memory/classes/heap/objects:bytes"},
+	{Name: "/memory/classes/heap/unused:bytes"},
+}
+
+// measureMemory reads the Go heap and records how much the process holds beyond the keyspace's
+// own accounting, so maxmemory tracks real memory.
+func (s *Server) measureMemory() {
+	metrics.Read(memSamples)
+	heap := int64(memSamples[0].Value.Uint64() + memSamples[1].Value.Uint64())
+	var accounted int64
+	for _, db := range s.dbs {
+		accounted += db.UsedMemory()
+	}
+	if over := heap - accounted; over > 0 {
+		s.memOverhead = over
+	} else {
+		s.memOverhead = 0
+	}
+}
+
+// clientsCron closes idle clients past timeout, applies soft output limits, and drops blocked
+// clients whose connection is gone.
+func (s *Server) clientsCron() {
+	now := s.unixtime
+	for _, c := range s.clients {
+		if c.blocked != nil && c.peerGone.Load() {
+			s.blocking.remove(c)
+			c.flags |= flagCloseASAP
+			s.resume(c)
+			continue
+		}
+		if s.cfg.Timeout > 0 && c.flags&(flagPubSub|flagBlocked|flagMonitor) == 0 && !c.mainOwned &&
+			now-c.lastInteraction.Load() > int64(s.cfg.Timeout) {
+			s.logf(logVerbose, "Closing idle client id=%d addr=%s", c.id, c.addr)
+			s.killClient(c)
+		}
+	}
+}
+
+// checkOutputLimits closes a client whose pending replies exceed its class's limits.
+func (s *Server) checkOutputLimits(c *client) {
+	class := 0
+	if c.flags&flagPubSub != 0 {
+		class = 2
+	}
+	l := s.cfg.ClientOutputBufferLimit[class]
+	pending := int64(len(c.w.Buf) - c.outPos)
+	over := false
+	if l.Hard > 0 && pending > l.Hard {
+		over = true
+	}
+	if !over && l.Soft > 0 && pending > l.Soft {
+		if c.obufSoftAt == 0 {
+			c.obufSoftAt = s.nowMs
+		} else if s.nowMs-c.obufSoftAt > l.SoftSeconds*1000 {
+			over = true
+		}
+	} else if !over {
+		c.obufSoftAt = 0
+	}
+	if over {
+		s.logf(logWarning, "Client id=%d addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.", c.id, c.addr)
+		s.stats.clientOutputKills++
+		c.flags |= flagCloseASAP
+	}
+}
+
+// uptime is the server's uptime.
+func (s *Server) uptime() time.Duration { return time.Since(s.startTime) }

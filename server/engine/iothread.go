@@ -1,0 +1,506 @@
+package engine
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/iocache/iocache/server/cpuset"
+	"github.com/iocache/iocache/server/resp"
+)
+
+// An ioThread owns a fixed set of connections for their whole life and does their socket work:
+// reads, RESP parsing, writes. Thread 0 is the main thread; with io-threads 1 it does all of this
+// itself and executes commands inline ("direct" mode). Other threads hand parsed commands to the
+// main thread in batches and get the clients back, replies appended, in batches: one mutex
+// acquisition per batch, no channel operations, and a wake-up (an eventfd write) only when the
+// other side is asleep. Nothing spins: a thread with no work blocks in epoll_wait.
+
+type msgKind uint8
+
+const (
+	msgNewClient msgKind = iota // main accepted a connection for this thread
+	msgReturn                   // main executed the client's commands; write the replies
+	msgPush                     // main has out-of-band output for the client (pub/sub, MONITOR)
+	msgKill                     // main wants the client closed (CLIENT KILL, timeout, limits)
+	msgStop                     // the server is shutting down
+)
+
+type threadMsg struct {
+	kind msgKind
+	c    *client
+	data []byte
+}
+
+// threadCounters are published by the owning thread once per loop iteration and read by INFO and
+// /metrics; the padding keeps each thread's counters on cache lines of their own.
+type threadCounters struct {
+	_       [64]byte
+	reads   atomic.Int64
+	writes  atomic.Int64
+	clients atomic.Int64
+	batches atomic.Int64
+	batched atomic.Int64 // commands handed to the main thread
+	busyNs  atomic.Int64 // time spent outside epoll_wait
+	_       [64]byte
+}
+
+type ioThread struct {
+	id     int
+	s      *Server
+	p      *poller
+	direct bool
+	cpus   []int
+	tid    atomic.Int64
+
+	conns    []*client // indexed by fd
+	nclients int
+	reads    int64
+	writes   int64
+	batches  int64
+	batched  int64
+	counters threadCounters
+
+	// Hand-off, guarded by mu. toMain carries clients with parsed commands (or closed) to the
+	// main thread; inbox carries messages from the main thread.
+	mu       sync.Mutex
+	toMain   []*client
+	inbox    []threadMsg
+	inboxN   atomic.Int32
+	sleeping atomic.Int32
+
+	batch []*client // this iteration's clients for the main thread (thread-local)
+	spare []threadMsg
+	lim   resp.Limits
+
+	// assigned is the main thread's count of clients given to this thread (balancing at accept).
+	assigned int
+}
+
+func newIOThread(s *Server, id int, direct bool, cpus []int) (*ioThread, error) {
+	p, err := newPoller()
+	if err != nil {
+		return nil, err
+	}
+	return &ioThread{id: id, s: s, p: p, direct: direct, cpus: cpus}, nil
+}
+
+// run is the loop of an I/O thread (not the main thread, whose loop is Server.mainLoop).
+func (t *ioThread) run(wg, started *sync.WaitGroup) {
+	defer wg.Done()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	t.tid.Store(int64(cpuset.Gettid()))
+	if err := cpuset.PinThread(t.cpus); err != nil {
+		t.s.logf(logWarning, "io thread %d: pinning to %s failed: %v", t.id, cpuset.Format(t.cpus), err)
+	}
+	started.Done()
+	for {
+		t.sleeping.Store(1)
+		timeout := -1
+		if t.inboxN.Load() > 0 {
+			timeout = 0
+		}
+		evs := t.p.wait(timeout)
+		t.sleeping.Store(0)
+		start := nanotime()
+		for i := range evs {
+			t.onEvent(evs[i].Fd, evs[i].Events)
+		}
+		if !t.drainInbox() {
+			t.shutdown()
+			return
+		}
+		t.flushBatch()
+		t.publish(nanotime() - start)
+	}
+}
+
+func (t *ioThread) publish(busy int64) {
+	t.counters.reads.Store(t.reads)
+	t.counters.writes.Store(t.writes)
+	t.counters.clients.Store(int64(t.nclients))
+	t.counters.batches.Store(t.batches)
+	t.counters.batched.Store(t.batched)
+	t.counters.busyNs.Add(busy)
+}
+
+// onEvent handles readiness of one descriptor owned by this thread.
+func (t *ioThread) onEvent(fd int32, events uint32) {
+	if int(fd) == t.p.wakefd || int(fd) >= len(t.conns) {
+		return
+	}
+	c := t.conns[fd]
+	if c == nil {
+		return
+	}
+	if events&evOut != 0 {
+		c.writable = true
+		if !c.inFlight && c.pendingOutput() > 0 {
+			t.writeClient(c)
+			if c.closed {
+				return
+			}
+		}
+	}
+	if events&(evIn|evErr) != 0 {
+		if c.inFlight {
+			c.readPending = true
+			if events&(unix.EPOLLRDHUP|evErr) != 0 {
+				c.peerGone.Store(true)
+			}
+			return
+		}
+		t.readClient(c)
+	}
+}
+
+// register starts serving an accepted connection on this thread.
+func (t *ioThread) register(c *client) {
+	c.thread = t
+	for c.fd >= len(t.conns) {
+		t.conns = append(t.conns, make([]*client, len(t.conns)+64)...)
+	}
+	t.conns[c.fd] = c
+	t.nclients++
+	if err := t.p.add(c.fd, evMask); err != nil {
+		t.closeClient(c)
+		return
+	}
+	// Edge-triggered registration reports data that is already there, so nothing else to do.
+}
+
+// readClient reads what the socket holds, parses complete commands and dispatches them.
+func (t *ioThread) readClient(c *client) {
+	limit := t.s.queryBufLimit.Load()
+	for {
+		if c.qpos > 0 && c.qpos == len(c.qbuf) {
+			c.qbuf, c.qpos = c.qbuf[:0], 0
+		}
+		if cap(c.qbuf)-len(c.qbuf) < readChunk {
+			t.growQuery(c)
+		}
+		space := c.qbuf[len(c.qbuf):cap(c.qbuf)]
+		n, errno := sysRead(c.fd, space)
+		if n > 0 {
+			c.qbuf = c.qbuf[:len(c.qbuf)+n]
+			t.reads++
+		}
+		if errno == unix.EAGAIN {
+			break
+		}
+		if (n == 0 && errno == 0) || (errno != 0 && errno != unix.EINTR) {
+			c.eof = true
+			break
+		}
+		if int64(len(c.qbuf)-c.qpos) > limit {
+			t.s.logf(logWarning, "Closing client that reached max query buffer length: id=%d addr=%s (qbuf initial bytes: %q)", c.id, c.addr, firstBytes(c.qbuf[c.qpos:], 64))
+			c.eof = true
+			break
+		}
+		if n < len(space) {
+			break // short read: the socket is drained; new data brings a new edge
+		}
+	}
+	if c.eof {
+		t.closeClient(c)
+		return
+	}
+	t.parseAndDispatch(c)
+}
+
+func firstBytes(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+// growQuery makes room for at least readChunk more bytes, first by moving unparsed bytes to the
+// front, then by growing. Parsed-but-unexecuted arguments point into qbuf, but a client is only
+// read when it is not inFlight, and then none are pending.
+func (t *ioThread) growQuery(c *client) {
+	unparsed := len(c.qbuf) - c.qpos
+	if c.qpos > 0 && cap(c.qbuf)-unparsed >= readChunk {
+		copy(c.qbuf, c.qbuf[c.qpos:])
+		c.qbuf = c.qbuf[:unparsed]
+		c.need -= c.qpos
+		c.qpos = 0
+		return
+	}
+	size := 2 * cap(c.qbuf)
+	if size < readChunk*2 {
+		size = readChunk * 2
+	}
+	if want := c.need - c.qpos; size < want {
+		size = want + readChunk // read a big argument in one go, as Redis does
+	}
+	nb := make([]byte, unparsed, size)
+	copy(nb, c.qbuf[c.qpos:])
+	c.need -= c.qpos
+	c.qbuf, c.qpos = nb, 0
+}
+
+// parseAndDispatch parses the complete commands in qbuf and hands the client to the main thread
+// (or, in direct mode, executes them at once).
+func (t *ioThread) parseAndDispatch(c *client) {
+	c.moreToParse = false
+	if len(c.qbuf) < c.need {
+		return
+	}
+	t.lim.MaxBulkLen = t.s.protoMaxBulkLen.Load()
+	t.lim.MaxMultibulk = 1<<31 - 1
+	t.lim.MaxInline = 64 << 10
+	t.lim.Unauthenticated = !c.authed && t.s.authRequired.Load()
+	c.need = 0
+	for c.qpos < len(c.qbuf) {
+		if len(c.cmdEnds) >= maxCmdsPerBatch {
+			c.moreToParse = true
+			break
+		}
+		argv, n, need, err := resp.ParseCommand(c.qbuf[c.qpos:], c.argv, &t.lim)
+		if err != nil {
+			if errors.Is(err, resp.ErrIncomplete) {
+				c.need = c.qpos + need
+				break
+			}
+			c.protoErr = err.Error()
+			break
+		}
+		c.qpos += n
+		if len(argv) > len(c.argv) {
+			c.argv = argv
+			c.cmdEnds = append(c.cmdEnds, len(argv))
+		}
+		if t.lim.Unauthenticated {
+			break // AUTH may change the limits for what follows
+		}
+	}
+	c.qbufLen.Store(int64(len(c.qbuf) - c.qpos))
+	if len(c.cmdEnds) == 0 && c.protoErr == "" {
+		return
+	}
+	t.batched += int64(len(c.cmdEnds))
+	c.inFlight = true
+	if t.direct {
+		t.s.process(c)
+		if !c.mainOwned {
+			t.afterProcess(c)
+		}
+		return
+	}
+	t.batch = append(t.batch, c)
+}
+
+// flushBatch hands this iteration's clients to the main thread.
+func (t *ioThread) flushBatch() {
+	if len(t.batch) == 0 {
+		return
+	}
+	t.batches++
+	t.mu.Lock()
+	t.toMain = append(t.toMain, t.batch...)
+	t.mu.Unlock()
+	clear(t.batch)
+	t.batch = t.batch[:0]
+	t.s.ioWork.Add(1)
+	if t.s.mainSleeping.Load() == 1 {
+		t.s.mainPoller.wake()
+	}
+}
+
+// drainInbox applies the main thread's messages. It returns false when the thread must stop.
+func (t *ioThread) drainInbox() bool {
+	if t.inboxN.Load() == 0 {
+		return true
+	}
+	t.inboxN.Store(0)
+	t.mu.Lock()
+	msgs := t.inbox
+	t.inbox = t.spare[:0]
+	t.mu.Unlock()
+	keepRunning := true
+	for i := range msgs {
+		m := &msgs[i]
+		switch m.kind {
+		case msgNewClient:
+			t.register(m.c)
+		case msgReturn:
+			m.c.inFlight = false
+			t.afterProcess(m.c)
+		case msgPush:
+			c := m.c
+			if c.closed {
+				break
+			}
+			if c.inFlight {
+				c.pendingPush = append(c.pendingPush, m.data)
+				break
+			}
+			c.w.Buf = append(c.w.Buf, m.data...)
+			t.checkPushLimit(c)
+			if !c.closed {
+				t.writeClient(c)
+			}
+		case msgKill:
+			if m.c.closed {
+				break
+			}
+			if m.c.inFlight {
+				m.c.flags |= flagCloseASAP
+				break
+			}
+			t.closeClient(m.c)
+		case msgStop:
+			keepRunning = false
+		}
+		*m = threadMsg{}
+	}
+	t.spare = msgs[:0]
+	return keepRunning
+}
+
+// checkPushLimit applies the pubsub class output limit to out-of-band output.
+func (t *ioThread) checkPushLimit(c *client) {
+	if hard := t.s.pubsubHardLimit.Load(); hard > 0 && int64(c.pendingOutput()) > hard {
+		t.s.logf(logWarning, "Client id=%d addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.", c.id, c.addr)
+		t.closeClient(c)
+	}
+}
+
+// afterProcess runs when the main thread is done with a client: write the replies, then go on
+// reading what arrived meanwhile.
+func (t *ioThread) afterProcess(c *client) {
+	c.inFlight = false
+	// Arguments pointed into qbuf; they are consumed now.
+	clear(c.argv)
+	c.argv = c.argv[:0]
+	c.cmdEnds = c.cmdEnds[:0]
+	for _, p := range c.pendingPush {
+		c.w.Buf = append(c.w.Buf, p...)
+	}
+	clear(c.pendingPush)
+	c.pendingPush = c.pendingPush[:0]
+	if c.flags&flagCloseASAP != 0 {
+		t.closeClient(c)
+		return
+	}
+	t.writeClient(c)
+	if c.closed {
+		return
+	}
+	if c.flags&flagCloseAfterReply != 0 {
+		if c.pendingOutput() == 0 {
+			t.closeClient(c)
+		}
+		return
+	}
+	if c.qpos > 0 && c.qpos == len(c.qbuf) {
+		c.qbuf, c.qpos, c.need = c.qbuf[:0], 0, 0
+		if cap(c.qbuf) > bigBuffer {
+			c.qbuf = nil
+		}
+	}
+	if c.moreToParse {
+		t.parseAndDispatch(c)
+		return
+	}
+	if c.readPending {
+		c.readPending = false
+		t.readClient(c)
+	}
+}
+
+// writeClient writes pending output until done or the socket is full.
+func (t *ioThread) writeClient(c *client) {
+	for c.outPos < len(c.w.Buf) {
+		if !c.writable {
+			return
+		}
+		n, errno := sysWrite(c.fd, c.w.Buf[c.outPos:])
+		if n > 0 {
+			c.outPos += n
+			t.writes++
+		}
+		if errno == unix.EAGAIN {
+			c.writable = false
+			break
+		}
+		if errno != 0 && errno != unix.EINTR {
+			t.closeClient(c)
+			return
+		}
+	}
+	if c.outPos == len(c.w.Buf) {
+		c.outPos = 0
+		if cap(c.w.Buf) > bigBuffer {
+			c.w.Buf = nil
+		} else {
+			c.w.Buf = c.w.Buf[:0]
+		}
+		if c.flags&flagCloseAfterReply != 0 && !c.inFlight {
+			t.closeClient(c)
+			return
+		}
+	}
+	c.omem.Store(int64(cap(c.w.Buf)))
+}
+
+// closeClient closes the socket and tells the main thread, which forgets the client.
+func (t *ioThread) closeClient(c *client) {
+	if c.closed {
+		return
+	}
+	c.closed = true
+	if c.fd < len(t.conns) && t.conns[c.fd] == c {
+		t.conns[c.fd] = nil
+	}
+	t.nclients--
+	unix.Close(c.fd)
+	c.qbuf, c.w.Buf, c.argv = nil, nil, nil
+	if t.direct {
+		t.s.unlinkClient(c)
+		return
+	}
+	t.batch = append(t.batch, c)
+}
+
+// shutdown closes every connection of the thread.
+func (t *ioThread) shutdown() {
+	for _, c := range t.conns {
+		if c != nil {
+			c.closed = true
+			unix.Close(c.fd)
+		}
+	}
+	t.conns = nil
+	t.p.close()
+}
+
+// send queues a message from the main thread and wakes the thread if it sleeps.
+func (t *ioThread) send(m threadMsg) {
+	t.mu.Lock()
+	t.inbox = append(t.inbox, m)
+	t.mu.Unlock()
+	t.inboxN.Add(1)
+	if t.sleeping.Load() == 1 {
+		t.p.wake()
+	}
+}
+
+// sendBatch queues many messages under one lock acquisition.
+func (t *ioThread) sendBatch(ms []threadMsg) {
+	if len(ms) == 0 {
+		return
+	}
+	t.mu.Lock()
+	t.inbox = append(t.inbox, ms...)
+	t.mu.Unlock()
+	t.inboxN.Add(1)
+	if t.sleeping.Load() == 1 {
+		t.p.wake()
+	}
+}

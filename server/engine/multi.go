@@ -1,0 +1,172 @@
+package engine
+
+// MULTI/EXEC transactions and WATCH. Queued commands copy their arguments, because the query
+// buffer they came from is reused once the client returns to its I/O thread.
+
+func (s *Server) queueMulti(c *client, cmd *command, argv [][]byte) {
+	if cmd.flags&cmdNoMulti != 0 {
+		c.flags |= flagDirtyExec
+		s.addError(c, "ERR Command not allowed inside a transaction")
+		return
+	}
+	cp := make([][]byte, len(argv))
+	for i, a := range argv {
+		cp[i] = append([]byte(nil), a...)
+	}
+	c.multiQueue = append(c.multiQueue, queuedCommand{cmd: cmd, argv: cp})
+	c.w.Simple("QUEUED")
+}
+
+func cmdMulti(s *Server, c *client, argv [][]byte) {
+	if c.flags&flagMulti != 0 {
+		s.addError(c, "ERR MULTI calls can not be nested")
+		return
+	}
+	c.flags |= flagMulti
+	c.w.OK()
+}
+
+func (s *Server) discardTransaction(c *client) {
+	c.multiQueue = nil
+	c.flags &^= flagMulti | flagDirtyCAS | flagDirtyExec
+	s.unwatchAll(c)
+}
+
+func cmdDiscard(s *Server, c *client, argv [][]byte) {
+	if c.flags&flagMulti == 0 {
+		s.addError(c, "ERR DISCARD without MULTI")
+		return
+	}
+	s.discardTransaction(c)
+	c.w.OK()
+}
+
+func cmdExec(s *Server, c *client, argv [][]byte) {
+	if c.flags&flagMulti == 0 {
+		s.addError(c, "ERR EXEC without MULTI")
+		return
+	}
+	if c.flags&flagDirtyExec != 0 {
+		s.discardTransaction(c)
+		s.addError(c, "EXECABORT Transaction discarded because of previous errors.")
+		return
+	}
+	if c.flags&flagDirtyCAS != 0 || s.watchedKeyExpired(c) {
+		s.discardTransaction(c)
+		c.w.NullArray()
+		return
+	}
+	queue := c.multiQueue
+	c.multiQueue = nil
+	c.flags &^= flagMulti
+	s.unwatchAll(c)
+	c.w.Array(len(queue))
+	c.flags |= flagExecuting
+	for _, q := range queue {
+		if q.cmd.flags&cmdDenyOOM != 0 && s.cfg.MaxMemory > 0 && !s.freeMemoryIfNeeded() {
+			s.addError(c, "OOM command not allowed when used memory > 'maxmemory'.")
+			continue
+		}
+		s.execute(c, q.cmd, q.argv)
+	}
+	c.flags &^= flagExecuting
+}
+
+// flagExecuting marks a client running EXEC: blocking commands do not block inside it.
+const flagExecuting = 1 << 20
+
+func cmdWatch(s *Server, c *client, argv [][]byte) {
+	if c.flags&flagMulti != 0 {
+		s.addError(c, "ERR WATCH inside MULTI is not allowed")
+		return
+	}
+	if s.watchedKeys == nil {
+		s.watchedKeys = map[watchedKey][]*client{}
+	}
+	for _, k := range argv[1:] {
+		wk := watchedKey{db: c.db, key: string(k)}
+		already := false
+		for _, x := range c.watched {
+			if x == wk {
+				already = true
+				break
+			}
+		}
+		if already {
+			continue
+		}
+		c.watched = append(c.watched, wk)
+		s.watchedKeys[wk] = append(s.watchedKeys[wk], c)
+	}
+	c.w.OK()
+}
+
+func cmdUnwatch(s *Server, c *client, argv [][]byte) {
+	s.unwatchAll(c)
+	c.flags &^= flagDirtyCAS
+	c.w.OK()
+}
+
+func (s *Server) unwatchAll(c *client) {
+	for _, wk := range c.watched {
+		list := s.watchedKeys[wk]
+		for i, x := range list {
+			if x == c {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(s.watchedKeys, wk)
+		} else {
+			s.watchedKeys[wk] = list
+		}
+	}
+	c.watched = nil
+}
+
+// watchedKeyExpired reports whether a watched key has expired since WATCH (Redis 7 treats that
+// as a modification).
+func (s *Server) watchedKeyExpired(c *client) bool {
+	for _, wk := range c.watched {
+		db := s.dbs[wk.db]
+		if r, ok := db.Find([]byte(wk.key)); ok {
+			if exp, has := db.ExpireAt(r); has && exp <= s.nowMs {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// touchWatched marks clients watching key as dirty.
+func (s *Server) touchWatched(dbIndex int, key []byte) {
+	if len(s.watchedKeys) == 0 {
+		return
+	}
+	for _, w := range s.watchedKeys[watchedKey{db: dbIndex, key: string(key)}] {
+		w.flags |= flagDirtyCAS
+	}
+}
+
+// touchAllWatched marks every client watching a key in dbIndex (-1: any) as dirty.
+func (s *Server) touchAllWatched(dbIndex int) {
+	for wk, list := range s.watchedKeys {
+		if dbIndex == -1 || wk.db == dbIndex {
+			for _, w := range list {
+				w.flags |= flagDirtyCAS
+			}
+		}
+	}
+}
+
+// modified is called after every write to a key: WATCH, blocked clients, the dirty counter.
+func (s *Server) modified(dbIndex int, key []byte) {
+	s.stats.dirty++
+	if len(s.watchedKeys) > 0 {
+		s.touchWatched(dbIndex, key)
+	}
+	if s.blocking.waiting > 0 {
+		s.blocking.signalKey(dbIndex, key)
+	}
+}

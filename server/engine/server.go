@@ -1,0 +1,539 @@
+// Package engine is iocache-server: a Redis-compatible server whose commands execute on one main
+// thread while socket reads, parsing and writes run on pinned I/O threads (io-threads), as in
+// Redis 8. This file holds the server and its main loop; iothread.go the I/O threads; the cmd_*.go
+// files the commands.
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/cpuset"
+	"github.com/iocache/iocache/server/keyspace"
+)
+
+// ErrServerClosed is returned by Serve after Shutdown or the SHUTDOWN command.
+var ErrServerClosed = errors.New("iocache: server closed")
+
+// Server is one iocache-server instance.
+type Server struct {
+	cfg  *config.Config
+	plan cpuset.Plan
+
+	listeners  []*listener
+	mainPoller *poller
+	threads    []*ioThread // threads[0] is the main thread
+	direct     bool        // io-threads 1: the main thread does the socket work too
+	wg         sync.WaitGroup
+	mainTID    atomic.Int64
+
+	// Hand-off signals (see iothread.go).
+	ioWork       atomic.Int32
+	mainSleeping atomic.Int32
+
+	// Values the I/O threads read; the main thread updates them on CONFIG SET.
+	queryBufLimit   atomic.Int64
+	protoMaxBulkLen atomic.Int64
+	pubsubHardLimit atomic.Int64
+	authRequired    atomic.Bool
+
+	// Main-thread state.
+	dbs          []*keyspace.DB
+	seed         maphash.Seed
+	commands     map[string]*command
+	clients      map[int64]*client
+	nextClientID int64
+	nowMs        int64
+	unixtime     int64
+	lruClock     uint32
+	startTime    time.Time
+	returns      [][]threadMsg // per thread, replies to send back this iteration
+	taken        []*client
+	pendingWrite []*client // direct mode: clients with out-of-band output to flush
+	stats        stats
+	slowlog      slowlog
+	pubsub       pubsubState
+	watchedKeys  map[watchedKey][]*client
+	blocking     blockingState
+	bio          *bio
+	nextCron     int64
+	stopping     atomic.Bool
+	shutdownErr  error
+	logger       *logger
+	cpuTicker    cpuSampler
+	metrics      *metricsServer
+	memOverhead  int64 // process memory beyond the keyspace's accounting, measured by cron
+	nextExpire   int64 // when the next active expire cycle runs (unix ms)
+
+	readyOnce sync.Once
+	ready     chan struct{}
+}
+
+// New builds a server from a configuration: resolves io-threads and the cpulists against the CPUs
+// the process may use, and opens the listening sockets. Serve runs it.
+func New(cfg *config.Config) (*Server, error) {
+	s := &Server{cfg: cfg, seed: maphash.MakeSeed(), clients: map[int64]*client{}, startTime: time.Now(), ready: make(chan struct{})}
+	var err error
+	if s.logger, err = newLogger(cfg); err != nil {
+		return nil, err
+	}
+	allowed, err := cpuset.Allowed()
+	if err != nil {
+		return nil, err
+	}
+	s.plan, err = cpuset.BuildPlan(cpuset.Request{
+		IOThreads: cfg.IOThreads, Server: cfg.ServerCPUList, Bio: cfg.BioCPUList,
+		AOFRewrite: cfg.AOFRewriteCPUList, BGSave: cfg.BGSaveCPUList, Mode: cpuset.Mode(cfg.CPUListMode),
+	}, allowed, cpuset.EffectiveCores(allowed))
+	if err != nil {
+		return nil, err
+	}
+	s.dbs = make([]*keyspace.DB, cfg.Databases)
+	for i := range s.dbs {
+		s.dbs[i] = keyspace.NewDB(s.seed)
+	}
+	s.commands = buildCommandTable()
+	s.applyLiveConfig()
+	s.updateClock(time.Now())
+	if s.mainPoller, err = newPoller(); err != nil {
+		return nil, err
+	}
+	if err := s.openListeners(); err != nil {
+		s.closeListeners()
+		return nil, err
+	}
+	s.direct = s.plan.IOThreads <= 1
+	for i := 0; i < s.plan.IOThreads; i++ {
+		cpus := s.threadCPUs(i)
+		if i == 0 {
+			s.threads = append(s.threads, &ioThread{id: 0, s: s, p: s.mainPoller, direct: s.direct, cpus: cpus})
+			continue
+		}
+		t, err := newIOThread(s, i, false, cpus)
+		if err != nil {
+			s.closeListeners()
+			return nil, err
+		}
+		s.threads = append(s.threads, t)
+	}
+	s.returns = make([][]threadMsg, len(s.threads))
+	s.bio = newBio(s, s.plan.Bio)
+	return s, nil
+}
+
+// threadCPUs is the CPU of server thread i: one CPU each, in order, when server_cpulist has at
+// least as many CPUs as threads (so threads do not compete); otherwise the whole list, as Redis
+// pins every thread to the whole server_cpulist.
+func (s *Server) threadCPUs(i int) []int {
+	l := s.plan.Server
+	if len(l) == 0 {
+		return nil
+	}
+	if len(l) >= s.plan.IOThreads {
+		return []int{l[i]}
+	}
+	return l
+}
+
+// applyLiveConfig copies the settings other threads read into atomics.
+func (s *Server) applyLiveConfig() {
+	s.queryBufLimit.Store(s.cfg.ClientQueryBufferLimit)
+	s.protoMaxBulkLen.Store(s.cfg.ProtoMaxBulkLen)
+	s.pubsubHardLimit.Store(s.cfg.ClientOutputBufferLimit[config.ClassPubSub].Hard)
+	s.authRequired.Store(s.cfg.RequirePass != "")
+	if s.logger != nil {
+		s.logger.setLevel(s.cfg.LogLevel)
+	}
+}
+
+func (s *Server) openListeners() error {
+	// As in Redis, port 0 with a unixsocket means "no TCP". Port 0 without one binds an ephemeral
+	// port (Redis would refuse to start), which tests and side-by-side benchmarks use.
+	if s.cfg.Port != 0 || s.cfg.UnixSocket == "" {
+		for _, b := range s.cfg.Bind {
+			addr, optional := isIPv6Optional(b)
+			l, err := listenTCP(addr, s.cfg.Port, s.cfg.TCPBacklog)
+			if err != nil {
+				if optional {
+					continue
+				}
+				return fmt.Errorf("Warning: Could not create server TCP listening socket %s:%d: %w", addr, s.cfg.Port, err)
+			}
+			s.listeners = append(s.listeners, l)
+		}
+	}
+	if s.cfg.UnixSocket != "" {
+		l, err := listenUnix(s.cfg.UnixSocket, s.cfg.UnixSocketPerm, s.cfg.TCPBacklog)
+		if err != nil {
+			return err
+		}
+		s.listeners = append(s.listeners, l)
+	}
+	if len(s.listeners) == 0 {
+		return errors.New("Configured to not listen anywhere, exiting.")
+	}
+	for _, l := range s.listeners {
+		if err := s.mainPoller.add(l.fd, unix.EPOLLIN); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Server) closeListeners() {
+	for _, l := range s.listeners {
+		unix.Close(l.fd)
+		if l.unix {
+			_ = os.Remove(l.addr)
+		}
+	}
+	s.listeners = nil
+}
+
+// Addr returns the address of the first TCP listener (host:port), for tests that bind port 0.
+func (s *Server) Addr() string {
+	for _, l := range s.listeners {
+		if !l.unix {
+			return l.addr
+		}
+	}
+	return ""
+}
+
+// Ready is closed once Serve is accepting connections.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// Serve runs the server until Shutdown or SHUTDOWN. It locks the calling goroutine to its OS
+// thread, which becomes the main thread.
+func (s *Server) Serve() error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	s.mainTID.Store(int64(cpuset.Gettid()))
+	s.threads[0].tid.Store(s.mainTID.Load())
+	if err := cpuset.PinThread(s.threads[0].cpus); err != nil {
+		s.logf(logWarning, "main thread: pinning to %s failed: %v", cpuset.Format(s.threads[0].cpus), err)
+	}
+	var started sync.WaitGroup
+	for _, t := range s.threads[1:] {
+		s.wg.Add(1)
+		started.Add(1)
+		go t.run(&s.wg, &started)
+	}
+	// Every server thread has pinned itself before bio moves the remaining threads away.
+	started.Wait()
+	s.bio.start(&s.wg)
+	if err := s.startMetrics(); err != nil {
+		s.logf(logWarning, "metrics endpoint disabled: %v", err)
+	}
+	s.logf(logNotice, "Ready to accept connections tcp %s (io-threads %d, server CPUs %s, bio CPUs %s)", s.Addr(), s.plan.IOThreads, cpuset.Format(s.plan.Server), cpuset.Format(s.plan.Bio))
+	s.readyOnce.Do(func() { close(s.ready) })
+	s.mainLoop()
+	s.stopAll()
+	return ErrServerClosed
+}
+
+// Shutdown stops the server from any goroutine; Serve returns once every thread has stopped.
+func (s *Server) Shutdown() {
+	s.stopping.Store(true)
+	s.mainPoller.wake()
+}
+
+// HandleSignals makes SIGTERM and SIGINT shut the server down, as redis-server does.
+func (s *Server) HandleSignals() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		sig := <-ch
+		s.logf(logWarning, "Received %s scheduling shutdown...", sig)
+		s.Shutdown()
+	}()
+}
+
+func (s *Server) mainLoop() {
+	main := s.threads[0]
+	for !s.stopping.Load() {
+		timeout := s.pollTimeout()
+		if !s.direct {
+			s.mainSleeping.Store(1)
+			if s.ioWork.Load() != 0 {
+				timeout = 0
+			}
+		}
+		evs := s.mainPoller.wait(timeout)
+		s.mainSleeping.Store(0)
+		start := nanotime()
+		s.updateClock(time.Now())
+		for i := range evs {
+			fd := int(evs[i].Fd)
+			if l := s.listenerFor(fd); l != nil {
+				s.acceptAll(l)
+				continue
+			}
+			if s.direct {
+				main.onEvent(evs[i].Fd, evs[i].Events)
+			}
+		}
+		if !s.direct {
+			s.serveIOThreads()
+		}
+		s.beforeSleep()
+		if s.nowMs >= s.nextCron {
+			s.cron()
+		}
+		main.publish(nanotime() - start)
+	}
+}
+
+func (s *Server) listenerFor(fd int) *listener {
+	for _, l := range s.listeners {
+		if l.fd == fd {
+			return l
+		}
+	}
+	return nil
+}
+
+// pollTimeout is how long the main loop may sleep: until the next cron tick or blocked-client
+// deadline.
+func (s *Server) pollTimeout() int {
+	next := min(s.nextCron, s.nextExpire)
+	if d := s.blocking.nextDeadline(); d > 0 && d < next {
+		next = d
+	}
+	ms := next - time.Now().UnixMilli()
+	if ms < 0 {
+		return 0
+	}
+	return int(ms) + 1
+}
+
+// serveIOThreads takes every batch the I/O threads handed over, executes it, and returns the
+// clients to their threads, one lock acquisition per thread in each direction.
+func (s *Server) serveIOThreads() {
+	if s.ioWork.Load() == 0 {
+		return
+	}
+	s.ioWork.Store(0)
+	for _, t := range s.threads[1:] {
+		t.mu.Lock()
+		s.taken, t.toMain = t.toMain, s.taken[:0]
+		t.mu.Unlock()
+		for i, c := range s.taken {
+			if c.closed {
+				s.unlinkClient(c)
+			} else {
+				s.process(c)
+				if !c.mainOwned {
+					s.returns[t.id] = append(s.returns[t.id], threadMsg{kind: msgReturn, c: c})
+				}
+			}
+			s.taken[i] = nil
+		}
+		s.taken = s.taken[:0]
+	}
+	s.flushReturns()
+}
+
+// returnClient gives a client the main thread held (blocked, or resumed) back to its thread.
+func (s *Server) returnClient(c *client) {
+	if s.direct {
+		c.thread.afterProcess(c)
+		return
+	}
+	s.returns[c.thread.id] = append(s.returns[c.thread.id], threadMsg{kind: msgReturn, c: c})
+}
+
+func (s *Server) flushReturns() {
+	for id := 1; id < len(s.returns); id++ {
+		if len(s.returns[id]) > 0 {
+			s.threads[id].sendBatch(s.returns[id])
+			clear(s.returns[id])
+			s.returns[id] = s.returns[id][:0]
+		}
+	}
+}
+
+// beforeSleep does what must happen before the main thread waits again: wake clients blocked on
+// keys that received data, flush direct-mode out-of-band output, return resumed clients.
+func (s *Server) beforeSleep() {
+	s.blocking.serveReadyKeys(s)
+	s.blocking.expireTimeouts(s)
+	s.expireTick()
+	if s.direct {
+		for i, c := range s.pendingWrite {
+			if !c.closed && !c.mainOwned && !c.inFlight {
+				c.thread.writeClient(c)
+			}
+			s.pendingWrite[i] = nil
+		}
+		s.pendingWrite = s.pendingWrite[:0]
+	} else {
+		s.flushReturns()
+	}
+}
+
+// acceptAll accepts every pending connection on l and assigns each to the I/O thread with the
+// fewest clients, for the connection's whole life.
+func (s *Server) acceptAll(l *listener) {
+	for i := 0; i < 1000; i++ {
+		nfd, sa, err := unix.Accept4(l.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		if err != nil {
+			if err != unix.EAGAIN && err != unix.EINTR && err != unix.ECONNABORTED {
+				s.logf(logWarning, "Accepting client connection: %v", err)
+			}
+			return
+		}
+		if len(s.clients) >= s.cfg.MaxClients {
+			msg := "-ERR max number of clients reached\r\n"
+			_, _ = unix.Write(nfd, []byte(msg))
+			unix.Close(nfd)
+			s.stats.rejectedConns++
+			continue
+		}
+		if !l.unix {
+			configureConn(nfd, s.cfg.TCPKeepAlive)
+		}
+		s.nextClientID++
+		c := newClient(s.nextClientID, nfd, s.unixtime)
+		c.unix = l.unix
+		if l.unix {
+			c.addr, c.laddr = "/unixsocket:0", l.addr
+		} else {
+			c.addr, c.laddr = formatSockaddr(sa), sockaddrString(nfd)
+		}
+		c.authed = s.cfg.RequirePass == ""
+		c.w.Buf = make([]byte, 0, 1024)
+		s.clients[c.id] = c
+		s.stats.connectionsReceived++
+		t := s.pickThread()
+		t.assigned++
+		c.thread = t
+		if t.direct {
+			t.register(c)
+		} else {
+			t.send(threadMsg{kind: msgNewClient, c: c})
+		}
+	}
+}
+
+// pickThread chooses the thread with the fewest clients. With I/O threads, the main thread
+// serves no sockets, as in Redis 8.
+func (s *Server) pickThread() *ioThread {
+	if s.direct {
+		return s.threads[0]
+	}
+	best := s.threads[1]
+	for _, t := range s.threads[2:] {
+		if t.assigned < best.assigned {
+			best = t
+		}
+	}
+	return best
+}
+
+// unlinkClient forgets a closed client: registry, subscriptions, watches, blocking.
+func (s *Server) unlinkClient(c *client) {
+	if _, ok := s.clients[c.id]; !ok {
+		return
+	}
+	delete(s.clients, c.id)
+	c.thread.assigned--
+	s.unwatchAll(c)
+	s.pubsubUnsubscribeAll(c, false)
+	s.pubsub.removeMonitor(c)
+	if c.blocked != nil {
+		s.blocking.remove(c)
+	}
+	c.mainOwned = false
+}
+
+// killClient closes a client from the main thread: at once if the main thread owns its socket
+// work, else through its I/O thread.
+func (s *Server) killClient(c *client) {
+	if c.closed {
+		return
+	}
+	if s.direct {
+		if c.mainOwned {
+			c.flags |= flagCloseASAP
+			return
+		}
+		c.thread.closeClient(c)
+		return
+	}
+	if c.mainOwned {
+		c.flags |= flagCloseASAP
+		return
+	}
+	c.thread.send(threadMsg{kind: msgKill, c: c})
+}
+
+// pushTo delivers out-of-band output (pub/sub messages, MONITOR lines) to a client.
+func (s *Server) pushTo(c *client, data []byte) {
+	if c.closed {
+		return
+	}
+	if c.mainOwned || s.direct {
+		c.w.Buf = append(c.w.Buf, data...)
+		if s.direct && !c.mainOwned {
+			s.pendingWrite = append(s.pendingWrite, c)
+		}
+		return
+	}
+	c.thread.send(threadMsg{kind: msgPush, c: c, data: data})
+}
+
+func (s *Server) stopAll() {
+	s.closeListeners()
+	for _, t := range s.threads[1:] {
+		t.send(threadMsg{kind: msgStop})
+	}
+	s.bio.stop()
+	s.wg.Wait()
+	if s.direct {
+		s.threads[0].shutdown()
+	} else {
+		s.mainPoller.close()
+	}
+	s.stopMetrics()
+	s.logf(logNotice, "iocache is now ready to exit, bye bye...")
+}
+
+func (s *Server) updateClock(now time.Time) {
+	s.nowMs = now.UnixMilli()
+	s.unixtime = now.Unix()
+	s.lruClock = uint32(s.nowMs/lruResolutionMs) & lruClockMax
+}
+
+// LRU clock as Redis keeps it: 24 bits of seconds.
+const (
+	lruResolutionMs = 1000
+	lruClockMax     = 1<<24 - 1
+)
+
+// run is the body of Main once the configuration is loaded.
+func run(cfg *config.Config, stderr io.Writer) int {
+	s, err := New(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	s.HandleSignals()
+	if err := s.Serve(); err != nil && !errors.Is(err, ErrServerClosed) {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
+}

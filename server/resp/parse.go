@@ -1,0 +1,309 @@
+// Package resp reads client requests in the Redis protocol (RESP multibulk and inline commands) and
+// writes replies in RESP2 or RESP3. Both directions are pure functions over byte slices that
+// allocate nothing in steady state, so they can run on any thread and be fuzzed.
+package resp
+
+import (
+	"bytes"
+	"errors"
+)
+
+// Limits bound what one request may ask the server to buffer. Redis's values are the defaults.
+type Limits struct {
+	// MaxBulkLen is proto-max-bulk-len: the largest single argument.
+	MaxBulkLen int64
+	// MaxMultibulk is the most arguments one request may have.
+	MaxMultibulk int64
+	// MaxInline is the longest inline request (and multibulk header line) without a newline.
+	MaxInline int
+	// Unauthenticated applies Redis's stricter limits to clients that have not passed AUTH yet:
+	// at most 10 arguments of at most 16 KiB.
+	Unauthenticated bool
+}
+
+// DefaultLimits are redis-server's defaults.
+var DefaultLimits = Limits{MaxBulkLen: 512 << 20, MaxMultibulk: 1024 * 1024, MaxInline: 64 << 10}
+
+// ProtocolError is a request the server cannot parse. Its text is exactly what Redis replies
+// (after "ERR "), and the connection must be closed after the reply, because the stream can no
+// longer be framed.
+type ProtocolError struct{ Msg string }
+
+func (e *ProtocolError) Error() string { return e.Msg }
+
+var (
+	errTooBigMbulkCount  = &ProtocolError{"Protocol error: too big mbulk count string"}
+	errInvalidMbulkLen   = &ProtocolError{"Protocol error: invalid multibulk length"}
+	errTooBigBulkCount   = &ProtocolError{"Protocol error: too big bulk count string"}
+	errInvalidBulkLen    = &ProtocolError{"Protocol error: invalid bulk length"}
+	errTooBigInline      = &ProtocolError{"Protocol error: too big inline request"}
+	errUnbalancedQuotes  = &ProtocolError{"Protocol error: unbalanced quotes in request"}
+	errUnauthMbulk       = &ProtocolError{"Protocol error: unauthenticated multibulk length"}
+	errUnauthBulk        = &ProtocolError{"Protocol error: unauthenticated bulk length"}
+	errExpectedDollarFmt = "Protocol error: expected '$', got '"
+)
+
+// ErrIncomplete is returned with a hint of how many bytes the buffer must hold before a parse can
+// succeed; callers wait for at least that much data instead of re-parsing on every read.
+var ErrIncomplete = errors.New("incomplete request")
+
+// unauthenticated limits, as in Redis's processMultibulkBuffer.
+const (
+	unauthMaxMultibulk = 10
+	unauthMaxBulk      = 16384
+)
+
+// ParseCommand reads one request from buf. On success it appends the arguments to argv (as slices
+// of buf: they stay valid while buf is not overwritten) and returns the grown argv and the number
+// of bytes consumed. An empty inline line consumes its bytes and yields no arguments.
+//
+// On ErrIncomplete, need is the total buffer length needed before trying again (at least
+// len(buf)+1). On a *ProtocolError the connection must be answered and closed.
+func ParseCommand(buf []byte, argv [][]byte, lim *Limits) (out [][]byte, consumed int, need int, err error) {
+	if len(buf) == 0 {
+		return argv, 0, 1, ErrIncomplete
+	}
+	if buf[0] != '*' {
+		return parseInline(buf, argv, lim)
+	}
+	nl := bytes.IndexByte(buf, '\n')
+	if nl < 0 {
+		if len(buf) > lim.MaxInline {
+			return argv, 0, 0, errTooBigMbulkCount
+		}
+		return argv, 0, len(buf) + 1, ErrIncomplete
+	}
+	if nl < 1 || buf[nl-1] != '\r' {
+		// Redis searches for "\r\n"; a lone '\n' is part of the count, which then fails to parse.
+		return argv, 0, 0, errInvalidMbulkLen
+	}
+	count, ok := parseInt(buf[1 : nl-1])
+	if !ok || count > lim.MaxMultibulk {
+		return argv, 0, 0, errInvalidMbulkLen
+	}
+	if lim.Unauthenticated && count > unauthMaxMultibulk {
+		return argv, 0, 0, errUnauthMbulk
+	}
+	pos := nl + 1
+	if count <= 0 {
+		return argv, pos, 0, nil
+	}
+	start := len(argv)
+	for i := int64(0); i < count; i++ {
+		if pos >= len(buf) {
+			return argv[:start], 0, pos + 1, ErrIncomplete
+		}
+		if buf[pos] != '$' {
+			return argv[:start], 0, 0, &ProtocolError{errExpectedDollarFmt + string(buf[pos:pos+1]) + "'"}
+		}
+		rel := bytes.IndexByte(buf[pos:], '\n')
+		if rel < 0 {
+			if len(buf)-pos > lim.MaxInline {
+				return argv[:start], 0, 0, errTooBigBulkCount
+			}
+			return argv[:start], 0, len(buf) + 1, ErrIncomplete
+		}
+		end := pos + rel
+		if buf[end-1] != '\r' {
+			return argv[:start], 0, 0, errInvalidBulkLen
+		}
+		n, ok := parseInt(buf[pos+1 : end-1])
+		if !ok || n < 0 || n > lim.MaxBulkLen {
+			return argv[:start], 0, 0, errInvalidBulkLen
+		}
+		if lim.Unauthenticated && n > unauthMaxBulk {
+			return argv[:start], 0, 0, errUnauthBulk
+		}
+		dataStart := end + 1
+		dataEnd := dataStart + int(n)
+		if dataEnd+2 > len(buf) {
+			return argv[:start], 0, dataEnd + 2, ErrIncomplete
+		}
+		// Redis does not check the trailing CRLF; it skips two bytes. Do the same, so that what
+		// Redis accepts, iocache accepts.
+		argv = append(argv, buf[dataStart:dataEnd:dataEnd])
+		pos = dataEnd + 2
+	}
+	return argv, pos, 0, nil
+}
+
+// parseInt reads a decimal integer as Redis's string2ll does: optional '-', digits, no spaces, no
+// leading '+', no overflow.
+func parseInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	neg := false
+	if b[0] == '-' {
+		neg = true
+		b = b[1:]
+		if len(b) == 0 {
+			return 0, false
+		}
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		nv := v*10 + uint64(c-'0')
+		if nv/10 != v {
+			return 0, false
+		}
+		v = nv
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// parseInline reads a telnet-style request: arguments separated by spaces, with Redis's quoting.
+// Quoted arguments are unescaped in place inside buf, so no memory is allocated.
+func parseInline(buf []byte, argv [][]byte, lim *Limits) ([][]byte, int, int, error) {
+	nl := bytes.IndexByte(buf, '\n')
+	if nl < 0 {
+		if len(buf) > lim.MaxInline {
+			return argv, 0, 0, errTooBigInline
+		}
+		return argv, 0, len(buf) + 1, ErrIncomplete
+	}
+	line := buf[:nl]
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	start := len(argv)
+	out, ok := splitInline(line, argv)
+	if !ok {
+		return argv[:start], 0, 0, errUnbalancedQuotes
+	}
+	if lim.Unauthenticated && len(out)-start > unauthMaxMultibulk {
+		return argv[:start], 0, 0, errUnauthMbulk
+	}
+	return out, nl + 1, 0, nil
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+func hexVal(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// splitInline is sdssplitargs working in place: the unescaped argument is written over the
+// line's own bytes (it is never longer than its source).
+func splitInline(line []byte, argv [][]byte) ([][]byte, bool) {
+	i := 0
+	for {
+		for i < len(line) && isSpace(line[i]) {
+			i++
+		}
+		if i >= len(line) {
+			return argv, true
+		}
+		w := i // write position
+		argStart := i
+		inDQ, inSQ := false, false
+	arg:
+		for {
+			switch {
+			case inDQ:
+				if i >= len(line) {
+					return argv, false
+				}
+				c := line[i]
+				if c == '\\' && i+3 < len(line) && line[i+1] == 'x' {
+					h, ok1 := hexVal(line[i+2])
+					l, ok2 := hexVal(line[i+3])
+					if ok1 && ok2 {
+						line[w] = h<<4 | l
+						w++
+						i += 4
+						continue
+					}
+				}
+				if c == '\\' && i+1 < len(line) {
+					i++
+					switch line[i] {
+					case 'n':
+						line[w] = '\n'
+					case 'r':
+						line[w] = '\r'
+					case 't':
+						line[w] = '\t'
+					case 'b':
+						line[w] = '\b'
+					case 'a':
+						line[w] = '\a'
+					default:
+						line[w] = line[i]
+					}
+					w++
+					i++
+					continue
+				}
+				if c == '"' {
+					if i+1 < len(line) && !isSpace(line[i+1]) {
+						return argv, false
+					}
+					i++
+					break arg
+				}
+				line[w] = c
+				w++
+				i++
+			case inSQ:
+				if i >= len(line) {
+					return argv, false
+				}
+				c := line[i]
+				if c == '\\' && i+1 < len(line) && line[i+1] == '\'' {
+					line[w] = '\''
+					w++
+					i += 2
+					continue
+				}
+				if c == '\'' {
+					if i+1 < len(line) && !isSpace(line[i+1]) {
+						return argv, false
+					}
+					i++
+					break arg
+				}
+				line[w] = c
+				w++
+				i++
+			default:
+				if i >= len(line) || isSpace(line[i]) {
+					break arg
+				}
+				switch line[i] {
+				case '"':
+					inDQ = true
+				case '\'':
+					inSQ = true
+				default:
+					line[w] = line[i]
+					w++
+				}
+				i++
+			}
+		}
+		argv = append(argv, line[argStart:w:w])
+	}
+}
