@@ -32,11 +32,14 @@ type Config struct {
 	UnixSocket     string
 	UnixSocketPerm uint32
 	RequirePass    string
-	MaxClients     int
-	Timeout        int
-	TCPKeepAlive   int
-	TCPBacklog     int
-	ProtectedMode  bool
+	// RequirePassFile names a file holding the password (a mounted Secret), so the password never
+	// appears in a config file, a ConfigMap or a command line.
+	RequirePassFile string
+	MaxClients      int
+	Timeout         int
+	TCPKeepAlive    int
+	TCPBacklog      int
+	ProtectedMode   bool
 
 	// IOThreads counts the main thread; 0 means auto (resolved from the effective core count).
 	IOThreads        int

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -157,6 +158,17 @@ func buildTable() map[string]*directive {
 			},
 			get: func(c *Config) string { return strconv.FormatUint(uint64(c.UnixSocketPerm), 8) }},
 		stringDirective("requirepass", true, func(c *Config) *string { return &c.RequirePass }),
+		{name: "requirepass-file",
+			set: func(c *Config, a []string) error {
+				b, err := os.ReadFile(a[0])
+				if err != nil {
+					return fmt.Errorf("can't read requirepass-file: %v", err)
+				}
+				c.RequirePass = strings.TrimRight(string(b), "\r\n")
+				c.RequirePassFile = a[0]
+				return nil
+			},
+			get: func(c *Config) string { return c.RequirePassFile }},
 		intDirective("maxclients", true, 1, 1<<24, func(c *Config) *int { return &c.MaxClients }),
 		intDirective("timeout", true, 0, 1<<31-1, func(c *Config) *int { return &c.Timeout }),
 		intDirective("tcp-keepalive", true, 0, 1<<31-1, func(c *Config) *int { return &c.TCPKeepAlive }),
