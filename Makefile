@@ -57,7 +57,7 @@ test: manifests generate fmt vet envtest ## Run all tests: unit, server compatib
 .PHONY: bench
 bench: build ## Benchmark iocache-server against Debian's redis-server side by side (writes docs/benchmarks.md).
 	go test ./server/... -run '^$$' -bench . -benchmem -count 1
-	hack/bench-vs-redis.sh
+	go run ./hack/benchcmp $(BENCH_ARGS)
 
 .PHONY: lint
 lint: golangci-lint ## Run golangci-lint.

@@ -1,0 +1,304 @@
+// Command benchcmp runs Debian's redis-server and iocache-server side by side under
+// redis-benchmark, interleaving them, and writes a markdown table of requests per second and
+// requests per second of server CPU time, with the ratio to redis-server in every cell. It also
+// measures resident memory per key with 1,000,000 small keys. `make bench` runs it.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type serverKind string
+
+const (
+	redisKind   serverKind = "redis"
+	iocacheKind serverKind = "iocache"
+)
+
+type server struct {
+	kind serverKind
+	cmd  *exec.Cmd
+	port int
+}
+
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func start(kind serverKind, bin string, ioThreads int) *server {
+	port := freePort()
+	var args []string
+	switch kind {
+	case redisKind:
+		args = []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+			"--io-threads", strconv.Itoa(ioThreads), "--io-threads-do-reads", "yes", "--protected-mode", "no"}
+	case iocacheKind:
+		args = []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--io-threads", strconv.Itoa(ioThreads), "--metrics-port", "0"}
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		fatalf("starting %s: %v", bin, err)
+	}
+	for i := 0; i < 100; i++ {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			return &server{kind: kind, cmd: cmd, port: port}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	fatalf("%s did not start", bin)
+	return nil
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+}
+
+// cpuSeconds is the server process's user+system CPU time so far, from /proc/PID/stat.
+func (s *server) cpuSeconds() float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100
+}
+
+func (s *server) rssBytes() int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "VmRSS:") {
+			kb, _ := strconv.ParseInt(strings.Fields(sc.Text())[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+type cell struct {
+	ioThreads  int
+	clients    int
+	pipeline   int
+	test       string
+	size       int
+}
+
+func (c cell) load() string {
+	if c.pipeline > 1 {
+		return fmt.Sprintf("%d conns, pipeline %d", c.clients, c.pipeline)
+	}
+	return fmt.Sprintf("%d conns", c.clients)
+}
+
+type sample struct{ rps, rpsCPU float64 }
+
+// run is one redis-benchmark run; it returns requests/s and requests per server-CPU-second.
+func run(bench string, s *server, c cell, requests, clientThreads int) sample {
+	before := s.cpuSeconds()
+	args := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "-t", strings.ToLower(c.test), "-n", strconv.Itoa(requests),
+		"-c", strconv.Itoa(c.clients), "-P", strconv.Itoa(c.pipeline), "-d", strconv.Itoa(c.size), "--threads", strconv.Itoa(clientThreads), "--csv"}
+	out, err := exec.Command(bench, args...).CombinedOutput()
+	after := s.cpuSeconds()
+	if err != nil {
+		fatalf("redis-benchmark %v: %v\n%s", args, err, out)
+	}
+	var rps float64
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(line, ",")
+		if len(f) > 1 && strings.Trim(f[0], `"`) == c.test {
+			rps, _ = strconv.ParseFloat(strings.Trim(f[1], `"`), 64)
+		}
+	}
+	if rps == 0 {
+		fatalf("no result in redis-benchmark output:\n%s", out)
+	}
+	cpu := after - before
+	elapsed := float64(requests) / rps
+	_ = elapsed
+	return sample{rps: rps, rpsCPU: float64(requests) / cpu}
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func fatalf(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "benchcmp: "+format+"\n", a...)
+	os.Exit(1)
+}
+
+// fill writes n small keys with a pipelined writer and returns the RSS growth per key.
+func fill(s *server, n int) float64 {
+	conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", s.port))
+	if err != nil {
+		fatalf("dial: %v", err)
+	}
+	defer conn.Close()
+	base := s.rssBytes()
+	w := bufio.NewWriterSize(conn, 1<<16)
+	r := bufio.NewReaderSize(conn, 1<<16)
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; i < n; i++ {
+			if _, err := r.ReadString('\n'); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for i := 0; i < n; i++ {
+		k := fmt.Sprintf("key:%012d", i)
+		fmt.Fprintf(w, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$3\r\nxxx\r\n", len(k), k)
+	}
+	w.Flush()
+	if err := <-done; err != nil {
+		fatalf("fill: %v", err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	return float64(s.rssBytes()-base) / float64(n)
+}
+
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				model = strings.TrimSpace(strings.SplitN(l, ":", 2)[1])
+				break
+			}
+		}
+	}
+	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	return fmt.Sprintf("%d CPUs (%s), Linux %s, %s", runtime.NumCPU(), model, strings.TrimSpace(string(kernel)), runtime.Version())
+}
+
+func main() {
+	redisBin := flag.String("redis-server", "redis-server", "redis-server to compare with")
+	benchBin := flag.String("redis-benchmark", "redis-benchmark", "redis-benchmark binary")
+	ioBin := flag.String("iocache-server", "bin/iocache-server", "iocache-server binary")
+	requests := flag.Int("requests", 100000, "requests per run (pipelined runs use 4x)")
+	runs := flag.Int("runs", 3, "runs per cell; the median is reported")
+	clientThreads := flag.Int("client-threads", 2, "redis-benchmark --threads")
+	threadsList := flag.String("io-threads", "1,2", "io-threads settings to measure")
+	keys := flag.Int("memory-keys", 1000000, "keys for the memory-per-key measurement (0 skips it)")
+	out := flag.String("out", "docs/benchmarks.md", "markdown file to write")
+	flag.Parse()
+
+	var ioThreads []int
+	for _, f := range strings.Split(*threadsList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			fatalf("bad --io-threads %q", *threadsList)
+		}
+		ioThreads = append(ioThreads, n)
+	}
+	var cells []cell
+	for _, t := range ioThreads {
+		for _, load := range []struct{ c, p int }{{50, 1}, {400, 1}, {50, 16}} {
+			for _, test := range []string{"GET", "SET"} {
+				for _, size := range []int{3, 256} {
+					cells = append(cells, cell{ioThreads: t, clients: load.c, pipeline: load.p, test: test, size: size})
+				}
+			}
+		}
+	}
+	redisVersion, _ := exec.Command(*redisBin, "--version").Output()
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "# iocache-server vs redis-server, side by side\n\n")
+	fmt.Fprintf(&b, "Generated by `make bench` (`go run ./hack/benchcmp %s`) on %s.\n\n", strings.Join(os.Args[1:], " "), time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(&b, "- Machine: %s. Client and servers share these CPUs, as in the seed measurements.\n", machine())
+	fmt.Fprintf(&b, "- Peer: %s", strings.TrimSpace(string(redisVersion)))
+	fmt.Fprintf(&b, " started with `--save '' --appendonly no --io-threads N --io-threads-do-reads yes`; iocache-server with `--io-threads N`.\n")
+	fmt.Fprintf(&b, "- Load: `redis-benchmark -t TEST -n %d -c CONNS -P PIPELINE -d SIZE --threads %d` (pipelined runs use -n %d); the two servers alternate run by run; each cell is the median of %d runs.\n", *requests, *clientThreads, *requests*4, *runs)
+	fmt.Fprintf(&b, "- rps = requests per second; rps/CPU = requests per second of server CPU time (user+system from /proc/PID/stat), steadier when client and server share cores. Ratio = iocache / redis.\n\n")
+	fmt.Fprintf(&b, "| io-threads | load | test | value | redis rps | iocache rps | ratio | redis rps/CPU | iocache rps/CPU | ratio |\n")
+	fmt.Fprintf(&b, "|---|---|---|---|---:|---:|---:|---:|---:|---:|\n")
+
+	type result struct{ redis, iocache sample }
+	own := map[int][]float64{} // iocache rps per io-threads, to compare io-threads settings
+	for _, t := range ioThreads {
+		rs := start(redisKind, *redisBin, t)
+		is := start(iocacheKind, *ioBin, t)
+		for _, c := range cells {
+			if c.ioThreads != t {
+				continue
+			}
+			n := *requests
+			if c.pipeline > 1 {
+				n *= 4
+			}
+			var rr, ir, rc, ic []float64
+			for i := 0; i < *runs; i++ {
+				a := run(*benchBin, rs, c, n, *clientThreads)
+				z := run(*benchBin, is, c, n, *clientThreads)
+				rr, rc = append(rr, a.rps), append(rc, a.rpsCPU)
+				ir, ic = append(ir, z.rps), append(ic, z.rpsCPU)
+			}
+			res := result{sample{median(rr), median(rc)}, sample{median(ir), median(ic)}}
+			own[t] = append(own[t], res.iocache.rps)
+			line := fmt.Sprintf("| %d | %s | %s | %d B | %.0f | %.0f | %.2f× | %.0f | %.0f | %.2f× |\n", t, c.load(), c.test, c.size,
+				res.redis.rps, res.iocache.rps, res.iocache.rps/res.redis.rps, res.redis.rpsCPU, res.iocache.rpsCPU, res.iocache.rpsCPU/res.redis.rpsCPU)
+			b.WriteString(line)
+			fmt.Print(line)
+		}
+		rs.stop()
+		is.stop()
+	}
+	if base, ok := own[1]; ok {
+		for _, t := range ioThreads[1:] {
+			var ratios []string
+			for i := range own[t] {
+				ratios = append(ratios, fmt.Sprintf("%.2f", own[t][i]/base[i]))
+			}
+			fmt.Fprintf(&b, "\niocache `io-threads %d` vs its own `io-threads 1`, cell by cell (rps): %s.\n", t, strings.Join(ratios, ", "))
+		}
+	}
+	if *keys > 0 {
+		rs := start(redisKind, *redisBin, 1)
+		is := start(iocacheKind, *ioBin, 1)
+		rk := fill(rs, *keys)
+		ik := fill(is, *keys)
+		rs.stop()
+		is.stop()
+		fmt.Fprintf(&b, "\n## Memory per key\n\n%d keys `key:NNNNNNNNNNNN` with 3-byte values, written with pipelined SETs; resident memory growth (VmRSS) per key.\n\n", *keys)
+		fmt.Fprintf(&b, "| redis | iocache | ratio |\n|---:|---:|---:|\n| %.1f B | %.1f B | %.2f× |\n", rk, ik, ik/rk)
+		fmt.Printf("memory per key: redis %.1f B, iocache %.1f B (%.2f×)\n", rk, ik, ik/rk)
+	}
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+		fatalf("%v", err)
+	}
+	if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
+		fatalf("%v", err)
+	}
+	fmt.Printf("wrote %s\n", *out)
+}
