@@ -102,11 +102,11 @@ func (s *server) rssBytes() int64 {
 }
 
 type cell struct {
-	ioThreads  int
-	clients    int
-	pipeline   int
-	test       string
-	size       int
+	ioThreads int
+	clients   int
+	pipeline  int
+	test      string
+	size      int
 }
 
 func (c cell) load() string {
