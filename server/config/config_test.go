@@ -1,0 +1,102 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLoadFileThenFlags(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "iocache.conf")
+	conf := `# comment
+port 7000
+bind 127.0.0.1 ::1
+io-threads 4
+server-cpulist 0-2
+bio_cpulist "3"
+maxmemory 1gb
+maxmemory-policy allkeys-lru
+client-output-buffer-limit pubsub 64mb 16mb 30
+save ""
+requirepass "with space"
+`
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load([]string{path, "--port", "7001", "--save", "900", "1", "--loglevel", "warning"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Port != 7001 || strings.Join(c.Bind, ",") != "127.0.0.1,::1" || c.IOThreads != 4 ||
+		c.ServerCPUList != "0-2" || c.BioCPUList != "3" || c.MaxMemory != 1<<30 || c.MaxMemoryPolicy != "allkeys-lru" ||
+		c.Save != "900 1" || c.LogLevel != "warning" || c.RequirePass != "with space" {
+		t.Fatalf("loaded %+v", c)
+	}
+	if l := c.ClientOutputBufferLimit[ClassPubSub]; l.Hard != 64<<20 || l.Soft != 16<<20 || l.SoftSeconds != 30 {
+		t.Fatalf("pubsub limit %+v", l)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bad.conf")
+	_ = os.WriteFile(path, []byte("port 6379\nbogus-directive 1\n"), 0o600)
+	_, err := Load([]string{path}, nil)
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.Line != 2 || fe.Message != "Bad directive or wrong number of arguments" {
+		t.Fatalf("bad directive: %v", err)
+	}
+	for _, args := range [][]string{
+		{"--port", "70000"},
+		{"--io-threads", "0"},
+		{"--maxmemory-policy", "sometimes"},
+		{"--server_cpulist", "3-1"},
+		{"--maxmemory", "lots"},
+	} {
+		if _, err := Load(args, nil); err == nil {
+			t.Errorf("%v: accepted", args)
+		}
+	}
+	if c, err := Load([]string{"--io-threads", "auto"}, nil); err != nil || c.IOThreads != 0 {
+		t.Fatalf("io-threads auto: %v %v", c, err)
+	}
+}
+
+func TestSetAtRuntime(t *testing.T) {
+	c := New()
+	if err := c.Set("io-threads", []string{"2"}, true); !errors.Is(err, ErrImmutable) {
+		t.Fatalf("io-threads at runtime: %v", err)
+	}
+	if err := c.Set("maxmemory", []string{"10mb"}, true); err != nil || c.MaxMemory != 10<<20 {
+		t.Fatalf("maxmemory: %v %d", err, c.MaxMemory)
+	}
+	// The four lists and cpulist-mode.
+	got := c.Get("*cpulist*")
+	if len(got) != 5 {
+		t.Fatalf("CONFIG GET *cpulist*: %v", got)
+	}
+}
+
+func TestSplitArgs(t *testing.T) {
+	cases := map[string][]string{
+		`a b  c`:           {"a", "b", "c"},
+		`"a b" 'c d'`:      {"a b", "c d"},
+		`"\x41\n" 'it\'s'`: {"A\n", "it's"},
+		`""`:               {""},
+		`save "" `:         {"save", ""},
+	}
+	for in, want := range cases {
+		got, err := SplitArgs(in)
+		if err != nil || strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+			t.Errorf("SplitArgs(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{`"abc`, `'abc`, `"a"b`} {
+		if _, err := SplitArgs(bad); err == nil {
+			t.Errorf("SplitArgs(%q) accepted", bad)
+		}
+	}
+}
