@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -104,3 +105,11 @@ func (r *rawConn) expectClosed() {
 }
 
 func ctx() context.Context { return context.Background() }
+
+func regexpFind(pattern, s string) string {
+	m := regexp.MustCompile(pattern).FindStringSubmatch(s)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
