@@ -232,6 +232,10 @@ func cmdClient(s *Server, c *client, argv [][]byte) {
 			return
 		}
 		c.w.OK()
+	case equalFold(sub, "pause") && (len(argv) == 3 || len(argv) == 4):
+		s.clientPause(c, argv)
+	case equalFold(sub, "unpause") && len(argv) == 2:
+		s.clientUnpause(c)
 	case equalFold(sub, "no-touch") && len(argv) == 3:
 		c.w.OK()
 	case equalFold(sub, "reply") && len(argv) == 3:
@@ -252,6 +256,8 @@ func cmdClient(s *Server, c *client, argv [][]byte) {
 			"KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are: ID, ADDR, LADDR, SKIPME, USER.",
 			"LIST [options ...]", "    Return information about client connections. Options: TYPE, ID.",
 			"NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+			"PAUSE <timeout> [WRITE|ALL]", "    Suspend all, or just write, clients for <timeout> milliseconds.",
+			"UNPAUSE", "    Stop the current client pause, resuming traffic.",
 			"SETNAME <name>", "    Assign the name <name> to the current connection.",
 			"UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
 		})

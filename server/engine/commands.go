@@ -72,6 +72,13 @@ func (s *Server) process(c *client) {
 		argv := c.argv[start:end]
 		start = end
 		c.nextCmd++
+		if cmd := s.lookupCommand(argv[0]); cmd != nil && s.pauseHolds(cmd) {
+			// Held by CLIENT PAUSE: run this command again when the pause ends.
+			c.nextCmd--
+			c.flags |= flagPaused
+			s.pause.waiting = append(s.pause.waiting, c)
+			return
+		}
 		s.call(c, argv)
 		if c.blocked != nil {
 			return // stays mainOwned until unblocked

@@ -18,7 +18,7 @@ func (s *Server) cron() {
 	s.measureMemory()
 	s.clientsCron()
 	s.cpuTicker.sample(s)
-	if s.cfg.MaxMemory > 0 {
+	if s.cfg.MaxMemory > 0 && !s.pause.active(s.nowMs) {
 		s.freeMemoryIfNeeded()
 	}
 }
@@ -62,6 +62,17 @@ func (s *Server) measureMemory() {
 func (s *Server) clientsCron() {
 	now := s.unixtime
 	for _, c := range s.clients {
+		if c.flags&flagPaused != 0 && c.peerGone.Load() {
+			for i, x := range s.pause.waiting {
+				if x == c {
+					s.pause.waiting = append(s.pause.waiting[:i], s.pause.waiting[i+1:]...)
+					break
+				}
+			}
+			c.flags = (c.flags &^ flagPaused) | flagCloseASAP
+			s.resume(c)
+			continue
+		}
 		if c.blocked != nil && c.peerGone.Load() {
 			s.blocking.remove(c)
 			c.flags |= flagCloseASAP

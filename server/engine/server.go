@@ -67,6 +67,7 @@ type Server struct {
 	pubsub       pubsubState
 	watchedKeys  map[watchedKey][]*client
 	blocking     blockingState
+	pause        pauseState
 	bio          *bio
 	nextCron     int64
 	stopping     atomic.Bool
@@ -312,6 +313,9 @@ func (s *Server) pollTimeout() int {
 	if d := s.blocking.nextDeadline(); d > 0 && d < next {
 		next = d
 	}
+	if len(s.pause.waiting) > 0 && s.pause.until < next {
+		next = s.pause.until
+	}
 	ms := next - time.Now().UnixMilli()
 	if ms < 0 {
 		return 0
@@ -370,7 +374,10 @@ func (s *Server) flushReturns() {
 func (s *Server) beforeSleep() {
 	s.blocking.serveReadyKeys(s)
 	s.blocking.expireTimeouts(s)
-	s.expireTick()
+	s.releasePaused()
+	if !s.pause.active(s.nowMs) {
+		s.expireTick()
+	}
 	if s.direct {
 		for i, c := range s.pendingWrite {
 			if !c.closed && !c.mainOwned && !c.inFlight {
@@ -455,6 +462,14 @@ func (s *Server) unlinkClient(c *client) {
 	s.pubsub.removeMonitor(c)
 	if c.blocked != nil {
 		s.blocking.remove(c)
+	}
+	if c.flags&flagPaused != 0 {
+		for i, x := range s.pause.waiting {
+			if x == c {
+				s.pause.waiting = append(s.pause.waiting[:i], s.pause.waiting[i+1:]...)
+				break
+			}
+		}
 	}
 	c.mainOwned = false
 }

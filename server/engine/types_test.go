@@ -390,3 +390,48 @@ func waitBlocked(t *testing.T, c *redis.Client, n int) {
 	}
 	t.Fatalf("%d clients never blocked", n)
 }
+
+func TestClientPause(t *testing.T) {
+	for _, threads := range []int{1, 2} {
+		_, addr := startServer(t, func(c *config.Config) { c.IOThreads = threads })
+		admin := redisClient(t, addr, 2)
+		writer := redisClient(t, addr, 2)
+		if err := admin.Do(ctx(), "CLIENT", "PAUSE", "10000", "WRITE").Err(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- writer.Set(ctx(), "k", "v", 0).Err() }()
+		// Reads go through during a WRITE pause; the write waits.
+		if err := writer.Get(ctx(), "other").Err(); err != redis.Nil {
+			t.Fatalf("GET during WRITE pause: %v", err)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("io-threads %d: SET ran during CLIENT PAUSE WRITE (%v)", threads, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+		if err := admin.Do(ctx(), "CLIENT", "UNPAUSE").Err(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("io-threads %d: SET not resumed after CLIENT UNPAUSE", threads)
+		}
+		if v := admin.Get(ctx(), "k").Val(); v != "v" {
+			t.Fatalf("value after the pause: %q", v)
+		}
+		// A pause ends by itself at its timeout.
+		admin.Do(ctx(), "CLIENT", "PAUSE", "100", "ALL")
+		start := time.Now()
+		if err := writer.Set(ctx(), "k2", "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d < 80*time.Millisecond {
+			t.Fatalf("ALL pause held a write for only %v", d)
+		}
+	}
+}
