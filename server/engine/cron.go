@@ -36,21 +36,20 @@ func (s *Server) expireTick() {
 	}
 }
 
-var memSamples = []metrics.Sample{
-	{Name: "/memory/classes/heap/objects:bytes"},
-	{Name: "/memory/classes/heap/unused:bytes"},
-}
+var memSamples = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 
-// measureMemory reads the Go heap and records how much the process holds beyond the keyspace's
-// own accounting, so maxmemory tracks real memory.
+// measureMemory reads the live heap at the last collection and records how much of it lies
+// beyond the keyspace's own accounting (client buffers, parsed requests, runtime structures), so
+// that used_memory, which maxmemory is compared against, follows the process's real memory.
+// Garbage is left out: the soft memory limit (memlimit.go) keeps it from growing unbounded.
 func (s *Server) measureMemory() {
 	metrics.Read(memSamples)
-	heap := int64(memSamples[0].Value.Uint64() + memSamples[1].Value.Uint64())
+	live := int64(memSamples[0].Value.Uint64())
 	var accounted int64
 	for _, db := range s.dbs {
-		accounted += db.UsedMemory()
+		accounted += db.UsedMemory() + db.Fragmentation()
 	}
-	if over := heap - accounted; over > 0 {
+	if over := live - accounted; over > 0 {
 		s.memOverhead = over
 	} else {
 		s.memOverhead = 0

@@ -166,6 +166,11 @@ func (s *Server) infoMemory(f func(string, any)) {
 	f("used_memory_peak", used)
 	f("used_memory_dataset", used-s.memOverhead)
 	f("used_memory_overhead", s.memOverhead)
+	var frag int64
+	for _, db := range s.dbs {
+		frag += db.Fragmentation()
+	}
+	f("keyspace_free_slot_bytes", frag)
 	f("maxmemory", s.cfg.MaxMemory)
 	f("maxmemory_human", humanBytes(s.cfg.MaxMemory))
 	f("maxmemory_policy", s.cfg.MaxMemoryPolicy)
@@ -175,6 +180,7 @@ func (s *Server) infoMemory(f func(string, any)) {
 	}
 	f("mem_fragmentation_ratio", fmt.Sprintf("%.2f", ratio))
 	f("mem_allocator", "go-"+runtime.Version())
+	f("go_memory_limit", s.goMemLimit)
 	f("go_heap_alloc", ms.HeapAlloc)
 	f("go_heap_sys", ms.HeapSys)
 	f("go_gc_cycles", ms.NumGC)

@@ -76,6 +76,7 @@ type Server struct {
 	cpuTicker    cpuSampler
 	metrics      *metricsServer
 	memOverhead  int64 // process memory beyond the keyspace's accounting, measured by cron
+	goMemLimit   int64 // the runtime's soft memory limit, from the cgroup (0 = none)
 	nextExpire   int64 // when the next active expire cycle runs (unix ms)
 
 	readyOnce sync.Once
@@ -106,6 +107,7 @@ func New(cfg *config.Config) (*Server, error) {
 		s.dbs[i] = keyspace.NewDB(s.seed)
 	}
 	s.commands = buildCommandTable()
+	s.goMemLimit = applyMemoryLimit()
 	s.applyLiveConfig()
 	s.updateClock(time.Now())
 	if s.mainPoller, err = newPoller(); err != nil {

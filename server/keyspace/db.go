@@ -413,11 +413,17 @@ func (db *DB) Refs() []Ref { return append([]Ref(nil), db.dense...) }
 // AddObjectBytes adjusts the memory accounted to collections (element bytes and their overhead).
 func (db *DB) AddObjectBytes(n int64) { db.objBytes += n }
 
-// UsedMemory is the bytes this DB holds: arena slots and waste, index, lists and collections.
+// UsedMemory is the bytes this DB's data occupies: record slots, index, lists and collections.
+// Free slots inside arena pages are not counted (they are reused by new records); see
+// Fragmentation.
 func (db *DB) UsedMemory() int64 {
 	// A Swiss-table slot for a uint64→uint64 entry is 16 bytes plus a control byte, at a load
 	// factor between 7/16 and 7/8; 24 bytes per entry is the middle of that range.
 	index := int64(len(db.index)) * 24
 	lists := int64(cap(db.dense)+cap(db.expiring))*8 + int64(cap(db.objects))*16
-	return db.arena.used + db.arena.overhead() + index + lists + db.objBytes
+	return db.arena.used + db.arena.metaBytes() + index + lists + db.objBytes
 }
+
+// Fragmentation is the memory held in free arena slots: reserved by the process, reusable by new
+// records of the same size, not data.
+func (db *DB) Fragmentation() int64 { return db.arena.fragmentation() }

@@ -124,3 +124,30 @@ func BenchmarkFindHit(b *testing.B) {
 		}
 	}
 }
+
+func TestArenaGivesPagesBack(t *testing.T) {
+	db := NewDB(maphash.MakeSeed())
+	val := make([]byte, 100)
+	for i := 0; i < 100000; i++ {
+		db.SetString([]byte(fmt.Sprintf("key:%d", i)), val, 0, false, 0)
+	}
+	peak := db.arena.reserved
+	for i := 0; i < 100000; i++ {
+		r, _ := db.Find([]byte(fmt.Sprintf("key:%d", i)))
+		db.Delete(r)
+	}
+	if db.arena.used != 0 {
+		t.Fatalf("arena.used = %d after deleting everything", db.arena.used)
+	}
+	// Only the pages being carved from may stay.
+	if db.arena.reserved > int64(len(classSizes))*bigPageSize || db.arena.reserved >= peak/10 {
+		t.Fatalf("arena keeps %d of its %d peak bytes after deleting every key", db.arena.reserved, peak)
+	}
+	// Freed slots are reused: refilling needs no more than the peak.
+	for i := 0; i < 100000; i++ {
+		db.SetString([]byte(fmt.Sprintf("key:%d", i)), val, 0, false, 0)
+	}
+	if db.arena.reserved > peak+bigPageSize {
+		t.Fatalf("refill reserved %d, peak was %d", db.arena.reserved, peak)
+	}
+}

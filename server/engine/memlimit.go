@@ -1,0 +1,71 @@
+package engine
+
+import (
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+)
+
+// The Go runtime does not know the container's memory limit; left alone, its garbage collector
+// lets the heap grow to twice the live data before collecting, and a cache near maxmemory would
+// be OOM-killed. At start the server therefore reads its cgroup's memory limit and gives the
+// runtime a soft limit at 95% of it (unless GOMEMLIMIT says otherwise): the collector works
+// harder as the heap nears the limit instead of letting garbage push the process over it. The
+// keyspace is mostly pointer-free pages, so a collection costs little even when frequent.
+
+const memLimitShare = 0.95
+
+// cgroupMemoryLimit returns the memory limit of the process's cgroup (v2 memory.max or v1
+// memory.limit_in_bytes), or 0 when there is none.
+func cgroupMemoryLimit() int64 {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		var file string
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			file = "/sys/fs/cgroup" + parts[2] + "/memory.max"
+		case strings.Contains(","+parts[1]+",", ",memory,"):
+			file = "/sys/fs/cgroup/memory" + parts[2] + "/memory.limit_in_bytes"
+		default:
+			continue
+		}
+		v, err := os.ReadFile(file)
+		if err != nil {
+			continue
+		}
+		s := strings.TrimSpace(string(v))
+		if s == "max" {
+			return 0
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		// cgroup v1 reports "no limit" as a huge page-aligned number.
+		if err != nil || n <= 0 || n >= 1<<62 {
+			return 0
+		}
+		return n
+	}
+	return 0
+}
+
+// applyMemoryLimit sets the runtime's soft memory limit from the cgroup and returns it (0 when
+// none was set).
+func applyMemoryLimit() int64 {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return debug.SetMemoryLimit(-1)
+	}
+	lim := cgroupMemoryLimit()
+	if lim == 0 {
+		return 0
+	}
+	soft := int64(float64(lim) * memLimitShare)
+	debug.SetMemoryLimit(soft)
+	return soft
+}
