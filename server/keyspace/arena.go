@@ -15,8 +15,8 @@ package keyspace
 type handle uint64
 
 func makeHandle(page, off uint32) handle { return handle(uint64(page)<<32 | uint64(off)) }
-func (h handle) page() uint32             { return uint32(h >> 32) }
-func (h handle) offset() uint32           { return uint32(h) }
+func (h handle) page() uint32            { return uint32(h >> 32) }
+func (h handle) offset() uint32          { return uint32(h) }
 
 // Size classes: 8-byte steps to 128, 16-byte steps to 256, then four classes per power of two up
 // to maxClassSize. Records above maxClassSize get a page of their own.
