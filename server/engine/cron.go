@@ -15,6 +15,9 @@ func (s *Server) cron() {
 	}
 	s.nextCron = s.nowMs + int64(1000/hz)
 	s.stats.sampleOps(s.nowMs)
+	for _, db := range s.dbs {
+		db.ShrinkLists()
+	}
 	s.measureMemory()
 	s.clientsCron()
 	s.cpuTicker.sample(s)

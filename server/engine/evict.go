@@ -13,6 +13,10 @@ import (
 
 const evictionPoolSize = 16
 
+// evictionBudgetNs bounds one eviction pass, like Redis's 500µs eviction time limit; a backlog
+// continues on the next main-loop iteration.
+const evictionBudgetNs = 500_000
+
 type evictionCandidate struct {
 	score uint64 // higher evicts first
 	dbIdx int
@@ -22,6 +26,7 @@ type evictionCandidate struct {
 // freeMemoryIfNeeded evicts keys until used memory is at most maxmemory. It returns false when
 // that is impossible (noeviction, or nothing left to evict under a volatile policy).
 func (s *Server) freeMemoryIfNeeded() bool {
+	s.evictionBacklog = false
 	if s.cfg.MaxMemory <= 0 || s.usedMemory() <= s.cfg.MaxMemory {
 		return true
 	}
@@ -76,9 +81,11 @@ func (s *Server) freeMemoryIfNeeded() bool {
 		s.deleteKey(db, r)
 		s.stats.evictedKeys++
 		s.modified(victimDB, []byte(victimKey))
-		if nanotime()-start > 10*expireCycleBudgetNs {
-			// A very large deficit (maxmemory lowered by CONFIG SET) is worked off over several
-			// commands rather than in one long stall; the command goes ahead, as in Redis.
+		if nanotime()-start > evictionBudgetNs {
+			// A large deficit (maxmemory lowered by CONFIG SET, a burst of big writes) is worked
+			// off over several commands and main-loop iterations rather than in one long stall;
+			// the command goes ahead, as in Redis.
+			s.evictionBacklog = true
 			return true
 		}
 	}

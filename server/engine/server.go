@@ -78,6 +78,8 @@ type Server struct {
 	memOverhead  int64 // process memory beyond the keyspace's accounting, measured by cron
 	goMemLimit   int64 // the runtime's soft memory limit, from the cgroup (0 = none)
 	nextExpire   int64 // when the next active expire cycle runs (unix ms)
+	// evictionBacklog is set when an eviction pass ran out of time over maxmemory.
+	evictionBacklog bool
 
 	readyOnce sync.Once
 	ready     chan struct{}
@@ -318,6 +320,9 @@ func (s *Server) pollTimeout() int {
 	if len(s.pause.waiting) > 0 && s.pause.until < next {
 		next = s.pause.until
 	}
+	if s.evictionBacklog {
+		return 0
+	}
 	ms := next - time.Now().UnixMilli()
 	if ms < 0 {
 		return 0
@@ -379,6 +384,9 @@ func (s *Server) beforeSleep() {
 	s.releasePaused()
 	if !s.pause.active(s.nowMs) {
 		s.expireTick()
+		if s.evictionBacklog {
+			s.freeMemoryIfNeeded()
+		}
 	}
 	if s.direct {
 		for i, c := range s.pendingWrite {

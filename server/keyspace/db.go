@@ -164,7 +164,6 @@ func (db *DB) unregister(h handle) {
 	if rc.hasExpire() {
 		db.removeExpiring(rc)
 	}
-	db.shrinkLists()
 }
 
 func (db *DB) removeExpiring(rc rec) {
@@ -175,8 +174,9 @@ func (db *DB) removeExpiring(rc rec) {
 	db.expiring = db.expiring[:len(db.expiring)-1]
 }
 
-// shrinkLists gives back list capacity after mass deletion, so memory follows the key count.
-func (db *DB) shrinkLists() {
+// ShrinkLists gives back list capacity after mass deletion, so memory follows the key count. It
+// copies the lists, so the server calls it from cron, not on every deletion.
+func (db *DB) ShrinkLists() {
 	if c := cap(db.dense); c > 1024 && len(db.dense) < c/4 {
 		db.dense = append(make([]handle, 0, c/2), db.dense...)
 	}
