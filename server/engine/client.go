@@ -50,6 +50,7 @@ type client struct {
 	writable    bool
 	readPending bool
 	moreToParse bool
+	scheduled   bool // on its thread's pending list
 	eof         bool
 	inFlight    bool
 	closed      bool

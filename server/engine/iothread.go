@@ -73,6 +73,9 @@ type ioThread struct {
 	sleeping atomic.Int32
 
 	batch []*client // this iteration's clients for the main thread (thread-local)
+	// pending holds clients with buffered commands or unread socket data (see schedule).
+	pending      []*client
+	pendingSpare []*client
 	spare []threadMsg
 	lim   resp.Limits
 
@@ -101,7 +104,7 @@ func (t *ioThread) run(wg, started *sync.WaitGroup) {
 	for {
 		t.sleeping.Store(1)
 		timeout := -1
-		if t.inboxN.Load() > 0 {
+		if t.inboxN.Load() > 0 || len(t.pending) > 0 {
 			timeout = 0
 		}
 		evs := t.p.wait(timeout)
@@ -114,6 +117,7 @@ func (t *ioThread) run(wg, started *sync.WaitGroup) {
 			t.shutdown()
 			return
 		}
+		t.processPending()
 		t.flushBatch()
 		t.publish(nanotime() - start)
 	}
@@ -173,43 +177,82 @@ func (t *ioThread) register(c *client) {
 	// Edge-triggered registration reports data that is already there, so nothing else to do.
 }
 
-// readClient reads what the socket holds, parses complete commands and dispatches them.
+// readClient reads one chunk from the socket (Redis's 16 KiB, or the rest of a large argument)
+// and dispatches the commands it completes. A full chunk means more may be waiting; the client
+// then goes on the pending list and is read again on the next loop iteration, after the other
+// clients had their turn. That bounds the query buffer by the chunk size rather than by how much
+// a client pipelines, and keeps one client from monopolising its thread.
 func (t *ioThread) readClient(c *client) {
-	limit := t.s.queryBufLimit.Load()
-	for {
-		if c.qpos > 0 && c.qpos == len(c.qbuf) {
-			c.qbuf, c.qpos = c.qbuf[:0], 0
-		}
-		if cap(c.qbuf)-len(c.qbuf) < readChunk {
-			t.growQuery(c)
-		}
-		space := c.qbuf[len(c.qbuf):cap(c.qbuf)]
-		n, errno := sysRead(c.fd, space)
-		if n > 0 {
-			c.qbuf = c.qbuf[:len(c.qbuf)+n]
-			t.reads++
-		}
-		if errno == unix.EAGAIN {
-			break
-		}
-		if (n == 0 && errno == 0) || (errno != 0 && errno != unix.EINTR) {
-			c.eof = true
-			break
-		}
-		if int64(len(c.qbuf)-c.qpos) > limit {
-			t.s.logf(logWarning, "Closing client that reached max query buffer length: id=%d addr=%s (qbuf initial bytes: %q)", c.id, c.addr, firstBytes(c.qbuf[c.qpos:], 64))
-			c.eof = true
-			break
-		}
-		if n < len(space) {
-			break // short read: the socket is drained; new data brings a new edge
-		}
+	if c.qpos > 0 && c.qpos == len(c.qbuf) {
+		c.qbuf, c.qpos, c.need = c.qbuf[:0], 0, 0
 	}
-	if c.eof {
+	want := readChunk
+	if rest := c.need - len(c.qbuf); rest > want {
+		want = rest // the remainder of a large argument, in one read as Redis does
+	}
+	if cap(c.qbuf)-len(c.qbuf) < want {
+		t.growQuery(c, want)
+	}
+	space := c.qbuf[len(c.qbuf):cap(c.qbuf)]
+	if len(space) > want {
+		space = space[:want]
+	}
+	n, errno := sysRead(c.fd, space)
+	switch {
+	case n > 0:
+		c.qbuf = c.qbuf[:len(c.qbuf)+n]
+		t.reads++
+	case errno == unix.EAGAIN || errno == unix.EINTR:
+		return
+	default: // end of stream or a socket error
 		t.closeClient(c)
 		return
 	}
+	if int64(len(c.qbuf)-c.qpos) > t.s.queryBufLimit.Load() {
+		t.s.logf(logWarning, "Closing client that reached max query buffer length: id=%d addr=%s (qbuf initial bytes: %q)", c.id, c.addr, firstBytes(c.qbuf[c.qpos:], 64))
+		t.closeClient(c)
+		return
+	}
+	full := n == len(space)
 	t.parseAndDispatch(c)
+	if full && !c.closed {
+		c.readPending = true
+		if !c.inFlight {
+			t.schedule(c)
+		}
+	}
+}
+
+// schedule puts a client on the pending list: it has buffered commands left to parse or socket
+// data left to read, which no new epoll edge will announce.
+func (t *ioThread) schedule(c *client) {
+	if !c.scheduled {
+		c.scheduled = true
+		t.pending = append(t.pending, c)
+	}
+}
+
+// processPending reads and parses for clients scheduled in the previous iteration.
+func (t *ioThread) processPending() {
+	if len(t.pending) == 0 {
+		return
+	}
+	list := t.pending
+	t.pending = t.pendingSpare[:0]
+	for i, c := range list {
+		list[i] = nil
+		c.scheduled = false
+		if c.closed || c.inFlight {
+			continue
+		}
+		if c.moreToParse {
+			t.parseAndDispatch(c)
+		} else if c.readPending {
+			c.readPending = false
+			t.readClient(c)
+		}
+	}
+	t.pendingSpare = list[:0]
 }
 
 func firstBytes(b []byte, n int) []byte {
@@ -219,12 +262,12 @@ func firstBytes(b []byte, n int) []byte {
 	return b
 }
 
-// growQuery makes room for at least readChunk more bytes, first by moving unparsed bytes to the
-// front, then by growing. Parsed-but-unexecuted arguments point into qbuf, but a client is only
-// read when it is not inFlight, and then none are pending.
-func (t *ioThread) growQuery(c *client) {
+// growQuery makes room for at least want more bytes, first by moving unparsed bytes to the front,
+// then by growing. A client is only read when it is not inFlight, and then no parsed arguments
+// point into qbuf, so moving its bytes is safe.
+func (t *ioThread) growQuery(c *client, want int) {
 	unparsed := len(c.qbuf) - c.qpos
-	if c.qpos > 0 && cap(c.qbuf)-unparsed >= readChunk {
+	if c.qpos > 0 && cap(c.qbuf)-unparsed >= want {
 		copy(c.qbuf, c.qbuf[c.qpos:])
 		c.qbuf = c.qbuf[:unparsed]
 		c.need -= c.qpos
@@ -232,11 +275,11 @@ func (t *ioThread) growQuery(c *client) {
 		return
 	}
 	size := 2 * cap(c.qbuf)
-	if size < readChunk*2 {
-		size = readChunk * 2
+	if size < unparsed+want {
+		size = unparsed + want
 	}
-	if want := c.need - c.qpos; size < want {
-		size = want + readChunk // read a big argument in one go, as Redis does
+	if size < 2*readChunk {
+		size = 2 * readChunk
 	}
 	nb := make([]byte, unparsed, size)
 	copy(nb, c.qbuf[c.qpos:])
@@ -404,13 +447,8 @@ func (t *ioThread) afterProcess(c *client) {
 			c.qbuf = nil
 		}
 	}
-	if c.moreToParse {
-		t.parseAndDispatch(c)
-		return
-	}
-	if c.readPending {
-		c.readPending = false
-		t.readClient(c)
+	if c.moreToParse || c.readPending {
+		t.schedule(c)
 	}
 }
 

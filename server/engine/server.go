@@ -270,6 +270,9 @@ func (s *Server) mainLoop() {
 	main := s.threads[0]
 	for !s.stopping.Load() {
 		timeout := s.pollTimeout()
+		if len(main.pending) > 0 {
+			timeout = 0
+		}
 		if !s.direct {
 			s.mainSleeping.Store(1)
 			if s.ioWork.Load() != 0 {
@@ -290,7 +293,9 @@ func (s *Server) mainLoop() {
 				main.onEvent(evs[i].Fd, evs[i].Events)
 			}
 		}
-		if !s.direct {
+		if s.direct {
+			main.processPending()
+		} else {
 			s.serveIOThreads()
 		}
 		s.beforeSleep()
