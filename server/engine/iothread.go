@@ -76,8 +76,8 @@ type ioThread struct {
 	// pending holds clients with buffered commands or unread socket data (see schedule).
 	pending      []*client
 	pendingSpare []*client
-	spare []threadMsg
-	lim   resp.Limits
+	spare        []threadMsg
+	lim          resp.Limits
 
 	// assigned is the main thread's count of clients given to this thread (balancing at accept).
 	assigned int
