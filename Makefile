@@ -56,8 +56,9 @@ test: manifests generate fmt vet envtest ## Run all tests: unit, server compatib
 
 .PHONY: bench
 bench: build ## Benchmark iocache-server against Debian's redis-server side by side (writes docs/benchmarks.md).
-	go test ./server/... -run '^$$' -bench . -benchmem -count 1
+	go test ./server/... -run '^$$' -bench . -benchmem -count 1 -benchtime 1x -timeout 30m | tee docs/bench-go.txt
 	go run ./hack/benchcmp $(BENCH_ARGS)
+	@if [ "$$(id -u)" = 0 ]; then go run ./hack/memcheck; else echo "memcheck skipped: it needs root to create a memory cgroup"; fi
 
 .PHONY: lint
 lint: golangci-lint ## Run golangci-lint.
