@@ -185,6 +185,7 @@ func (s *Server) resetStats() {
 	s.stats = stats{errorCodes: errs}
 	for _, cmd := range s.commands {
 		cmd.calls, cmd.usecNs, cmd.failed, cmd.rejected = 0, 0, 0, 0
+		cmd.hist = [latencyBuckets]int64{}
 	}
 	s.slowlog.entries = nil
 }

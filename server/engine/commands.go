@@ -42,6 +42,7 @@ type command struct {
 	subs     []string // subcommands, for COMMAND DOCS/INFO
 
 	calls, usecNs, rejected, failed int64
+	hist                            [latencyBuckets]int64 // execution time, log2 µs buckets
 }
 
 // lookupCommand finds a command by name, case-insensitively, without allocating.
@@ -142,6 +143,7 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 	dur := nanotime() - start
 	cmd.calls++
 	cmd.usecNs += dur
+	cmd.hist[latencyBucket(dur)]++
 	if s.stats.errorReplies != errsBefore {
 		cmd.failed++
 	}

@@ -38,14 +38,16 @@ type threadMsg struct {
 // threadCounters are published by the owning thread once per loop iteration and read by INFO and
 // /metrics; the padding keeps each thread's counters on cache lines of their own.
 type threadCounters struct {
-	_       [64]byte
-	reads   atomic.Int64
-	writes  atomic.Int64
-	clients atomic.Int64
-	batches atomic.Int64
-	batched atomic.Int64 // commands handed to the main thread
-	busyNs  atomic.Int64 // time spent outside epoll_wait
-	_       [64]byte
+	_        [64]byte
+	reads    atomic.Int64
+	writes   atomic.Int64
+	clients  atomic.Int64
+	batches  atomic.Int64
+	batched  atomic.Int64 // commands handed to the main thread
+	inBytes  atomic.Int64
+	outBytes atomic.Int64
+	busyNs   atomic.Int64 // time spent outside epoll_wait
+	_        [64]byte
 }
 
 type ioThread struct {
@@ -60,6 +62,8 @@ type ioThread struct {
 	nclients int
 	reads    int64
 	writes   int64
+	inBytes  int64
+	outBytes int64
 	batches  int64
 	batched  int64
 	counters threadCounters
@@ -129,6 +133,8 @@ func (t *ioThread) publish(busy int64) {
 	t.counters.clients.Store(int64(t.nclients))
 	t.counters.batches.Store(t.batches)
 	t.counters.batched.Store(t.batched)
+	t.counters.inBytes.Store(t.inBytes)
+	t.counters.outBytes.Store(t.outBytes)
 	t.counters.busyNs.Add(busy)
 }
 
@@ -202,6 +208,7 @@ func (t *ioThread) readClient(c *client) {
 	case n > 0:
 		c.qbuf = c.qbuf[:len(c.qbuf)+n]
 		t.reads++
+		t.inBytes += int64(n)
 	case errno == unix.EAGAIN || errno == unix.EINTR:
 		return
 	default: // end of stream or a socket error
@@ -462,6 +469,7 @@ func (t *ioThread) writeClient(c *client) {
 		if n > 0 {
 			c.outPos += n
 			t.writes++
+			t.outBytes += int64(n)
 		}
 		if errno == unix.EAGAIN {
 			c.writable = false

@@ -75,6 +75,8 @@ type Server struct {
 	logger       *logger
 	cpuTicker    cpuSampler
 	metrics      *metricsServer
+	snaps        snapshots
+	snapWanted   atomic.Bool
 	memOverhead  int64 // process memory beyond the keyspace's accounting, measured by cron
 	goMemLimit   int64 // the runtime's soft memory limit, from the cgroup (0 = none)
 	nextExpire   int64 // when the next active expire cycle runs (unix ms)
@@ -299,6 +301,9 @@ func (s *Server) mainLoop() {
 			s.serveIOThreads()
 		}
 		s.beforeSleep()
+		if s.snapWanted.Load() {
+			s.serveSnapshots()
+		}
 		if s.nowMs >= s.nextCron {
 			s.cron()
 		}
