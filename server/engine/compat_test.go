@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/iocache/iocache/server/config"
-	"github.com/iocache/iocache/server/internal/testpeer"
+	"github.com/iocache/iocache/server/testpeer"
 )
 
 func hostPort(t testing.TB, addr string) (string, string) {

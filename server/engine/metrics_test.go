@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/iocache/iocache/server/config"
-	"github.com/iocache/iocache/server/internal/testpeer"
+	"github.com/iocache/iocache/server/testpeer"
 )
 
 func freeTCPPort(t testing.TB) int {
