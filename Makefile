@@ -42,6 +42,10 @@ manifests: ## Generate CRDs and RBAC (config/crd/bases, config/rbac) and copy th
 generate: ## Generate DeepCopy methods for the API types.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
+.PHONY: dashboards
+dashboards: ## Regenerate the Grafana dashboards in charts/iocache/dashboards from hack/dashboards/gen.py.
+	python3 hack/dashboards/gen.py
+
 .PHONY: fmt
 fmt: ## Run gofmt over the module.
 	go fmt ./...
