@@ -1,11 +1,17 @@
 package controllers
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
 	"github.com/iocache/iocache/server/cpuset"
@@ -262,4 +268,34 @@ func extraDirectives(config map[string]cachev1alpha1.ConfigValue) ([][2]string, 
 // authFilePath is where the server reads its password: the auth Secret's key, mounted as a file.
 func authFilePath(a *cachev1alpha1.AuthSpec) string {
 	return authDir + "/" + a.Key
+}
+
+// desiredConfigMap holds the rendered config file.
+func desiredConfigMap(ci *cachev1alpha1.CacheInstance, cfg *serverConfig) *corev1ac.ConfigMapApplyConfiguration {
+	return corev1ac.ConfigMap(configMapName(ci), ci.Namespace).
+		WithLabels(objectLabels(ci)).
+		WithOwnerReferences(ownerReference(ci)).
+		WithData(map[string]string{configFileName: cfg.Text})
+}
+
+// reconcileConfig renders the config. A spec that cannot be rendered stops the pass without a
+// retry: only a new spec can fix it, and the watch brings that.
+func (r *CacheInstanceReconciler) reconcileConfig(_ context.Context, inst *instance) (*ctrl.Result, error) {
+	cfg, err := renderConfig(inst.CacheInstance)
+	if err != nil {
+		inst.block(reasonInvalidSpec, err.Error())
+		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeWarning, "ValidationFailed", "RenderConfig", "%s", err.Error())
+		return &ctrl.Result{}, nil
+	}
+	inst.config = cfg
+	return nil, nil
+}
+
+// reconcileConfigMap applies the ConfigMap before the StatefulSet, so pods that roll for a new hash
+// find the new file.
+func (r *CacheInstanceReconciler) reconcileConfigMap(ctx context.Context, inst *instance) (*ctrl.Result, error) {
+	if err := r.Apply(ctx, desiredConfigMap(inst.CacheInstance, inst.config), client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
+		return nil, fmt.Errorf("applying ConfigMap: %w", err)
+	}
+	return nil, nil
 }
