@@ -198,6 +198,7 @@ type CacheInstanceSpec struct {
 	Metrics MetricsSpec `json:"metrics,omitempty"`
 
 	// Benchmark configures throughput validation after rollouts and the workload used for tuning.
+	// +kubebuilder:default={}
 	// +optional
 	Benchmark CacheInstanceBenchmarkSpec `json:"benchmark,omitempty"`
 
