@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
@@ -144,6 +145,11 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 			// told about, but not list or watch them all, which a cache would need.
 			Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}},
 		},
+	}
+	if opts.SecureMetrics {
+		// HTTPS alone would let anyone read the metrics: authenticate the scraper's token and
+		// authorize it (TokenReview, SubjectAccessReview; the metrics-auth role grants both).
+		mgrOpts.Metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 	if opts.WatchNamespace != "" {
 		mgrOpts.Cache.DefaultNamespaces = map[string]cache.Config{opts.WatchNamespace: {}}
