@@ -10,7 +10,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,8 +31,6 @@ type CacheInstanceReconciler struct {
 	Recorder events.EventRecorder
 	// Image runs the server when spec.image is empty: the operator's own image.
 	Image string
-	// Clock dates conditions; nil means the real clock.
-	Clock clock.PassiveClock
 }
 
 // instance is a CacheInstance during one pass, with what the steps have learned so far.
@@ -91,7 +88,7 @@ func (r *CacheInstanceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 
 	var recheck time.Duration
 	serr := r.updateStatus(ctx, ci, func(st *cachev1alpha1.CacheInstanceStatus) {
-		recheck = setStatus(st, inst, err, r.now())
+		recheck = setStatus(st, inst, err, time.Now())
 	})
 	switch {
 	case serr == nil || apierrors.IsNotFound(serr):
@@ -137,13 +134,6 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 		}
 	}
 	return ctrl.Result{}, nil
-}
-
-func (r *CacheInstanceReconciler) now() time.Time {
-	if r.Clock == nil {
-		return time.Now()
-	}
-	return r.Clock.Now()
 }
 
 // SetupWithManager watches CacheInstances (spec changes only: the operator's own status writes need

@@ -12,16 +12,18 @@ import (
 // Labels the operator puts on everything it creates for an instance. The selector pair is all the
 // StatefulSet, Services and PDB select on, because a StatefulSet's selector can never change.
 const (
-	labelName      = "app.kubernetes.io/name"
-	labelInstance  = "app.kubernetes.io/instance"
-	labelManagedBy = "app.kubernetes.io/managed-by"
+	labelName     = "app.kubernetes.io/name"
+	labelInstance = "app.kubernetes.io/instance"
+	// LabelManagedBy is ManagedBy on every owned object; the manager's cache keeps only the
+	// ConfigMaps that carry it.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
 	labelComponent = "app.kubernetes.io/component"
 	// labelService tells the client Service from the headless one, so a ServiceMonitor selects
 	// exactly one of them and each pod is scraped once.
 	labelService = "cache.iocache.dev/service"
 
 	appName = "iocache"
-	// ManagedBy is the managed-by label value; the manager's cache keeps only ConfigMaps that carry it.
+	// ManagedBy is the LabelManagedBy value.
 	ManagedBy = "iocache-operator"
 
 	// annotationConfigHash on the pod template rolls the pods when the rendered config changes.
@@ -45,7 +47,7 @@ func selectorLabels(ci *cachev1alpha1.CacheInstance) map[string]string {
 // objectLabels go on every owned object.
 func objectLabels(ci *cachev1alpha1.CacheInstance) map[string]string {
 	l := selectorLabels(ci)
-	l[labelManagedBy] = ManagedBy
+	l[LabelManagedBy] = ManagedBy
 	l[labelComponent] = "cache"
 	return l
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strconv"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
@@ -123,8 +124,8 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 			WithServiceName(headlessName(ci)).
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(ci))).
 			// Server pods are independent caches: none waits for another to start or stop.
-			WithPodManagementPolicy("Parallel").
-			WithUpdateStrategy(appsv1ac.StatefulSetUpdateStrategy().WithType("RollingUpdate")).
+			WithPodManagementPolicy(appsv1.ParallelPodManagement).
+			WithUpdateStrategy(appsv1ac.StatefulSetUpdateStrategy().WithType(appsv1.RollingUpdateStatefulSetStrategyType)).
 			WithTemplate(corev1ac.PodTemplateSpec().
 				WithLabels(podLabels).
 				WithAnnotations(podAnnotations).

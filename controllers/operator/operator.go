@@ -137,7 +137,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Cache: cache.Options{
 			// The operator only caches the ConfigMaps it made, not every ConfigMap of the cluster.
 			ByObject: map[client.Object]cache.ByObject{
-				&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": controllers.ManagedBy})},
+				&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{controllers.LabelManagedBy: controllers.ManagedBy})},
 			},
 		},
 		Client: client.Options{
