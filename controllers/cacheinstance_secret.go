@@ -51,7 +51,12 @@ func (r *CacheInstanceReconciler) reconcileSecret(ctx context.Context, inst *ins
 	err := r.Get(ctx, client.ObjectKey{Namespace: inst.Namespace, Name: a.ExistingSecret}, &sec)
 	switch {
 	case apierrors.IsNotFound(err) && a.Generate:
-		if err := r.Create(ctx, desiredSecret(inst.CacheInstance, generatePassword())); err != nil && !apierrors.IsAlreadyExists(err) {
+		err := r.Create(ctx, desiredSecret(inst.CacheInstance, generatePassword()))
+		if apierrors.IsAlreadyExists(err) {
+			// Created since the read (a concurrent pass): use that one, and look at it next pass.
+			return nil, nil
+		}
+		if err != nil {
 			return nil, fmt.Errorf("creating Secret %s: %w", a.ExistingSecret, err)
 		}
 		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, "SecretCreated", "CreateSecret",
