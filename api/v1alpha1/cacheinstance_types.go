@@ -16,7 +16,9 @@ const (
 	IOThreadsAuto IOThreadsPolicy = "Auto"
 	// IOThreadsFixed uses spec.ioThreads.count.
 	IOThreadsFixed IOThreadsPolicy = "Fixed"
-	// IOThreadsTuned measures candidate settings with benchmark Jobs and applies the best one.
+	// IOThreadsTuned measures candidate settings with benchmark Jobs and applies the best one. Until
+	// a measurement exists the instance runs with the Auto value, and the Progressing condition says
+	// so (reason TuningPending).
 	IOThreadsTuned IOThreadsPolicy = "Tuned"
 )
 
@@ -24,7 +26,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.policy != 'Fixed' || has(self.count)",message="ioThreads.count is required when ioThreads.policy is Fixed"
 // +kubebuilder:validation:XValidation:rule="self.policy == 'Fixed' || !has(self.count)",message="ioThreads.count is only used with ioThreads.policy Fixed; remove it or set policy: Fixed"
 type IOThreadsSpec struct {
-	// Policy is Auto (about ¾ of the cores), Fixed (count) or Tuned (measured by benchmark Jobs).
+	// Policy is Auto (about ¾ of the cores, and no more than the CPUs in cpuAffinity.server when that
+	// is set), Fixed (count) or Tuned (measured by benchmark Jobs; Auto until measured).
 	// +kubebuilder:default=Auto
 	// +optional
 	Policy IOThreadsPolicy `json:"policy,omitempty"`
@@ -40,10 +43,13 @@ type IOThreadsSpec struct {
 // Positions count within the instance's own cores (0 is the first CPU the kubelet gives the pod).
 // +kubebuilder:validation:Pattern=`^[0-9]{1,3}(-[0-9]{1,3})?(,[0-9]{1,3}(-[0-9]{1,3})?){0,15}$`
 // +kubebuilder:validation:MaxLength=64
+// +kubebuilder:validation:XValidation:rule="self.split(',').all(r, !r.contains('-') || int(r.split('-')[0]) <= int(r.split('-')[1]))",message="a CPU range runs upwards, such as 2-5"
 type CPUList string
 
 // CPUAffinitySpec pins each kind of server work to positions within the instance's cores. Lists left
-// out are computed: main and I/O threads on the first cores, background work on the rest.
+// out are computed: main and I/O threads on the first cores, background work on the cores the
+// server list leaves free (with none free, it shares the last server core). A background list
+// must not overlap the server list, whether that one is given or computed.
 type CPUAffinitySpec struct {
 	// Server holds the main thread and the I/O threads (server_cpulist).
 	// +optional
@@ -63,22 +69,31 @@ type CPUAffinitySpec struct {
 // +kubebuilder:validation:Enum=noeviction;allkeys-lru;allkeys-lfu;allkeys-random;volatile-lru;volatile-lfu;volatile-random;volatile-ttl
 type MaxMemoryPolicy string
 
+// ConfigValue is the value of one redis.conf directive: one line, written after the name as is.
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=1024
+// +kubebuilder:validation:Pattern=`^[^\r\n]+$`
+type ConfigValue string
+
 // AuthSpec protects the instance with a password (requirepass) kept in a Secret.
 // +kubebuilder:validation:XValidation:rule="has(self.existingSecret) || (has(self.generate) && self.generate)",message="auth needs existingSecret, or generate: true to let the operator create a Secret with a random password"
 type AuthSpec struct {
 	// ExistingSecret names a Secret in the instance's namespace that holds the password. With
 	// generate: true it names the Secret the operator creates when it is missing.
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	ExistingSecret string `json:"existingSecret,omitempty"`
-	// Key is the Secret's key that holds the password.
+	// Key is the Secret's key that holds the password. The server reads it from a file of that name,
+	// so the password never appears in the ConfigMap, the command line or the logs.
 	// +kubebuilder:default=password
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
 	// +optional
 	Key string `json:"key,omitempty"`
 	// Generate asks the operator to create the Secret with a random password when it does not exist.
-	// The default name is <instance>-auth.
+	// The default name is <instance>-auth. The operator never changes a Secret that exists.
 	// +optional
 	Generate bool `json:"generate,omitempty"`
 }
@@ -114,8 +129,10 @@ type CacheInstanceBenchmarkSpec struct {
 
 // CacheInstanceSpec is what a user wants from a cache instance.
 // +kubebuilder:validation:XValidation:rule="!has(self.ioThreads) || !has(self.ioThreads.count) || self.ioThreads.count <= self.cores",message="ioThreads.count must not exceed cores: every thread needs a core of its own"
-// +kubebuilder:validation:XValidation:rule="!has(self.cpuAffinity) || [self.cpuAffinity.?server.orValue(''), self.cpuAffinity.?bio.orValue(''), self.cpuAffinity.?aofRewrite.orValue(''), self.cpuAffinity.?bgsave.orValue('')].all(l, l == '' || l.split(',').all(r, r.split('-').all(n, int(n) < self.cores)))",message="cpuAffinity lists are positions within the instance's cores: every CPU must be below spec.cores"
-// +kubebuilder:validation:XValidation:rule="!has(self.cpuAffinity) || !has(self.cpuAffinity.server) || [self.cpuAffinity.?bio.orValue(''), self.cpuAffinity.?aofRewrite.orValue(''), self.cpuAffinity.?bgsave.orValue('')].all(l, l == '' || l.split(',').all(b, self.cpuAffinity.server.split(',').all(s, int(s.split('-')[s.split('-').size()-1]) < int(b.split('-')[0]) || int(b.split('-')[b.split('-').size()-1]) < int(s.split('-')[0]))))",message="cpuAffinity.server must not overlap bio, aofRewrite or bgsave: background work on the server's cores steals time from the threads that serve clients"
+// +kubebuilder:validation:XValidation:rule="!has(self.cpuAffinity) || [?self.cpuAffinity.?server, ?self.cpuAffinity.?bio, ?self.cpuAffinity.?aofRewrite, ?self.cpuAffinity.?bgsave].all(l, l.split(',').all(r, r.split('-').all(n, int(n) < self.cores)))",message="cpuAffinity lists are positions within the instance's cores: every CPU must be below spec.cores"
+// +kubebuilder:validation:XValidation:rule="!has(self.cpuAffinity) || !has(self.cpuAffinity.server) || [?self.cpuAffinity.?bio, ?self.cpuAffinity.?aofRewrite, ?self.cpuAffinity.?bgsave].all(l, l.split(',').all(b, self.cpuAffinity.server.split(',').all(s, int(s.split('-')[s.split('-').size()-1]) < int(b.split('-')[0]) || int(b.split('-')[b.split('-').size()-1]) < int(s.split('-')[0]))))",message="cpuAffinity.server must not overlap bio, aofRewrite or bgsave: background work on the server's cores steals time from the threads that serve clients"
+// +kubebuilder:validation:XValidation:rule="quantity(string(self.memory)).compareTo(quantity('32Mi')) >= 0",message="memory must be at least 32Mi: the server needs room for its runtime and buffers besides the data"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxMemory) || quantity(string(self.maxMemory)).compareTo(quantity(string(self.memory))) < 0",message="maxMemory must be less than memory: the data may not fill the whole pod, or the kernel kills it before eviction starts"
 type CacheInstanceSpec struct {
 	// Cores is the number of CPUs the instance gets; requests equal limits (Guaranteed QoS), so a
 	// kubelet with the static CPU manager policy gives the pod exclusive cores.
@@ -148,12 +165,15 @@ type CacheInstanceSpec struct {
 	// +optional
 	Auth *AuthSpec `json:"auth,omitempty"`
 
-	// Config holds extra redis.conf directives (name to value). Directives the operator owns
-	// (port, io-threads, the cpulists, maxmemory, requirepass, ...) are refused.
+	// Config holds extra redis.conf directives (name to value), written as "name value" lines after
+	// the operator's own, so a value may hold several arguments ("save": "900 1 300 10"). Directives
+	// the operator owns (port, io-threads, the cpulists, maxmemory, requirepass, ...) are refused;
+	// an unknown directive stops the server at startup, as it would stop redis-server.
 	// +kubebuilder:validation:MaxProperties=64
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','requirepass','masterauth','metrics-port','dir','logfile','daemonize','include','pidfile']))",messageExpression="'spec.config must not set ' + self.filter(k, k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','requirepass','masterauth','metrics-port','dir','logfile','daemonize','include','pidfile'])[0] + ': the operator sets it from the other spec fields'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-zA-Z][-_a-zA-Z0-9]{0,63}$'))",message="spec.config keys are directive names: a letter, then letters, digits, '-' or '_' (at most 64)"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','requirepass','requirepass-file','masterauth','metrics-port','dir','logfile','daemonize','supervised','include','pidfile']))",messageExpression="'spec.config must not set ' + self.filter(k, k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','requirepass','requirepass-file','masterauth','metrics-port','dir','logfile','daemonize','supervised','include','pidfile'])[0] + ': the operator sets it from the other spec fields'"
 	// +optional
-	Config map[string]string `json:"config,omitempty"`
+	Config map[string]ConfigValue `json:"config,omitempty"`
 
 	// Image runs the server; it defaults to the operator's own image, so the two never drift apart.
 	// +optional
@@ -164,6 +184,8 @@ type CacheInstanceSpec struct {
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 
 	// Replicas is the number of server pods. Replication is not implemented yet, so it is 1.
+	// Persistence is not implemented yet either: /data is an emptyDir, and a future persistence
+	// field will add a volume claim template without changing these fields.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1
@@ -176,6 +198,7 @@ type CacheInstanceSpec struct {
 	Metrics MetricsSpec `json:"metrics,omitempty"`
 
 	// Benchmark configures throughput validation after rollouts and the workload used for tuning.
+	// +kubebuilder:default={}
 	// +optional
 	Benchmark CacheInstanceBenchmarkSpec `json:"benchmark,omitempty"`
 
@@ -209,18 +232,28 @@ type ResolvedCPULists struct {
 
 // Condition types of a CacheInstance.
 const (
-	// ConditionReady is True when every server pod is ready to serve with the current config, False
-	// while none is, Unknown before the operator has looked.
+	// ConditionReady is True (reason PodsReady) when every server pod is ready and runs the current
+	// StatefulSet revision, hence the current config. False while pods start, roll or fail (reasons
+	// RollingOut, PodsNotReady). Unknown (reason NotApplied) until the operator has applied a
+	// StatefulSet, for instance while the first spec cannot be rendered or its Secret is missing.
 	ConditionReady = "Ready"
-	// ConditionProgressing is True while a rollout (new config, new cores) is under way, False once
-	// the pods run the current config.
+	// ConditionProgressing is True while the StatefulSet rolls pods to the current config or cores
+	// (reason RollingOut), and while ioThreads.policy is Tuned and no measurement has chosen the
+	// setting yet (reason TuningPending: the instance runs with the Auto value meanwhile). False
+	// (reason RolloutComplete) once the pods run the current config. Unknown (reason NotApplied) until
+	// the operator has applied a StatefulSet.
 	ConditionProgressing = "Progressing"
-	// ConditionDegraded is True when the operator cannot bring the instance to its spec (a missing
-	// Secret, an API error, a pod that does not become ready); the reason says which. False otherwise.
+	// ConditionDegraded is True when the operator cannot bring the instance to its spec; the reason
+	// says why: InvalidSpec (a rule the schema cannot check, such as a background cpulist that
+	// overlaps the computed server list), SecretMissing (the auth Secret or its key), ReconcileError
+	// (an API call failed; retried with backoff), RolloutStuck (pods not ready with the current
+	// config ten minutes after the rollout began). False (reason AsExpected) otherwise.
 	ConditionDegraded = "Degraded"
 	// ConditionThroughputValidated is True when the last validation benchmark after a rollout
 	// succeeded (and met minOpsPerSecond when set), False with the figures when it did not or failed,
-	// Unknown while none has run for the current config.
+	// Unknown while none has run for the current config: the instance controller sets it Unknown
+	// (reason NotMeasured) when it first sees the instance and (reason ConfigChanged) whenever the
+	// rendered config changes; the benchmark controller sets True and False.
 	ConditionThroughputValidated = "ThroughputValidated"
 )
 
@@ -303,6 +336,7 @@ type CacheInstanceStatus struct {
 // CacheInstance is a Redis-compatible cache (iocache-server) with a given number of cores, its
 // io-threads and cpulists resolved by the operator and its throughput validated by benchmark Jobs.
 // +kubebuilder:object:root=true
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="a CacheInstance name is a DNS label of at most 52 characters starting with a letter: it names the Services and the StatefulSet, whose pods add a suffix"
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=ci;cache,categories=iocache
 // +kubebuilder:printcolumn:name="Cores",type=integer,JSONPath=`.spec.cores`

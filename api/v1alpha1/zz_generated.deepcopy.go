@@ -337,7 +337,7 @@ func (in *CacheInstanceSpec) DeepCopyInto(out *CacheInstanceSpec) {
 	}
 	if in.Config != nil {
 		in, out := &in.Config, &out.Config
-		*out = make(map[string]string, len(*in))
+		*out = make(map[string]ConfigValue, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val
 		}

@@ -9,16 +9,22 @@ import (
 	"fmt"
 	"os"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+	"github.com/iocache/iocache/controllers"
 	"github.com/iocache/iocache/server/version"
 )
 
@@ -97,24 +103,9 @@ func run(opts Options) error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
-	mgrOpts := ctrl.Options{
-		Scheme: NewScheme(),
-		Metrics: metricsserver.Options{
-			BindAddress:   opts.MetricsAddr,
-			SecureServing: opts.SecureMetrics,
-			// HTTP/2 is off: it is exposed to the Rapid Reset and Stream Cancellation CVEs.
-			TLSOpts: []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }},
-		},
-		HealthProbeBindAddress: opts.ProbeAddr,
-		LeaderElection:         opts.LeaderElect,
-		LeaderElectionID:       "operator.cache.iocache.dev",
-	}
-	if opts.WatchNamespace != "" {
-		mgrOpts.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{opts.WatchNamespace: {}}}
-	}
-	mgr, err := ctrl.NewManager(cfg, mgrOpts)
+	mgr, err := NewManager(cfg, opts)
 	if err != nil {
-		return fmt.Errorf("creating manager: %w", err)
+		return err
 	}
 	if err := Setup(mgr, opts); err != nil {
 		return err
@@ -129,9 +120,56 @@ func run(opts Options) error {
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
+// NewManager creates the manager with the operator's cache and client settings; tests use it too, so
+// they run the operator as deployed.
+func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+	mgrOpts := ctrl.Options{
+		Scheme: NewScheme(),
+		Metrics: metricsserver.Options{
+			BindAddress:   opts.MetricsAddr,
+			SecureServing: opts.SecureMetrics,
+			// HTTP/2 is off: it is exposed to the Rapid Reset and Stream Cancellation CVEs.
+			TLSOpts: []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }},
+		},
+		HealthProbeBindAddress: opts.ProbeAddr,
+		LeaderElection:         opts.LeaderElect,
+		LeaderElectionID:       "operator.cache.iocache.dev",
+		Cache: cache.Options{
+			// The operator only caches the ConfigMaps it made, not every ConfigMap of the cluster.
+			ByObject: map[client.Object]cache.ByObject{
+				&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{controllers.LabelManagedBy: controllers.ManagedBy})},
+			},
+		},
+		Client: client.Options{
+			// Secrets are read straight from the API server: the operator may get a Secret it is
+			// told about, but not list or watch them all, which a cache would need.
+			Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}},
+		},
+	}
+	if opts.SecureMetrics {
+		// HTTPS alone would let anyone read the metrics: authenticate the scraper's token and
+		// authorize it (TokenReview, SubjectAccessReview; the metrics-auth role grants both).
+		mgrOpts.Metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	if opts.WatchNamespace != "" {
+		mgrOpts.Cache.DefaultNamespaces = map[string]cache.Config{opts.WatchNamespace: {}}
+	}
+	mgr, err := ctrl.NewManager(cfg, mgrOpts)
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	return mgr, nil
+}
+
 // Setup registers the iocache controllers with mgr.
 func Setup(mgr ctrl.Manager, opts Options) error {
-	_ = mgr
-	_ = opts
+	r := &controllers.CacheInstanceReconciler{
+		Client:   mgr.GetClient(),
+		Recorder: mgr.GetEventRecorder("iocache-operator"),
+		Image:    opts.Image,
+	}
+	if err := r.SetupWithManager(mgr, opts.MaxConcurrent); err != nil {
+		return fmt.Errorf("setting up the CacheInstance controller: %w", err)
+	}
 	return nil
 }

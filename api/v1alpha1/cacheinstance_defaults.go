@@ -1,0 +1,42 @@
+package v1alpha1
+
+import "k8s.io/utils/ptr"
+
+// Defaults that the schema markers also apply. The reconciler applies them in Go too, so an object
+// stored before a default existed, or written without the API server's defaulting (a unit test, a
+// client that bypasses it), reconciles the same way.
+const (
+	DefaultMaxMemoryPolicy MaxMemoryPolicy = "allkeys-lru"
+	DefaultMetricsPort     int32           = 9121
+	DefaultAuthKey                         = "password"
+	DefaultReplicas        int32           = 1
+)
+
+// SetDefaults fills the fields the schema defaults, and names the generated auth Secret. It only
+// fills what is empty, so applying it twice changes nothing.
+func (c *CacheInstance) SetDefaults() {
+	s := &c.Spec
+	if s.IOThreads.Policy == "" {
+		s.IOThreads.Policy = IOThreadsAuto
+	}
+	if s.MaxMemoryPolicy == "" {
+		s.MaxMemoryPolicy = DefaultMaxMemoryPolicy
+	}
+	if s.Replicas == nil {
+		s.Replicas = ptr.To(DefaultReplicas)
+	}
+	if s.Metrics.Port == 0 {
+		s.Metrics.Port = DefaultMetricsPort
+	}
+	if s.Benchmark.ValidateOnChange == nil {
+		s.Benchmark.ValidateOnChange = ptr.To(true)
+	}
+	if s.Auth != nil {
+		if s.Auth.Key == "" {
+			s.Auth.Key = DefaultAuthKey
+		}
+		if s.Auth.ExistingSecret == "" {
+			s.Auth.ExistingSecret = c.Name + "-auth"
+		}
+	}
+}

@@ -1,0 +1,301 @@
+package controllers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+	"github.com/iocache/iocache/server/cpuset"
+)
+
+// Where the server finds its files: one projected volume at configDir holds the rendered config and,
+// under auth/, the password from the auth Secret.
+const (
+	configDir      = "/etc/iocache"
+	configFileName = "iocache.conf"
+	configPath     = configDir + "/" + configFileName
+	authSubdir     = "auth"
+	authDir        = configDir + "/" + authSubdir
+	dataDir        = "/data"
+	serverPort     = 6379
+	serverBinary   = "/usr/local/bin/iocache-server"
+)
+
+// ownedDirectives are rendered from other spec fields (or would break the pod: a log file on a
+// read-only filesystem, daemonizing away from the container's main process), so spec.config may not
+// set them. The CRD's CEL rule on spec.config lists the same names; a test keeps the two in step.
+var ownedDirectives = []string{
+	"port", "bind", "unixsocket",
+	"io-threads", "io-threads-do-reads",
+	"server_cpulist", "server-cpulist", "bio_cpulist", "bio-cpulist",
+	"aof_rewrite_cpulist", "aof-rewrite-cpulist", "bgsave_cpulist", "bgsave-cpulist", "cpulist-mode",
+	"maxmemory", "maxmemory-policy",
+	"requirepass", "requirepass-file", "masterauth",
+	"metrics-port", "dir", "logfile", "daemonize", "supervised", "include", "pidfile",
+}
+
+// serverConfig is what the operator resolved from a spec: the rendered iocache.conf and the values
+// status reports.
+type serverConfig struct {
+	IOThreads int32
+	CPULists  cachev1alpha1.ResolvedCPULists
+	MaxMemory int64
+	// TuningPending is true when ioThreads.policy is Tuned but no measurement exists, so the Auto
+	// value stands in.
+	TuningPending bool
+	Text          string
+	// Hash identifies Text; it goes on the pod template so that a config change rolls the pods.
+	Hash string
+}
+
+// renderConfig resolves io-threads, the cpulists and maxmemory from a defaulted CacheInstance and
+// renders the server's config file. It is a pure function of the object. Its errors describe specs
+// that the schema cannot reject, in words meant for the user.
+func renderConfig(ci *cachev1alpha1.CacheInstance) (*serverConfig, error) {
+	s := &ci.Spec
+	cores := int(s.Cores)
+	if cores < 1 {
+		return nil, fmt.Errorf("spec.cores is %d; it must be at least 1", s.Cores)
+	}
+	aff := s.CPUAffinity
+	if aff == nil {
+		aff = &cachev1alpha1.CPUAffinitySpec{}
+	}
+	explicitServer, err := parsePositions("cpuAffinity.server", aff.Server, cores)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &serverConfig{}
+	ioThreads, why, err := resolveIOThreads(s, len(explicitServer))
+	if err != nil {
+		return nil, err
+	}
+	cfg.IOThreads = int32(ioThreads)
+	cfg.TuningPending = s.IOThreads.Policy == cachev1alpha1.IOThreadsTuned
+
+	layout, err := resolveLayout(aff, cores, ioThreads, explicitServer)
+	if err != nil {
+		return nil, err
+	}
+	cfg.CPULists = cachev1alpha1.ResolvedCPULists{
+		Server:     cpuset.Format(layout.Server),
+		Bio:        cpuset.Format(layout.Bio),
+		AOFRewrite: cpuset.Format(layout.AOFRewrite),
+		BGSave:     cpuset.Format(layout.BGSave),
+	}
+
+	if cfg.MaxMemory, err = resolveMaxMemory(s); err != nil {
+		return nil, err
+	}
+	extras, err := extraDirectives(s.Config)
+	if err != nil {
+		return nil, err
+	}
+
+	var b strings.Builder
+	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	line("# Rendered by the iocache operator from the CacheInstance spec; edits are overwritten.")
+	line("port %d", serverPort)
+	line("bind * -::*")
+	line("dir %s", dataDir)
+	line("metrics-port %d", s.Metrics.Port)
+	line("# io-threads: %s", why)
+	line("io-threads %d", cfg.IOThreads)
+	line("# cpulists are positions within the CPUs the kubelet gives the pod, not CPU ids.")
+	line("cpulist-mode relative")
+	line("server_cpulist %s", cfg.CPULists.Server)
+	line("bio_cpulist %s", cfg.CPULists.Bio)
+	line("aof_rewrite_cpulist %s", cfg.CPULists.AOFRewrite)
+	line("bgsave_cpulist %s", cfg.CPULists.BGSave)
+	line("maxmemory %d", cfg.MaxMemory)
+	line("maxmemory-policy %s", s.MaxMemoryPolicy)
+	if s.Auth != nil {
+		line("requirepass-file %s", authFilePath(s.Auth))
+	}
+	if len(extras) > 0 {
+		line("# spec.config")
+		for _, kv := range extras {
+			line("%s %s", kv[0], kv[1])
+		}
+	}
+	cfg.Text = b.String()
+	sum := sha256.Sum256([]byte(cfg.Text))
+	cfg.Hash = hex.EncodeToString(sum[:8])
+	return cfg, nil
+}
+
+// resolveIOThreads applies the policy and says in words how it chose. With an explicit server list
+// of n CPUs, Auto uses at most n threads: more would only share those CPUs.
+func resolveIOThreads(s *cachev1alpha1.CacheInstanceSpec, serverCPUs int) (int, string, error) {
+	switch s.IOThreads.Policy {
+	case cachev1alpha1.IOThreadsFixed:
+		if s.IOThreads.Count == nil {
+			return 0, "", fmt.Errorf("ioThreads.policy Fixed needs ioThreads.count")
+		}
+		n := int(*s.IOThreads.Count)
+		if n < 1 || n > int(s.Cores) {
+			return 0, "", fmt.Errorf("ioThreads.count %d must be between 1 and spec.cores (%d)", n, s.Cores)
+		}
+		return n, fmt.Sprintf("policy Fixed, count %d", n), nil
+	case cachev1alpha1.IOThreadsAuto, cachev1alpha1.IOThreadsTuned:
+		n := cpuset.AutoIOThreads(int(s.Cores))
+		why := fmt.Sprintf("policy Auto, about 3/4 of %d cores", s.Cores)
+		if s.IOThreads.Policy == cachev1alpha1.IOThreadsTuned {
+			why = fmt.Sprintf("policy Tuned, not measured yet, so the Auto value for %d cores", s.Cores)
+		}
+		if serverCPUs > 0 && n > serverCPUs {
+			n = serverCPUs
+			why += fmt.Sprintf(", limited to the %d CPUs of cpuAffinity.server", serverCPUs)
+		}
+		return n, why, nil
+	default:
+		return 0, "", fmt.Errorf("ioThreads.policy %q is not one of Auto, Fixed, Tuned", s.IOThreads.Policy)
+	}
+}
+
+// resolveLayout fills the lists the spec leaves out. Without a server list, cpuset.AutoLayout
+// decides everything; with one, background work takes the cores it leaves free. Background lists
+// the user gives must not share a CPU with the server list, given or computed.
+func resolveLayout(aff *cachev1alpha1.CPUAffinitySpec, cores, ioThreads int, server []int) (cpuset.Layout, error) {
+	l := cpuset.AutoLayout(cores, ioThreads)
+	rest := l.Bio
+	serverGiven := len(server) > 0
+	if serverGiven {
+		l.Server = server
+		rest = nil
+		for i := range cores {
+			if !slices.Contains(server, i) {
+				rest = append(rest, i)
+			}
+		}
+		if len(rest) == 0 {
+			// As AutoLayout does when the server takes every core: share the last one.
+			rest = []int{server[len(server)-1]}
+		}
+	}
+	for _, bg := range []struct {
+		field string
+		list  cachev1alpha1.CPUList
+		dst   *[]int
+	}{
+		{"cpuAffinity.bio", aff.Bio, &l.Bio},
+		{"cpuAffinity.aofRewrite", aff.AOFRewrite, &l.AOFRewrite},
+		{"cpuAffinity.bgsave", aff.BGSave, &l.BGSave},
+	} {
+		given, err := parsePositions(bg.field, bg.list, cores)
+		if err != nil {
+			return l, err
+		}
+		if len(given) == 0 {
+			*bg.dst = rest
+			continue
+		}
+		if both := cpuset.Overlap(l.Server, given); len(both) > 0 {
+			origin := "cpuAffinity.server"
+			if !serverGiven {
+				origin = fmt.Sprintf("the computed server list %s (main and I/O threads on the first cores)", cpuset.Format(l.Server))
+			}
+			return l, fmt.Errorf("%s shares CPU %s with %s; background work there steals time from the threads that serve clients: set cpuAffinity.server too, or move %s",
+				bg.field, cpuset.Format(both), origin, bg.field)
+		}
+		*bg.dst = given
+	}
+	return l, nil
+}
+
+// parsePositions reads a CPU list as positions within cores; "" gives nil.
+func parsePositions(field string, list cachev1alpha1.CPUList, cores int) ([]int, error) {
+	if list == "" {
+		return nil, nil
+	}
+	pos, err := cpuset.Parse(string(list))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", field, err)
+	}
+	if last := pos[len(pos)-1]; last >= cores {
+		return nil, fmt.Errorf("%s names position %d, but the instance has %d cores (positions 0-%d)", field, last, cores, cores-1)
+	}
+	return pos, nil
+}
+
+// resolveMaxMemory leaves a tenth of the pod's memory for buffers and the runtime unless the spec
+// says otherwise.
+func resolveMaxMemory(s *cachev1alpha1.CacheInstanceSpec) (int64, error) {
+	limit := s.Memory.Value()
+	if limit <= 0 {
+		return 0, fmt.Errorf("spec.memory must be positive")
+	}
+	if s.MaxMemory == nil {
+		return limit - limit/10, nil
+	}
+	m := s.MaxMemory.Value()
+	if m <= 0 || m >= limit {
+		return 0, fmt.Errorf("spec.maxMemory %s must be positive and less than spec.memory %s", s.MaxMemory, &s.Memory)
+	}
+	return m, nil
+}
+
+// extraDirectives returns spec.config sorted by name, so the same map always renders the same file
+// (and hash).
+func extraDirectives(config map[string]cachev1alpha1.ConfigValue) ([][2]string, error) {
+	out := make([][2]string, 0, len(config))
+	for name, v := range config {
+		value := string(v)
+		if slices.Contains(ownedDirectives, strings.ToLower(name)) {
+			return nil, fmt.Errorf("spec.config must not set %s: the operator sets it from the other spec fields", name)
+		}
+		if strings.ContainsAny(name, " \t\r\n#\"'") || name == "" {
+			return nil, fmt.Errorf("spec.config key %q is not a directive name", name)
+		}
+		if strings.TrimSpace(value) == "" || strings.ContainsAny(value, "\r\n") {
+			return nil, fmt.Errorf("spec.config %s needs a value on one line", name)
+		}
+		out = append(out, [2]string{name, value})
+	}
+	slices.SortFunc(out, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+	return out, nil
+}
+
+// authFilePath is where the server reads its password: the auth Secret's key, mounted as a file.
+func authFilePath(a *cachev1alpha1.AuthSpec) string {
+	return authDir + "/" + a.Key
+}
+
+// desiredConfigMap holds the rendered config file.
+func desiredConfigMap(ci *cachev1alpha1.CacheInstance, cfg *serverConfig) *corev1ac.ConfigMapApplyConfiguration {
+	return corev1ac.ConfigMap(configMapName(ci), ci.Namespace).
+		WithLabels(objectLabels(ci)).
+		WithOwnerReferences(ownerReference(ci)).
+		WithData(map[string]string{configFileName: cfg.Text})
+}
+
+// reconcileConfig renders the config. A spec that cannot be rendered stops the pass without a
+// retry: only a new spec can fix it, and the watch brings that.
+func (r *CacheInstanceReconciler) reconcileConfig(_ context.Context, inst *instance) (*ctrl.Result, error) {
+	cfg, err := renderConfig(inst.CacheInstance)
+	if err != nil {
+		inst.block(reasonInvalidSpec, err.Error())
+		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeWarning, "ValidationFailed", "RenderConfig", "%s", err.Error())
+		return &ctrl.Result{}, nil
+	}
+	inst.config = cfg
+	return nil, nil
+}
+
+// reconcileConfigMap applies the ConfigMap before the StatefulSet, so pods that roll for a new hash
+// find the new file.
+func (r *CacheInstanceReconciler) reconcileConfigMap(ctx context.Context, inst *instance) (*ctrl.Result, error) {
+	if err := r.Apply(ctx, desiredConfigMap(inst.CacheInstance, inst.config), client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
+		return nil, fmt.Errorf("applying ConfigMap: %w", err)
+	}
+	return nil, nil
+}

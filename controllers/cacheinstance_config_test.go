@@ -1,0 +1,278 @@
+package controllers
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+	serverconfig "github.com/iocache/iocache/server/config"
+)
+
+func fixed(n int32) func(*cachev1alpha1.CacheInstance) {
+	return func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.IOThreads = cachev1alpha1.IOThreadsSpec{Policy: cachev1alpha1.IOThreadsFixed, Count: ptr.To(n)}
+	}
+}
+
+func affinity(a cachev1alpha1.CPUAffinitySpec) func(*cachev1alpha1.CacheInstance) {
+	return func(ci *cachev1alpha1.CacheInstance) { ci.Spec.CPUAffinity = &a }
+}
+
+// The ¾ rule as the issue states it: 1 for 1–2 cores, 3 for 4, 6 for 8, never more than the cores,
+// capped where more I/O threads stop helping.
+func TestAutoIOThreads(t *testing.T) {
+	for _, tc := range []struct{ cores, want int32 }{
+		{1, 1}, {2, 1}, {3, 2}, {4, 3}, {6, 4}, {8, 6}, {12, 9}, {16, 12}, {21, 15}, {22, 16}, {32, 16}, {64, 16},
+	} {
+		cfg, err := renderConfig(newInstance(tc.cores))
+		if err != nil {
+			t.Fatalf("%d cores: %v", tc.cores, err)
+		}
+		if cfg.IOThreads != tc.want {
+			t.Errorf("%d cores: io-threads %d, want %d", tc.cores, cfg.IOThreads, tc.want)
+		}
+	}
+}
+
+// The whole Auto table, 1 to 64 cores, in one golden file: io-threads, the four lists and maxmemory.
+func TestAutoLayoutGolden(t *testing.T) {
+	var b strings.Builder
+	for cores := int32(1); cores <= 64; cores++ {
+		cfg, err := renderConfig(newInstance(cores))
+		if err != nil {
+			t.Fatalf("%d cores: %v", cores, err)
+		}
+		if cfg.IOThreads < 1 || cfg.IOThreads > cores {
+			t.Errorf("%d cores: io-threads %d outside 1..cores", cores, cfg.IOThreads)
+		}
+		l := cfg.CPULists
+		fmt.Fprintf(&b, "cores=%-2d io-threads=%-2d server=%-5s bio=%-5s aof_rewrite=%-5s bgsave=%s\n",
+			cores, cfg.IOThreads, l.Server, l.Bio, l.AOFRewrite, l.BGSave)
+	}
+	golden(t, "config/auto-1-64-cores.golden", []byte(b.String()))
+}
+
+// configCases cover every policy and each spec field that reaches the config file.
+var configCases = []struct {
+	name string
+	ci   *cachev1alpha1.CacheInstance
+}{
+	{"auto-1-core", newInstance(1)},
+	{"auto-2-cores", newInstance(2)},
+	{"auto-4-cores", newInstance(4)},
+	{"auto-8-cores", newInstance(8)},
+	{"auto-64-cores", newInstance(64)},
+	{"fixed-4-of-8-cores", newInstance(8, fixed(4))},
+	{"fixed-all-2-cores", newInstance(2, fixed(2))},
+	{"tuned-8-cores", newInstance(8, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.IOThreads.Policy = cachev1alpha1.IOThreadsTuned
+	})},
+	{"affinity-all-lists", newInstance(8, affinity(cachev1alpha1.CPUAffinitySpec{
+		Server: "0-3", Bio: "4", AOFRewrite: "5-6", BGSave: "7",
+	}))},
+	{"affinity-server-only", newInstance(8, affinity(cachev1alpha1.CPUAffinitySpec{Server: "2-3"}))},
+	{"affinity-bio-only", newInstance(8, affinity(cachev1alpha1.CPUAffinitySpec{Bio: "7"}))},
+	{"affinity-server-everything", newInstance(4, affinity(cachev1alpha1.CPUAffinitySpec{Server: "0-3"}))},
+	{"auth-maxmemory-extras", newInstance(4, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Memory = resource.MustParse("4Gi")
+		ci.Spec.MaxMemory = ptr.To(resource.MustParse("3Gi"))
+		ci.Spec.MaxMemoryPolicy = "allkeys-lfu"
+		ci.Spec.Auth = &cachev1alpha1.AuthSpec{Generate: true}
+		ci.Spec.Metrics.Port = 9200
+		ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"save": "900 1 300 10", "hz": "20", "appendonly": "no"}
+	})},
+}
+
+func TestRenderConfigGolden(t *testing.T) {
+	for _, tc := range configCases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := renderConfig(tc.ci)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "config/"+tc.name+".conf", []byte(cfg.Text))
+			again, err := renderConfig(tc.ci.DeepCopy())
+			if err != nil || again.Hash != cfg.Hash {
+				t.Errorf("rendering the same spec twice gave hash %s then %s (%v)", cfg.Hash, again.Hash, err)
+			}
+		})
+	}
+}
+
+// Every rendered file must load in the server's own config parser: an unknown directive or a bad
+// value would stop the pod at startup.
+func TestRenderedConfigLoadsInServer(t *testing.T) {
+	secrets := t.TempDir()
+	if err := os.WriteFile(filepath.Join(secrets, "password"), []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range configCases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := renderConfig(tc.ci)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := strings.ReplaceAll(cfg.Text, authDir, secrets)
+			sc := serverconfig.New()
+			if err := sc.ReadConfig(strings.NewReader(text)); err != nil {
+				t.Fatalf("iocache-server refuses the rendered config: %v\n%s", err, text)
+			}
+			if sc.IOThreads != int(cfg.IOThreads) || sc.MaxMemory != cfg.MaxMemory || sc.CPUListMode != "relative" ||
+				sc.ServerCPUList != cfg.CPULists.Server || sc.BioCPUList != cfg.CPULists.Bio ||
+				sc.AOFRewriteCPUList != cfg.CPULists.AOFRewrite || sc.BGSaveCPUList != cfg.CPULists.BGSave {
+				t.Errorf("server read io-threads %d maxmemory %d mode %s lists %s/%s/%s/%s; operator resolved %+v",
+					sc.IOThreads, sc.MaxMemory, sc.CPUListMode, sc.ServerCPUList, sc.BioCPUList, sc.AOFRewriteCPUList, sc.BGSaveCPUList, cfg)
+			}
+			if tc.ci.Spec.Auth != nil && sc.RequirePass != "s3cret" {
+				t.Errorf("server read password %q from requirepass-file, want the file's content", sc.RequirePass)
+			}
+			if sc.MetricsPort != int(tc.ci.Spec.Metrics.Port) || sc.Port != serverPort || sc.Dir != dataDir {
+				t.Errorf("server read metrics-port %d port %d dir %s", sc.MetricsPort, sc.Port, sc.Dir)
+			}
+		})
+	}
+}
+
+func TestRenderConfigResolves(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		ci            *cachev1alpha1.CacheInstance
+		ioThreads     int32
+		lists         cachev1alpha1.ResolvedCPULists
+		maxMemory     int64
+		tuningPending bool
+	}{
+		{"Auto on 8 cores: 6 threads first, background on the rest", newInstance(8), 6,
+			cachev1alpha1.ResolvedCPULists{Server: "0-5", Bio: "6-7", AOFRewrite: "6-7", BGSave: "6-7"}, 966367642, false},
+		{"Auto on 1 core shares it", newInstance(1), 1,
+			cachev1alpha1.ResolvedCPULists{Server: "0", Bio: "0", AOFRewrite: "0", BGSave: "0"}, 966367642, false},
+		{"Fixed count", newInstance(8, fixed(2)), 2,
+			cachev1alpha1.ResolvedCPULists{Server: "0-1", Bio: "2-7", AOFRewrite: "2-7", BGSave: "2-7"}, 966367642, false},
+		{"Tuned behaves as Auto and says it waits", newInstance(4, func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.IOThreads.Policy = cachev1alpha1.IOThreadsTuned
+		}), 3, cachev1alpha1.ResolvedCPULists{Server: "0-2", Bio: "3", AOFRewrite: "3", BGSave: "3"}, 966367642, true},
+		{"Auto limited by an explicit server list, background on the free cores",
+			newInstance(8, affinity(cachev1alpha1.CPUAffinitySpec{Server: "4-5"})), 2,
+			cachev1alpha1.ResolvedCPULists{Server: "4-5", Bio: "0-3,6-7", AOFRewrite: "0-3,6-7", BGSave: "0-3,6-7"}, 966367642, false},
+		{"explicit background list next to the computed server list",
+			newInstance(8, affinity(cachev1alpha1.CPUAffinitySpec{BGSave: "7"})), 6,
+			cachev1alpha1.ResolvedCPULists{Server: "0-5", Bio: "6-7", AOFRewrite: "6-7", BGSave: "7"}, 966367642, false},
+		{"maxMemory overrides 90%", newInstance(2, func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.MaxMemory = ptr.To(resource.MustParse("512Mi"))
+		}), 1, cachev1alpha1.ResolvedCPULists{Server: "0", Bio: "1", AOFRewrite: "1", BGSave: "1"}, 512 << 20, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := renderConfig(tc.ci)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.IOThreads != tc.ioThreads || cfg.CPULists != tc.lists || cfg.MaxMemory != tc.maxMemory || cfg.TuningPending != tc.tuningPending {
+				t.Errorf("got io-threads %d lists %+v maxmemory %d tuningPending %v\nwant io-threads %d lists %+v maxmemory %d tuningPending %v",
+					cfg.IOThreads, cfg.CPULists, cfg.MaxMemory, cfg.TuningPending, tc.ioThreads, tc.lists, tc.maxMemory, tc.tuningPending)
+			}
+		})
+	}
+}
+
+// Specs the schema should refuse still must not render a broken file when they reach the operator
+// (an old CRD, a client that skips validation); and one rule only Go can check.
+func TestRenderConfigRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		ci         *cachev1alpha1.CacheInstance
+	}{
+		{"background list on the computed server cores", "cpuAffinity.bio shares CPU 0-1 with the computed server list 0-5",
+			newInstance(8, affinity(cachev1alpha1.CPUAffinitySpec{Bio: "0-1"}))},
+		{"background list on the given server cores", "cpuAffinity.aofRewrite shares CPU 3 with cpuAffinity.server",
+			newInstance(8, affinity(cachev1alpha1.CPUAffinitySpec{Server: "0-3", AOFRewrite: "3-4"}))},
+		{"position beyond the cores", "cpuAffinity.server names position 8, but the instance has 8 cores",
+			newInstance(8, affinity(cachev1alpha1.CPUAffinitySpec{Server: "0-8"}))},
+		{"Fixed without count", "ioThreads.policy Fixed needs ioThreads.count", newInstance(4, func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.IOThreads.Policy = cachev1alpha1.IOThreadsFixed
+		})},
+		{"count above cores", "ioThreads.count 5 must be between 1 and spec.cores (4)", newInstance(4, fixed(5))},
+		{"owned directive", "spec.config must not set IO-Threads", newInstance(4, func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"IO-Threads": "4"}
+		})},
+		{"value spanning lines", "spec.config hz needs a value on one line", newInstance(4, func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"hz": "10\nrequirepass x"}
+		})},
+		{"maxMemory not below memory", "spec.maxMemory 1Gi must be positive and less than spec.memory 1Gi", newInstance(4, func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.MaxMemory = ptr.To(resource.MustParse("1Gi"))
+		})},
+		{"no cores", "spec.cores is 0", newInstance(0)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := renderConfig(tc.ci)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestConfigHashFollowsContent(t *testing.T) {
+	a, _ := renderConfig(newInstance(4))
+	b, _ := renderConfig(newInstance(8))
+	c, _ := renderConfig(newInstance(4, func(ci *cachev1alpha1.CacheInstance) { ci.Spec.PodLabels = map[string]string{"team": "a"} }))
+	if a.Hash == b.Hash {
+		t.Errorf("4 and 8 cores render the same hash %s", a.Hash)
+	}
+	if a.Hash != c.Hash {
+		t.Errorf("a pod label changed the config hash (%s → %s), which would roll pods for nothing", a.Hash, c.Hash)
+	}
+}
+
+// The CRD's CEL rule and ownedDirectives must refuse the same names; the rule is generated from a
+// marker, so this reads the generated CRD.
+func TestOwnedDirectivesMatchCRDRule(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "config", "crd", "bases", "cache.iocache.dev_cacheinstances.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd struct {
+		Spec struct {
+			Versions []struct {
+				Schema struct {
+					OpenAPIV3Schema struct {
+						Properties map[string]struct {
+							Properties map[string]struct {
+								Validations []struct {
+									Rule string `json:"rule"`
+								} `json:"x-kubernetes-validations"`
+							} `json:"properties"`
+						} `json:"properties"`
+					} `json:"openAPIV3Schema"`
+				} `json:"schema"`
+			} `json:"versions"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(raw, &crd); err != nil {
+		t.Fatal(err)
+	}
+	var rule string
+	for _, v := range crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["config"].Validations {
+		if strings.Contains(v.Rule, "'io-threads'") {
+			rule = v.Rule
+		}
+	}
+	if rule == "" {
+		t.Fatal("no CEL rule on spec.config lists the owned directives")
+	}
+	list := rule[strings.Index(rule, "["):strings.Index(rule, "]")]
+	for _, d := range ownedDirectives {
+		if !strings.Contains(list, "'"+d+"'") {
+			t.Errorf("the CRD rule does not refuse %s", d)
+		}
+	}
+	if n := strings.Count(list, "'") / 2; n != len(ownedDirectives) {
+		t.Errorf("the CRD rule lists %d names, ownedDirectives %d", n, len(ownedDirectives))
+	}
+}

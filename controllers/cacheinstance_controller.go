@@ -1,0 +1,151 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+)
+
+// conflictRetry is how soon a pass that lost a write race runs again, with the newer object.
+const conflictRetry = time.Second
+
+// CacheInstanceReconciler turns a CacheInstance into a rendered config, its ConfigMap, an auth
+// Secret when asked, Services, a StatefulSet, a PodDisruptionBudget and, where prometheus-operator
+// is installed, a ServiceMonitor; and reports what it resolved and how the rollout goes.
+type CacheInstanceReconciler struct {
+	client.Client
+	Recorder events.EventRecorder
+	// Image runs the server when spec.image is empty: the operator's own image.
+	Image string
+}
+
+// instance is a CacheInstance during one pass, with what the steps have learned so far.
+type instance struct {
+	*cachev1alpha1.CacheInstance
+	config  *serverConfig
+	rollout *rollout
+	blocked *blocker
+}
+
+// blocker says why a pass stopped short of applying the spec, as Degraded's reason and message.
+type blocker struct{ reason, message string }
+
+func (i *instance) block(reason, message string) {
+	i.blocked = &blocker{reason: reason, message: message}
+}
+
+// The operator's permissions, and nothing more: it reads CacheInstances and writes their status;
+// applies (patch, create) the objects it owns and watches them; may only get and create Secrets (no
+// list or watch: it never sees Secrets it was not told about); and handles ServiceMonitors one by
+// one without a watch, because their CRD may be missing.
+// +kubebuilder:rbac:groups=cache.iocache.dev,resources=cacheinstances,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cache.iocache.dev,resources=cacheinstances/status,verbs=update
+// +kubebuilder:rbac:groups=cache.iocache.dev,resources=cacheinstances/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;create;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one CacheInstance's objects to its spec, then writes its status.
+func (r *CacheInstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ci := &cachev1alpha1.CacheInstance{}
+	if err := r.Get(ctx, req.NamespacedName, ci); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetInstance(req.Namespace, req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("fetching CacheInstance: %w", err)
+	}
+	if !ci.DeletionTimestamp.IsZero() {
+		// Owner references hand the owned objects to the garbage collector; nothing to do here.
+		return ctrl.Result{}, nil
+	}
+	ci.SetDefaults()
+	inst := &instance{CacheInstance: ci}
+
+	result, err := r.reconcileSteps(ctx, inst)
+	if apierrors.IsConflict(err) {
+		// Someone wrote between this pass's read and its write: not a failure, run again.
+		logf.FromContext(ctx).V(1).Info("write conflict, running again", "error", err.Error())
+		result, err = ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+
+	var recheck time.Duration
+	serr := r.updateStatus(ctx, ci, func(st *cachev1alpha1.CacheInstanceStatus) {
+		recheck = setStatus(st, inst, err, time.Now())
+	})
+	switch {
+	case serr == nil || apierrors.IsNotFound(serr):
+	case err == nil:
+		err = serr
+	default:
+		logf.FromContext(ctx).Error(serr, "status not written")
+	}
+	if recheck > 0 && (result.RequeueAfter == 0 || recheck < result.RequeueAfter) {
+		result.RequeueAfter = recheck
+	}
+
+	switch {
+	case err != nil:
+		countReconcile(ci.Namespace, ci.Name, resultError)
+		return ctrl.Result{}, err
+	case inst.blocked != nil:
+		countReconcile(ci.Namespace, ci.Name, resultBlocked)
+	default:
+		countReconcile(ci.Namespace, ci.Name, resultOK)
+	}
+	return result, nil
+}
+
+// reconcileSteps runs the steps in order. A step returns a non-nil result to end the pass (blocked,
+// or waiting) and an error when an API call failed.
+func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *instance) (ctrl.Result, error) {
+	for _, step := range []func(context.Context, *instance) (*ctrl.Result, error){
+		r.reconcileConfig,
+		r.reconcileSecret,
+		r.reconcileConfigMap,
+		r.reconcileServices,
+		r.reconcileStatefulSet,
+		r.reconcilePDB,
+		r.reconcileServiceMonitor,
+	} {
+		res, err := step(ctx, inst)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if res != nil {
+			return *res, nil
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// SetupWithManager watches CacheInstances (spec changes only: the operator's own status writes need
+// no pass) and the objects they own, whose changes are brought back to the spec.
+func (r *CacheInstanceReconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&cachev1alpha1.CacheInstance{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.Service{}).
+		Owns(&appsv1.StatefulSet{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent}).
+		Named("cacheinstance").
+		Complete(r)
+}

@@ -1,0 +1,235 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+)
+
+// The user and group of the image's nonroot user (distroless): the pod runs as them so that Pod
+// Security "restricted" admits it and the mounted files are readable through fsGroup.
+const nonRootID = 65532
+
+const (
+	containerName   = "server"
+	portNameRedis   = "redis"
+	portNameMetrics = "metrics"
+)
+
+// desiredStatefulSet builds the server's StatefulSet: one container with integer CPUs and memory
+// whose requests equal the limits (Guaranteed QoS, so the static CPU manager gives it whole cores and
+// the relative cpulists pin threads to them), the config hash on the pod template, exec probes
+// through the server binary, and a security context Pod Security "restricted" admits.
+func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, image string) (*appsv1ac.StatefulSetApplyConfiguration, error) {
+	s := &ci.Spec
+	resources := corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewQuantity(int64(s.Cores), resource.DecimalSI),
+		corev1.ResourceMemory: s.Memory,
+	}
+
+	container := corev1ac.Container().
+		WithName(containerName).
+		WithImage(image).
+		WithCommand(serverBinary, configPath).
+		WithPorts(
+			corev1ac.ContainerPort().WithName(portNameRedis).WithContainerPort(serverPort).WithProtocol(corev1.ProtocolTCP),
+			corev1ac.ContainerPort().WithName(portNameMetrics).WithContainerPort(s.Metrics.Port).WithProtocol(corev1.ProtocolTCP),
+		).
+		WithResources(corev1ac.ResourceRequirements().WithRequests(resources).WithLimits(resources)).
+		WithVolumeMounts(
+			corev1ac.VolumeMount().WithName("config").WithMountPath(configDir).WithReadOnly(true),
+			corev1ac.VolumeMount().WithName("data").WithMountPath(dataDir),
+			corev1ac.VolumeMount().WithName("tmp").WithMountPath("/tmp"),
+		).
+		// Readiness decides when the Service sends clients; liveness restarts a server that stopped
+		// answering, with more patience so a busy server is not killed for being slow once.
+		WithReadinessProbe(execProbe(ci, 5, 3)).
+		WithLivenessProbe(execProbe(ci, 10, 6).WithInitialDelaySeconds(10)).
+		WithSecurityContext(corev1ac.SecurityContext().
+			WithRunAsNonRoot(true).
+			WithReadOnlyRootFilesystem(true).
+			WithAllowPrivilegeEscalation(false).
+			WithCapabilities(corev1ac.Capabilities().WithDrop(corev1.Capability("ALL"))))
+	if s.ImagePullPolicy != "" {
+		container.WithImagePullPolicy(s.ImagePullPolicy)
+	}
+
+	pod := corev1ac.PodSpec().
+		WithContainers(container).
+		WithVolumes(configVolume(ci),
+			corev1ac.Volume().WithName("data").WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
+			corev1ac.Volume().WithName("tmp").WithEmptyDir(corev1ac.EmptyDirVolumeSource())).
+		// The server never talks to the API server, and service links would only flood its
+		// environment.
+		WithAutomountServiceAccountToken(false).
+		WithEnableServiceLinks(false).
+		WithSecurityContext(corev1ac.PodSecurityContext().
+			WithRunAsNonRoot(true).
+			WithRunAsUser(nonRootID).
+			WithRunAsGroup(nonRootID).
+			WithFSGroup(nonRootID).
+			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault)))
+	if len(s.NodeSelector) > 0 {
+		pod.WithNodeSelector(s.NodeSelector)
+	}
+	if s.PriorityClassName != "" {
+		pod.WithPriorityClassName(s.PriorityClassName)
+	}
+	if s.Affinity != nil {
+		a, err := convertJSON[corev1ac.AffinityApplyConfiguration](s.Affinity)
+		if err != nil {
+			return nil, fmt.Errorf("converting spec.affinity: %w", err)
+		}
+		pod.WithAffinity(a)
+	}
+	for i := range s.Tolerations {
+		t, err := convertJSON[corev1ac.TolerationApplyConfiguration](&s.Tolerations[i])
+		if err != nil {
+			return nil, fmt.Errorf("converting spec.tolerations: %w", err)
+		}
+		pod.WithTolerations(t)
+	}
+
+	// The operator's labels and annotation are applied last: user values cannot unselect the pod or
+	// hide a config change.
+	podLabels := maps.Clone(s.PodLabels)
+	if podLabels == nil {
+		podLabels = map[string]string{}
+	}
+	maps.Copy(podLabels, objectLabels(ci))
+	podAnnotations := maps.Clone(s.PodAnnotations)
+	if podAnnotations == nil {
+		podAnnotations = map[string]string{}
+	}
+	podAnnotations[annotationConfigHash] = cfg.Hash
+
+	return appsv1ac.StatefulSet(ci.Name, ci.Namespace).
+		WithLabels(objectLabels(ci)).
+		WithOwnerReferences(ownerReference(ci)).
+		WithSpec(appsv1ac.StatefulSetSpec().
+			WithReplicas(ptr.Deref(s.Replicas, cachev1alpha1.DefaultReplicas)).
+			WithServiceName(headlessName(ci)).
+			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(ci))).
+			// Server pods are independent caches: none waits for another to start or stop.
+			WithPodManagementPolicy(appsv1.ParallelPodManagement).
+			WithUpdateStrategy(appsv1ac.StatefulSetUpdateStrategy().WithType(appsv1.RollingUpdateStatefulSetStrategyType)).
+			WithTemplate(corev1ac.PodTemplateSpec().
+				WithLabels(podLabels).
+				WithAnnotations(podAnnotations).
+				WithSpec(pod))), nil
+}
+
+// execProbe runs the server binary's own health check, which sends PING (after AUTH with the
+// password file, so the password is on no command line) and exits 0 on PONG. Its own timeout is 2s.
+func execProbe(ci *cachev1alpha1.CacheInstance, period, failures int32) *corev1ac.ProbeApplyConfiguration {
+	cmd := []string{serverBinary, "--check-health", "--port", strconv.Itoa(serverPort)}
+	if ci.Spec.Auth != nil {
+		cmd = append(cmd, "--password-file", authFilePath(ci.Spec.Auth))
+	}
+	return corev1ac.Probe().
+		WithExec(corev1ac.ExecAction().WithCommand(cmd...)).
+		WithPeriodSeconds(period).
+		WithTimeoutSeconds(3).
+		WithSuccessThreshold(1).
+		WithFailureThreshold(failures)
+}
+
+// configVolume projects the rendered config and, with auth, the password key into one directory:
+// iocache.conf and auth/<key>. One volume avoids mounting the Secret inside the read-only ConfigMap
+// mount. Files are readable by the fsGroup only.
+func configVolume(ci *cachev1alpha1.CacheInstance) *corev1ac.VolumeApplyConfiguration {
+	sources := []*corev1ac.VolumeProjectionApplyConfiguration{
+		corev1ac.VolumeProjection().WithConfigMap(corev1ac.ConfigMapProjection().
+			WithName(configMapName(ci)).
+			WithItems(corev1ac.KeyToPath().WithKey(configFileName).WithPath(configFileName))),
+	}
+	if a := ci.Spec.Auth; a != nil {
+		sources = append(sources, corev1ac.VolumeProjection().WithSecret(corev1ac.SecretProjection().
+			WithName(a.ExistingSecret).
+			WithItems(corev1ac.KeyToPath().WithKey(a.Key).WithPath(authSubdir+"/"+a.Key))))
+	}
+	return corev1ac.Volume().WithName("config").WithProjected(corev1ac.ProjectedVolumeSource().
+		WithDefaultMode(0o440).
+		WithSources(sources...))
+}
+
+// rollout is the part of a StatefulSet's status that says whether its pods run the current
+// template.
+type rollout struct {
+	generation, observedGeneration              int64
+	replicas, readyReplicas, updatedReplicas    int32
+	currentRevision, updateRevision, configHash string
+}
+
+// rolloutOf reads an applied StatefulSet as the API server returned it.
+func rolloutOf(sts *appsv1ac.StatefulSetApplyConfiguration) rollout {
+	r := rollout{generation: ptr.Deref(sts.Generation, 0)}
+	if sts.Spec != nil {
+		r.replicas = ptr.Deref(sts.Spec.Replicas, 1)
+		if sts.Spec.Template != nil {
+			r.configHash = sts.Spec.Template.Annotations[annotationConfigHash]
+		}
+	}
+	if st := sts.Status; st != nil {
+		r.observedGeneration = ptr.Deref(st.ObservedGeneration, 0)
+		r.readyReplicas = ptr.Deref(st.ReadyReplicas, 0)
+		r.updatedReplicas = ptr.Deref(st.UpdatedReplicas, 0)
+		r.currentRevision = ptr.Deref(st.CurrentRevision, "")
+		r.updateRevision = ptr.Deref(st.UpdateRevision, "")
+	}
+	return r
+}
+
+// current is true once the StatefulSet controller has seen the latest template and every pod runs
+// it.
+func (r rollout) current() bool {
+	return r.observedGeneration >= r.generation && r.updatedReplicas >= r.replicas &&
+		r.updateRevision != "" && r.currentRevision == r.updateRevision
+}
+
+// ready is true when every pod runs the current template and is ready.
+func (r rollout) ready() bool { return r.current() && r.readyReplicas >= r.replicas }
+
+// readyCurrent counts the ready pods known to run the current template.
+func (r rollout) readyCurrent() int32 {
+	if r.observedGeneration < r.generation {
+		return 0
+	}
+	return min(r.readyReplicas, r.updatedReplicas)
+}
+
+// reconcileStatefulSet applies the StatefulSet and records its rollout for the status.
+func (r *CacheInstanceReconciler) reconcileStatefulSet(ctx context.Context, inst *instance) (*ctrl.Result, error) {
+	image := inst.Spec.Image
+	if image == "" {
+		image = r.Image
+	}
+	sts, err := desiredStatefulSet(inst.CacheInstance, inst.config, image)
+	if err != nil {
+		return nil, fmt.Errorf("building StatefulSet: %w", err)
+	}
+	if err := r.Apply(ctx, sts, client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
+		return nil, fmt.Errorf("applying StatefulSet: %w", err)
+	}
+	ro := rolloutOf(sts)
+	inst.rollout = &ro
+	if prev := inst.Status.ConfigHash; prev != "" && prev != inst.config.Hash {
+		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, "ConfigRolled", "RollPods",
+			"Rendered config changed (hash %s to %s, io-threads %d, server cpulist %s): rolling the pods",
+			prev, inst.config.Hash, inst.config.IOThreads, inst.config.CPULists.Server)
+	}
+	return nil, nil
+}

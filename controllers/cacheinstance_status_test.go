@@ -1,0 +1,152 @@
+package controllers
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+)
+
+var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+
+var (
+	notObserved = &rollout{generation: 1, replicas: 1}
+	podsReady   = &rollout{generation: 1, observedGeneration: 1, replicas: 1, readyReplicas: 1, updatedReplicas: 1, currentRevision: "a", updateRevision: "a"}
+	podsFailing = &rollout{generation: 1, observedGeneration: 1, replicas: 1, updatedReplicas: 1, currentRevision: "a", updateRevision: "a"}
+)
+
+// want is one condition's expected status and reason.
+type want struct {
+	status metav1.ConditionStatus
+	reason string
+}
+
+func cond(status metav1.ConditionStatus, reason string) want { return want{status, reason} }
+
+func TestSetStatus(t *testing.T) {
+	tuned := func(ci *cachev1alpha1.CacheInstance) { ci.Spec.IOThreads.Policy = cachev1alpha1.IOThreadsTuned }
+	readySince := func(status metav1.ConditionStatus, since time.Time) []metav1.Condition {
+		return []metav1.Condition{{Type: cachev1alpha1.ConditionReady, Status: status, Reason: "x", LastTransitionTime: metav1.NewTime(since)}}
+	}
+	for _, tc := range []struct {
+		name        string
+		ci          *cachev1alpha1.CacheInstance
+		before      cachev1alpha1.CacheInstanceStatus
+		rollout     *rollout
+		blocked     *blocker
+		err         error
+		ready       want
+		progressing want
+		degraded    want
+		validated   want
+		recheck     time.Duration
+	}{
+		{name: "first pass, spec cannot be rendered", ci: newInstance(2), blocked: &blocker{reasonInvalidSpec, "bad"},
+			ready: cond("Unknown", reasonNotApplied), progressing: cond("Unknown", reasonNotApplied),
+			degraded: cond("True", reasonInvalidSpec), validated: cond("Unknown", reasonNotMeasured)},
+		{name: "bad edit of a running instance keeps Ready", ci: newInstance(2),
+			before:  cachev1alpha1.CacheInstanceStatus{Conditions: readySince("True", t0)},
+			blocked: &blocker{reasonSecretMissing, "no Secret"},
+			ready:   cond("True", "x"), degraded: cond("True", reasonSecretMissing), validated: cond("Unknown", reasonNotMeasured)},
+		{name: "StatefulSet just applied", ci: newInstance(2), rollout: notObserved,
+			ready: cond("False", reasonRollingOut), progressing: cond("True", reasonRollingOut),
+			degraded: cond("False", reasonAsExpected), validated: cond("Unknown", reasonNotMeasured), recheck: rolloutDeadline},
+		{name: "pods ready", ci: newInstance(2), rollout: podsReady,
+			ready: cond("True", reasonPodsReady), progressing: cond("False", reasonRolloutComplete),
+			degraded: cond("False", reasonAsExpected), validated: cond("Unknown", reasonNotMeasured)},
+		{name: "Tuned says it runs the Auto value", ci: newInstance(8, tuned), rollout: podsReady,
+			ready: cond("True", reasonPodsReady), progressing: cond("True", reasonTuningPending),
+			degraded: cond("False", reasonAsExpected), validated: cond("Unknown", reasonNotMeasured)},
+		{name: "pods not ready for a while", ci: newInstance(2), rollout: podsFailing,
+			before: cachev1alpha1.CacheInstanceStatus{Conditions: readySince("False", t0.Add(-4*time.Minute))},
+			ready:  cond("False", reasonPodsNotReady), progressing: cond("False", reasonRolloutComplete),
+			degraded: cond("False", reasonAsExpected), validated: cond("Unknown", reasonNotMeasured), recheck: 6 * time.Minute},
+		{name: "pods not ready past the deadline", ci: newInstance(2), rollout: podsFailing,
+			before: cachev1alpha1.CacheInstanceStatus{Conditions: readySince("False", t0.Add(-11*time.Minute))},
+			ready:  cond("False", reasonPodsNotReady), progressing: cond("False", reasonRolloutComplete),
+			degraded: cond("True", reasonRolloutStuck), validated: cond("Unknown", reasonNotMeasured)},
+		{name: "API error", ci: newInstance(2), rollout: podsReady, err: errors.New("applying PodDisruptionBudget: boom"),
+			ready: cond("True", reasonPodsReady), progressing: cond("False", reasonRolloutComplete),
+			degraded: cond("True", reasonReconcileError), validated: cond("Unknown", reasonNotMeasured)},
+		{name: "a measured validation survives an unchanged config", ci: newInstance(2), rollout: podsReady,
+			before: cachev1alpha1.CacheInstanceStatus{ConfigHash: hashOf(t, newInstance(2)), Conditions: []metav1.Condition{
+				{Type: cachev1alpha1.ConditionThroughputValidated, Status: "True", Reason: "Measured"}}},
+			ready: cond("True", reasonPodsReady), progressing: cond("False", reasonRolloutComplete),
+			degraded: cond("False", reasonAsExpected), validated: cond("True", "Measured")},
+		{name: "a config change voids the validation", ci: newInstance(4), rollout: notObserved,
+			before: cachev1alpha1.CacheInstanceStatus{ConfigHash: hashOf(t, newInstance(2)), Conditions: []metav1.Condition{
+				{Type: cachev1alpha1.ConditionThroughputValidated, Status: "True", Reason: "Measured"}}},
+			ready: cond("False", reasonRollingOut), progressing: cond("True", reasonRollingOut),
+			degraded: cond("False", reasonAsExpected), validated: cond("Unknown", reasonConfigChanged), recheck: rolloutDeadline},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inst := &instance{CacheInstance: tc.ci, rollout: tc.rollout, blocked: tc.blocked}
+			if tc.blocked == nil {
+				cfg, err := renderConfig(tc.ci)
+				if err != nil {
+					t.Fatal(err)
+				}
+				inst.config = cfg
+			}
+			st := tc.before
+			recheck := setStatus(&st, inst, tc.err, t0)
+			for typ, w := range map[string]want{
+				cachev1alpha1.ConditionReady:               tc.ready,
+				cachev1alpha1.ConditionProgressing:         tc.progressing,
+				cachev1alpha1.ConditionDegraded:            tc.degraded,
+				cachev1alpha1.ConditionThroughputValidated: tc.validated,
+			} {
+				c := meta.FindStatusCondition(st.Conditions, typ)
+				switch {
+				case w == want{} && c != nil:
+					t.Errorf("%s is %s/%s, want it absent", typ, c.Status, c.Reason)
+				case w == want{}:
+				case c == nil:
+					t.Errorf("%s missing, want %s/%s", typ, w.status, w.reason)
+				case c.Status != w.status || c.Reason != w.reason:
+					t.Errorf("%s is %s/%s (%s), want %s/%s", typ, c.Status, c.Reason, c.Message, w.status, w.reason)
+				}
+			}
+			if recheck != tc.recheck {
+				t.Errorf("recheck after %s, want %s", recheck, tc.recheck)
+			}
+			if st.ObservedGeneration != tc.ci.Generation {
+				t.Errorf("observedGeneration %d, want %d", st.ObservedGeneration, tc.ci.Generation)
+			}
+			if inst.config != nil && (st.ConfigHash != inst.config.Hash || st.IOThreads != inst.config.IOThreads || st.CPULists != inst.config.CPULists) {
+				t.Errorf("status does not report the resolved config: %+v", st)
+			}
+			if (tc.rollout != nil) != (st.Endpoint != "") {
+				t.Errorf("endpoint %q with rollout %v: it is reported once the Services are applied", st.Endpoint, tc.rollout)
+			}
+		})
+	}
+}
+
+// The messages users read for Tuned and for a stuck rollout say what is going on.
+func TestSetStatusMessages(t *testing.T) {
+	inst := &instance{CacheInstance: newInstance(8, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.IOThreads.Policy = cachev1alpha1.IOThreadsTuned
+	}), rollout: podsReady}
+	inst.config, _ = renderConfig(inst.CacheInstance)
+	var st cachev1alpha1.CacheInstanceStatus
+	setStatus(&st, inst, nil, t0)
+	msg := meta.FindStatusCondition(st.Conditions, cachev1alpha1.ConditionProgressing).Message
+	if !strings.Contains(msg, "Tuned") || !strings.Contains(msg, "Auto value: io-threads 6 for 8 cores") {
+		t.Errorf("Progressing message %q does not say Tuned runs the Auto value", msg)
+	}
+}
+
+func hashOf(t *testing.T, ci *cachev1alpha1.CacheInstance) string {
+	t.Helper()
+	cfg, err := renderConfig(ci)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Hash
+}
