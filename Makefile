@@ -15,6 +15,13 @@ KUSTOMIZE ?= $(LOCALBIN)/kustomize
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 CONTROLLER_GEN ?= go tool controller-gen
 
+K8S_MINOR := $(word 2,$(subst ., ,$(K8S_VERSION)))
+# Release builds of helm stamp its version and the Kubernetes version it assumes without a cluster
+# (else 1.20, which the chart's kubeVersion refuses).
+HELM_LDFLAGS := -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+	-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$(K8S_MINOR) \
+	-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$(K8S_MINOR)
+
 GO_LDFLAGS := -s -w -X github.com/iocache/iocache/server/version.Version=$(VERSION)
 BINARIES := manager iocache-server iocache-bench
 
@@ -34,9 +41,10 @@ help: ## Display this help.
 ##@ Development
 
 .PHONY: manifests
-manifests: ## Generate CRDs and RBAC (config/crd/bases, config/rbac) and copy the CRDs into the chart.
+manifests: ## Generate CRDs and RBAC (config/crd/bases, config/rbac) and copy both into the Helm chart.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases
-	@if [ -d charts/iocache/crds ]; then cp config/crd/bases/*.yaml charts/iocache/crds/; fi
+	cp config/crd/bases/*.yaml charts/iocache/crds/
+	sed -n '/^rules:/,$$p' config/rbac/role.yaml > charts/iocache/files/manager-rules.yaml
 
 .PHONY: generate
 generate: ## Generate DeepCopy methods for the API types.
@@ -55,8 +63,9 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: test
-test: manifests generate fmt vet envtest ## Run all tests: unit, server compatibility against Debian's Redis tools, envtest.
-	KUBEBUILDER_ASSETS="$$(hack/k8s-binaries.sh kube-apiserver etcd | tail -n 1)" go test ./... -count=1 -timeout 40m
+test: manifests generate fmt vet envtest helm kustomize ## Run all tests: unit, Redis compatibility against Debian's tools, chart and manifests against a real API server.
+	KUBEBUILDER_ASSETS="$$(hack/k8s-binaries.sh kube-apiserver etcd | tail -n 1)" HELM="$(HELM)" KUSTOMIZE="$(KUSTOMIZE)" \
+		go test ./... -count=1 -timeout 40m
 
 .PHONY: bench
 bench: build ## Benchmark iocache-server against Debian's redis-server side by side (writes docs/benchmarks.md).
@@ -137,7 +146,7 @@ envtest: ## Build kube-apiserver and etcd (K8S_VERSION) from the Go module proxy
 .PHONY: helm
 helm: $(HELM) ## Build helm (HELM_VERSION) into bin/.
 $(HELM):
-	GOBIN=$(LOCALBIN) go install -ldflags '-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)' helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	GOBIN=$(LOCALBIN) go install -ldflags '$(HELM_LDFLAGS)' helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
 .PHONY: kustomize
 kustomize: $(KUSTOMIZE) ## Build kustomize (KUSTOMIZE_VERSION) into bin/.
