@@ -6,11 +6,6 @@ import (
 	"io"
 )
 
-const usage = `Usage: iocache-bench [--host H] [--port P] [--clients N] [--threads N] [--pipeline N]
-                     [--data-size B] [--keyspace N] [--ratio SET:GET] [--tests get,set]
-                     [--requests N | --duration D] [--warmup D] [--json]
-`
-
 // Main runs the load generator and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	for _, a := range args {
