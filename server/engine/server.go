@@ -483,14 +483,7 @@ func (s *Server) unlinkClient(c *client) {
 	if c.blocked != nil {
 		s.blocking.remove(c)
 	}
-	if c.flags&flagPaused != 0 {
-		for i, x := range s.pause.waiting {
-			if x == c {
-				s.pause.waiting = append(s.pause.waiting[:i], s.pause.waiting[i+1:]...)
-				break
-			}
-		}
-	}
+	s.dropPaused(c)
 	c.mainOwned = false
 }
 
@@ -498,6 +491,16 @@ func (s *Server) unlinkClient(c *client) {
 // work, else through its I/O thread.
 func (s *Server) killClient(c *client) {
 	if c.closed {
+		return
+	}
+	if c.blocked != nil || c.flags&flagPaused != 0 {
+		// Held by the main thread with no end in sight: release it so its thread closes it.
+		if c.blocked != nil {
+			s.blocking.remove(c)
+		}
+		s.dropPaused(c)
+		c.flags |= flagCloseASAP
+		s.resume(c)
 		return
 	}
 	if s.direct {
