@@ -173,3 +173,17 @@ func TestKillBlockedAndIdleClients(t *testing.T) {
 		idle.expectClosed()
 	}
 }
+
+func TestPipelineAfterAuth(t *testing.T) {
+	for _, threads := range []int{1, 2} {
+		_, addr := startServer(t, func(c *config.Config) { c.IOThreads = threads; c.RequirePass = "pw" })
+		r := dialRaw(t, addr)
+		// One write: AUTH, then commands that must run once it has.
+		r.send("AUTH pw\r\nSET a b\r\nGET a\r\n")
+		for _, want := range []string{"+OK", "+OK", "$1", "b"} {
+			if got := r.line(); got != want {
+				t.Fatalf("io-threads %d: got %q, want %q", threads, got, want)
+			}
+		}
+	}
+}

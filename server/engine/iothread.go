@@ -326,7 +326,9 @@ func (t *ioThread) parseAndDispatch(c *client) {
 			c.cmdEnds = append(c.cmdEnds, len(argv))
 		}
 		if t.lim.Unauthenticated {
-			break // AUTH may change the limits for what follows
+			// AUTH may lift the limits for what follows: parse the rest once it has run.
+			c.moreToParse = c.qpos < len(c.qbuf)
+			break
 		}
 	}
 	c.qbufLen.Store(int64(len(c.qbuf) - c.qpos))
