@@ -402,7 +402,9 @@ func (t *ioThread) drainInbox() bool {
 				break
 			}
 			if m.c.inFlight {
-				m.c.flags |= flagCloseASAP
+				// The main thread holds it now (its flags are the main thread's): close it
+				// when it comes back.
+				m.c.killPending = true
 				break
 			}
 			t.closeClient(m.c)
@@ -436,7 +438,7 @@ func (t *ioThread) afterProcess(c *client) {
 	}
 	clear(c.pendingPush)
 	c.pendingPush = c.pendingPush[:0]
-	if c.flags&flagCloseASAP != 0 {
+	if c.flags&flagCloseASAP != 0 || c.killPending {
 		t.closeClient(c)
 		return
 	}
