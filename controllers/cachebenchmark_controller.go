@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,8 +53,9 @@ const instanceRefField = "spec.instanceRef.name"
 // go back to its own setting (or, for Tuning, to the winner) and reports the outcome on it.
 type CacheBenchmarkReconciler struct {
 	client.Client
-	// APIReader reads the pods of finished Jobs straight from the API server: the operator needs a
-	// handful of pods' termination messages, not a cache of every pod of the cluster.
+	// APIReader reads the benchmark itself, and the pods of finished Jobs, straight from the API
+	// server: the operator needs a handful of pods' termination messages, not a cache of every pod
+	// of the cluster.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	// Image runs iocache-bench when the instance names no image: the operator's own.
@@ -76,8 +79,10 @@ type failure struct{ reason, message string }
 
 // Reconcile moves one CacheBenchmark as far as it can go now.
 func (r *CacheBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// Read past the cache: a pass that started from a copy older than the last one's writes would
+	// hold the instance again for a benchmark that has finished, and roll its pods for nothing.
 	cb := &cachev1alpha1.CacheBenchmark{}
-	if err := r.Get(ctx, req.NamespacedName, cb); err != nil {
+	if err := r.APIReader.Get(ctx, req.NamespacedName, cb); err != nil {
 		if apierrors.IsNotFound(err) {
 			return ctrl.Result{}, nil
 		}
@@ -127,7 +132,8 @@ func (r *CacheBenchmarkReconciler) run(ctx context.Context, cb *cachev1alpha1.Ca
 		if i >= len(settings) {
 			return ctrl.Result{}, r.succeed(ctx, cb, ci)
 		}
-		if n := settings[i]; n > ci.Spec.Cores {
+		// A sweep that cannot finish is refused before it moves the instance.
+		if n := slices.Max(settings[i:]); n > ci.Spec.Cores {
 			return ctrl.Result{}, r.fail(ctx, cb, ci, failure{reasonInvalidSpec,
 				fmt.Sprintf("io-threads %d exceeds the %d cores of CacheInstance %s: every thread needs a core of its own", n, ci.Spec.Cores, ci.Name)})
 		}
@@ -140,9 +146,6 @@ func (r *CacheBenchmarkReconciler) run(ctx context.Context, cb *cachev1alpha1.Ca
 			return ctrl.Result{}, fmt.Errorf("holding CacheInstance %s: %w", ci.Name, err)
 		}
 		ci = held
-		if cb.Status.OriginalIOThreads == nil {
-			cb.Status.OriginalIOThreads = ownIOThreads(ci)
-		}
 		measured, result, err := r.step(ctx, cb, ci, settings[i])
 		if err != nil || !measured {
 			return result, err
@@ -233,7 +236,7 @@ func (r *CacheBenchmarkReconciler) step(ctx context.Context, cb *cachev1alpha1.C
 						ci.Name, cur.IOThreads, cur.ConfigHash, awaitDeadline)})
 			}
 			err := r.writeBenchmark(ctx, cb, func(st *cachev1alpha1.CacheBenchmarkStatus) {
-				running(st, cur, now)
+				running(st, cur, ci, now)
 				setComplete(st, cb, metav1.ConditionUnknown, reasonRollingOut,
 					fmt.Sprintf("Waiting for the pods of CacheInstance %s to be ready with io-threads %d (config %s)", ci.Name, cur.IOThreads, cur.ConfigHash))
 			})
@@ -247,7 +250,7 @@ func (r *CacheBenchmarkReconciler) step(ctx context.Context, cb *cachev1alpha1.C
 			return false, ctrl.Result{}, fmt.Errorf("creating Job %s: %w", name, err)
 		}
 		return false, ctrl.Result{}, r.writeBenchmark(ctx, cb, func(st *cachev1alpha1.CacheBenchmarkStatus) {
-			running(st, cur, now)
+			running(st, cur, ci, now)
 			setComplete(st, cb, metav1.ConditionUnknown, reasonMeasuring,
 				fmt.Sprintf("Job %s measures CacheInstance %s with io-threads %d", name, ci.Name, cur.IOThreads))
 		})
@@ -256,7 +259,7 @@ func (r *CacheBenchmarkReconciler) step(ctx context.Context, cb *cachev1alpha1.C
 	done, succeeded, jobReason, jobMessage := jobFinished(job)
 	if !done {
 		return false, ctrl.Result{}, r.writeBenchmark(ctx, cb, func(st *cachev1alpha1.CacheBenchmarkStatus) {
-			running(st, cur, now)
+			running(st, cur, ci, now)
 			setComplete(st, cb, metav1.ConditionUnknown, reasonMeasuring,
 				fmt.Sprintf("Job %s measures CacheInstance %s with io-threads %d", name, ci.Name, cur.IOThreads))
 		})
@@ -427,28 +430,35 @@ func (r *CacheBenchmarkReconciler) settleInstance(ctx context.Context, cb *cache
 	return nil
 }
 
-// writeBenchmark writes cb's status after change, and keeps cb in step with what was written.
+// writeBenchmark writes cb's status after change, and keeps cb in step with what was written. It
+// does not retry a conflict: this controller alone writes the status, and every change follows
+// from the status it read, so a conflict means that read was stale (an older copy from the cache)
+// and the pass must start again from the stored object, or it could count a run twice or drop a
+// result.
 func (r *CacheBenchmarkReconciler) writeBenchmark(ctx context.Context, cb *cachev1alpha1.CacheBenchmark, change func(*cachev1alpha1.CacheBenchmarkStatus)) error {
-	st := cb.Status.DeepCopy()
-	change(st)
-	st.ObservedGeneration = cb.Generation
-	latest, err := writeStatus(ctx, r.Client, cb, func(c *cachev1alpha1.CacheBenchmark) error {
-		c.Status = *st.DeepCopy()
+	next := cb.DeepCopy()
+	change(&next.Status)
+	next.Status.ObservedGeneration = cb.Generation
+	if equality.Semantic.DeepEqual(cb.Status, next.Status) {
 		return nil
-	})
-	if err != nil {
+	}
+	if err := r.Status().Update(ctx, next); err != nil {
 		return fmt.Errorf("updating status: %w", err)
 	}
-	cb.Status = latest.Status
+	cb.Status = next.Status
+	cb.ResourceVersion = next.ResourceVersion
 	return nil
 }
 
 // running marks a benchmark as holding its instance on step cur.
-func running(st *cachev1alpha1.CacheBenchmarkStatus, cur *cachev1alpha1.BenchmarkStep, now time.Time) {
+func running(st *cachev1alpha1.CacheBenchmarkStatus, cur *cachev1alpha1.BenchmarkStep, ci *cachev1alpha1.CacheInstance, now time.Time) {
 	st.State = cachev1alpha1.BenchmarkRunning
 	st.Current = cur
 	if st.StartTime == nil {
 		st.StartTime = ptrTime(now)
+	}
+	if st.OriginalIOThreads == nil {
+		st.OriginalIOThreads = ownIOThreads(ci)
 	}
 }
 
