@@ -286,8 +286,18 @@ func TestBenchmarkMeasuresInstance(t *testing.T) {
 	if ref := metav1.GetControllerOf(job); ref == nil || ref.Kind != "CacheBenchmark" || ref.Name != "manual" {
 		t.Errorf("Job owners %+v", job.OwnerReferences)
 	}
-	running := cl.waitBenchmark(t, ns, "manual", cachev1alpha1.BenchmarkRunning)
-	complete(t, running, metav1.ConditionUnknown, "Measuring")
+	// The status follows the Job's creation.
+	eventually(t, "manual is Measuring", func() error {
+		running := &cachev1alpha1.CacheBenchmark{}
+		if err := cl.get(t, ns, "manual", running); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(running.Status.Conditions, cachev1alpha1.ConditionComplete); running.Status.State != cachev1alpha1.BenchmarkRunning ||
+			c == nil || c.Status != metav1.ConditionUnknown || c.Reason != "Measuring" {
+			return fmt.Errorf("state %s, Complete %+v", running.Status.State, c)
+		}
+		return nil
+	})
 	held := &cachev1alpha1.CacheInstance{}
 	if err := cl.get(t, ns, "cache", held); err != nil {
 		t.Fatal(err)
@@ -636,5 +646,42 @@ func TestOperatorMetricsNamedInChartsExist(t *testing.T) {
 			continue
 		}
 		t.Errorf("%s (used in %v) is not exported by the operator", name, slices.Compact(where))
+	}
+}
+
+// One benchmark at a time per instance: a second one queues until the first lets go, and deleting
+// a benchmark mid-sweep hands the instance back to its own setting.
+func TestOneBenchmarkAtATime(t *testing.T) {
+	cl := startEnv(t)
+	ns := cl.namespace(t)
+	ctx := context.Background()
+	ci := cl.readyInstance(t, instanceIn(ns, "cache", 4, noValidation))
+	first := benchmarkOf(ns, "first", "cache", func(cb *cachev1alpha1.CacheBenchmark) { cb.Spec.IOThreads = []int32{1} })
+	if err := cl.c.Create(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	cl.waitBenchmark(t, ns, "first", cachev1alpha1.BenchmarkRunning)
+	if err := cl.c.Create(ctx, benchmarkOf(ns, "second", "cache")); err != nil {
+		t.Fatal(err)
+	}
+	second := cl.waitBenchmark(t, ns, "second", cachev1alpha1.BenchmarkPending)
+	if c := complete(t, second, metav1.ConditionUnknown, "Queued"); !strings.Contains(c.Message, "CacheBenchmark first is measuring") {
+		t.Errorf("Queued message %q", c.Message)
+	}
+	cl.rollTo(t, ns, "cache", 1)
+	cl.waitJob(t, ns, "first-io1")
+	if err := cl.get(t, ns, "second-run", &batchv1.Job{}); err == nil {
+		t.Fatal("the second benchmark runs while the first holds the instance")
+	}
+
+	// Deleted mid-sweep: the instance goes back to the Auto value, and the second one starts.
+	if err := cl.c.Delete(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	cl.rollTo(t, ns, "cache", 3)
+	cl.finishJob(t, cl.waitJob(t, ns, "second-run"), 0, benchResult(90000, 1), "")
+	done := cl.waitBenchmark(t, ns, "second", cachev1alpha1.BenchmarkSucceeded)
+	if r := done.Status.Results; len(r) != 1 || r[0].IOThreads != 3 || r[0].ConfigHash != ci.Status.ConfigHash {
+		t.Errorf("results %+v: want io-threads 3 with the instance's own config %s", r, ci.Status.ConfigHash)
 	}
 }
