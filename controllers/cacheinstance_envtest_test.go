@@ -583,4 +583,23 @@ func TestSamplesAreValid(t *testing.T) {
 		}
 		cl.waitCondition(t, ns, u.GetName(), cachev1alpha1.ConditionDegraded, metav1.ConditionFalse, "AsExpected")
 	}
+	// Benchmark samples pass validation; dry run, so that they do not start measuring.
+	files, err = filepath.Glob(filepath.Join("..", "config", "samples", "cache_v1alpha1_cachebenchmark*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("want a CacheBenchmark sample, found %v (%v)", files, err)
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(raw, &u.Object); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		u.SetNamespace(ns)
+		if err := cl.c.Create(context.Background(), u, client.DryRunAll); err != nil {
+			t.Fatalf("%s refused: %v", f, err)
+		}
+	}
 }
