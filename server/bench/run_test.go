@@ -1,10 +1,13 @@
 package bench
 
 import (
+	"io"
+	"net"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/iocache/iocache/server/config"
 )
@@ -258,5 +261,39 @@ func TestTable(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 2 || !re.MatchString(lines[0]) || !re.MatchString(lines[1]) {
 		t.Errorf("table:\n%s", out.String())
+	}
+}
+
+// TestStalledServer: a server that accepts and reads but never answers must fail the run after
+// --timeout, not hang it.
+func TestStalledServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_, _ = io.Copy(io.Discard, c)
+			}()
+		}
+	}()
+	start := time.Now()
+	r, code, _ := runJSON(t, portArgs(l.Addr().(*net.TCPAddr).Port, "--tests", "get", "--requests", "1000",
+		"--clients", "3", "--pipeline", "2", "--timeout", "300ms")...)
+	if code != exitFailed || r.OK || r.Tests[0].Errors != r.Tests[0].Requests || r.Tests[0].Requests != 6 {
+		t.Errorf("exit %d ok %v test %+v", code, r.OK, r.Tests[0])
+	}
+	if r.Server == nil || r.Server.InfoError == "" {
+		t.Errorf("INFO did not time out: %+v", r.Server)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v with --timeout 300ms", d)
 	}
 }
