@@ -246,7 +246,18 @@ func (r *CacheBenchmarkReconciler) step(ctx context.Context, cb *cachev1alpha1.C
 		if image == "" {
 			image = r.Image
 		}
-		if err := r.Create(ctx, desiredJob(cb, ci, cur.IOThreads, image)); err != nil && !apierrors.IsAlreadyExists(err) {
+		switch err := r.Create(ctx, desiredJob(cb, ci, cur.IOThreads, image)); {
+		case apierrors.IsAlreadyExists(err):
+			// Not in the cache, which holds only the operator's Jobs: whose is it?
+			other := &batchv1.Job{}
+			if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: cb.Namespace, Name: name}, other); err != nil {
+				return false, ctrl.Result{}, fmt.Errorf("reading Job %s: %w", name, err)
+			}
+			if !metav1.IsControlledBy(other, cb) {
+				return false, ctrl.Result{}, r.fail(ctx, cb, ci, failure{reasonInvalidSpec,
+					fmt.Sprintf("Job %s exists but does not belong to this CacheBenchmark", name)})
+			}
+		case err != nil:
 			return false, ctrl.Result{}, fmt.Errorf("creating Job %s: %w", name, err)
 		}
 		return false, ctrl.Result{}, r.writeBenchmark(ctx, cb, func(st *cachev1alpha1.CacheBenchmarkStatus) {
