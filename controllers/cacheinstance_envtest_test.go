@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -92,14 +93,19 @@ func (cl *cluster) waitEvent(t *testing.T, ns, name, reason string) string {
 	return note
 }
 
+// update changes the instance's spec as a user would, again on a conflict: the operator writes
+// the status (and benchmarks their holds) at any time.
 func (cl *cluster) update(t *testing.T, ns, name string, mutate func(*cachev1alpha1.CacheInstance)) {
 	t.Helper()
-	ci := &cachev1alpha1.CacheInstance{}
-	if err := cl.get(t, ns, name, ci); err != nil {
-		t.Fatal(err)
-	}
-	mutate(ci)
-	if err := cl.c.Update(context.Background(), ci); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		ci := &cachev1alpha1.CacheInstance{}
+		if err := cl.get(t, ns, name, ci); err != nil {
+			return err
+		}
+		mutate(ci)
+		return cl.c.Update(context.Background(), ci)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
