@@ -22,8 +22,9 @@ const (
 	// cpuAffinity.server when that is set) with spec.benchmark.workload, and applies the setting with
 	// the highest throughput whose p99 latency is at most 1.5 times the lowest p99 of the sweep (more
 	// threads must win by more than 5%). status.tuning records the figures and the decision; a change
-	// of cores tunes again. Until a measurement exists the instance runs with the Auto value, and the
-	// Progressing condition says so (reason TuningPending).
+	// of cores tunes again. Each candidate, and then the winner, rolls the pods, which start with an
+	// empty cache: tune before the cache carries traffic. Until a measurement exists the instance
+	// runs with the Auto value, and the Progressing condition says so (reason TuningPending).
 	IOThreadsTuned IOThreadsPolicy = "Tuned"
 )
 
