@@ -79,6 +79,7 @@ func (cl *cluster) readyInstance(t *testing.T, ci *cachev1alpha1.CacheInstance) 
 // plays that rollout as the StatefulSet controller and the kubelet would.
 func (cl *cluster) rollOut(t *testing.T, ns, name string, n int32) {
 	t.Helper()
+	unchanged := false
 	eventually(t, fmt.Sprintf("%s rolls to io-threads %d", name, n), func() error {
 		ci := &cachev1alpha1.CacheInstance{}
 		sts := &appsv1.StatefulSet{}
@@ -92,6 +93,12 @@ func (cl *cluster) rollOut(t *testing.T, ns, name string, n int32) {
 		switch {
 		case n != 0 && ci.Status.IOThreads != n:
 			return fmt.Errorf("io-threads %d", ci.Status.IOThreads)
+		case sts.Spec.Template.Annotations["cache.iocache.dev/config-hash"] == ci.Status.ConfigHash &&
+			sts.Status.ObservedGeneration >= sts.Generation && ready != nil && ready.Status == metav1.ConditionTrue &&
+			ready.ObservedGeneration == ci.Generation:
+			// Nothing the server reads changed (only the config's comments): no rollout to play.
+			unchanged = true
+			return nil
 		case ready == nil || ready.Reason != "RollingOut" || ready.ObservedGeneration != ci.Generation:
 			return fmt.Errorf("Ready %+v", ready)
 		case sts.Spec.Template.Annotations["cache.iocache.dev/config-hash"] != ci.Status.ConfigHash || sts.Status.ObservedGeneration >= sts.Generation:
@@ -100,7 +107,9 @@ func (cl *cluster) rollOut(t *testing.T, ns, name string, n int32) {
 		}
 		return nil
 	})
-	cl.simulateRollout(t, ns, name)
+	if !unchanged {
+		cl.simulateRollout(t, ns, name)
+	}
 }
 
 // rollTo plays the rollout to io-threads n (0: any) and waits until the instance is Ready with it.
@@ -554,9 +563,13 @@ func TestTunedPolicyAndValidation(t *testing.T) {
 		v, _ := gauge(t, "iocache_instance_condition", map[string]string{"namespace": ns, "instance": "cache", "condition": "ThroughputValidated", "status": status})
 		return v
 	}
-	if condition("True") != 1 || condition("False") != 0 || condition("Unknown") != 0 {
-		t.Errorf("iocache_instance_condition{ThroughputValidated}: True %v False %v Unknown %v", condition("True"), condition("False"), condition("Unknown"))
-	}
+	// The gauge follows the status the reconcile wrote, a moment after it.
+	eventually(t, "iocache_instance_condition{ThroughputValidated} True", func() error {
+		if condition("True") != 1 || condition("False") != 0 || condition("Unknown") != 0 {
+			return fmt.Errorf("True %v False %v Unknown %v", condition("True"), condition("False"), condition("Unknown"))
+		}
+		return nil
+	})
 
 	// A config change rolls the pods and is validated again; this time below the minimum.
 	cl.update(t, ns, "cache", func(ci *cachev1alpha1.CacheInstance) {
@@ -571,9 +584,12 @@ func TestTunedPolicyAndValidation(t *testing.T) {
 		t.Errorf("ThroughputValidated message %q lacks the figures", msg)
 	}
 	// What IOCacheThroughputBelowValidated fires on.
-	if condition("False") != 1 || condition("True") != 0 {
-		t.Errorf("iocache_instance_condition{ThroughputValidated}: True %v False %v", condition("True"), condition("False"))
-	}
+	eventually(t, "iocache_instance_condition{ThroughputValidated} False", func() error {
+		if condition("False") != 1 || condition("True") != 0 {
+			return fmt.Errorf("True %v False %v", condition("True"), condition("False"))
+		}
+		return nil
+	})
 	cl.waitEvent(t, ns, "cache", "ThroughputBelowMinimum")
 
 	// New cores, new tuning.

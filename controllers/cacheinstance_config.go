@@ -128,9 +128,22 @@ func renderConfig(ci *cachev1alpha1.CacheInstance) (*serverConfig, error) {
 		}
 	}
 	cfg.Text = b.String()
-	sum := sha256.Sum256([]byte(cfg.Text))
-	cfg.Hash = hex.EncodeToString(sum[:8])
+	cfg.Hash = directivesHash(cfg.Text)
 	return cfg, nil
+}
+
+// directivesHash hashes what the server reads from the config, leaving comments out: a comment
+// that only explains a choice differently (a tuning result applied after its sweep measured the
+// same setting) must not roll the pods and empty the cache.
+func directivesHash(text string) string {
+	h := sha256.New()
+	for _, l := range strings.Split(text, "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			h.Write([]byte(l))
+			h.Write([]byte{'\n'})
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // resolveIOThreads applies the policy and says in words how it chose. With an explicit server list
