@@ -8,6 +8,7 @@
 #   hack/local-cluster.sh load FILE...  import image tarballs into the node's containerd (k8s.io)
 #   hack/local-cluster.sh check-clean   compare the machine with the snapshot taken before up
 #   hack/local-cluster.sh kubeconfig    print the kubeconfig's path
+#   hack/local-cluster.sh env           KUBECONFIG=... and the kubelet's directory, for scripts
 #
 # Needs root on Linux. The node: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, a
 # kubelet with the static CPU manager (CPU 0 reserved for the system, the others exclusive to
@@ -837,5 +838,10 @@ case "${1:-}" in
   load) shift; preflight load; load_images "$@" ;;
   check-clean) check_clean ;;
   kubeconfig) echo "$STATE/kubeconfig" ;;
-  *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  env) # for scripts: eval "$(hack/local-cluster.sh env)"
+    echo "KUBECONFIG=$STATE/kubeconfig"
+    echo "LOCAL_CLUSTER_KUBELET_DIR=$STATE/var/kubelet"
+    echo "LOCAL_CLUSTER_NODE_IP=$NODE_IP"
+    echo "LOCAL_CLUSTER_RESERVED_CPUS=0" ;;
+  *) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
