@@ -188,7 +188,8 @@ snapshot() { # DIR
   { iptables-save 2>/dev/null || true; } | strip_iptables >"$d/iptables"
   { ip6tables-save 2>/dev/null || true; } | strip_iptables >"$d/ip6tables"
   if command -v nft >/dev/null; then nft list tables 2>/dev/null | sort >"$d/nft-tables" || true; else : >"$d/nft-tables"; fi
-  find /sys/fs/cgroup -mindepth 1 -maxdepth 2 -type d 2>/dev/null | sort >"$d/cgroups"
+  # Only the cgroups a node makes: other work on this machine creates and removes its own.
+  find /sys/fs/cgroup -mindepth 1 -maxdepth 3 -type d 2>/dev/null | grep -E 'kubepods|containerd|k8s\.io|/pod[0-9a-f_-]{36}' | sort >"$d/cgroups" || true
   sysctl_snapshot >"$d/sysctl"
   local p
   for p in "${HOST_PATHS[@]}"; do [ -e "$p" ] && echo "$p"; done >"$d/paths" || true
@@ -750,11 +751,6 @@ down() {
     find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null || true
     [ -d "$cg" ] && log "could not remove cgroup $cg"
   done
-  # Any other cgroup created since the snapshot (containerd's or the kubelet's).
-  if [ -f "$STATE/before/cgroups" ]; then
-    find /sys/fs/cgroup -mindepth 1 -maxdepth 2 -type d 2>/dev/null | sort | comm -13 "$STATE/before/cgroups" - |
-      while IFS= read -r cg; do find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null || log "could not remove cgroup $cg"; done
-  fi
 
   # Network namespaces containerd made for pods, and their veths.
   local ns
