@@ -326,7 +326,11 @@ func (t *ioThread) parseAndDispatch(c *client) {
 			c.cmdEnds = append(c.cmdEnds, len(argv))
 		}
 		if t.lim.Unauthenticated {
-			break // AUTH may change the limits for what follows
+			// AUTH may change the limits for what follows: parse the rest once this command has
+			// run. The client may have sent it all already (go-redis pipelines HELLO and two
+			// CLIENT SETINFO), so no read would ever come to parse it.
+			c.moreToParse = c.qpos < len(c.qbuf)
+			break
 		}
 	}
 	c.qbufLen.Store(int64(len(c.qbuf) - c.qpos))
