@@ -160,6 +160,10 @@ demo: helm image ## Bring up a local cluster (or CLUSTER=current), install the o
 demo-down: ## Undo make demo: the whole local cluster (or, with CLUSTER=current, the demo and the operator).
 	CLUSTER=$(CLUSTER) HELM=$(HELM) hack/demo.sh down
 
+.PHONY: test-e2e
+test-e2e: helm image ## End-to-end test on a fresh local cluster (root): operator by Helm, CPUs, clients, rolls, GC, metrics; then down and a clean machine.
+	HELM=$(HELM) IMG=$(IMG) IMAGE_TAR=$(IMAGE_TAR) hack/test-e2e.sh
+
 .PHONY: cluster-up
 cluster-up: ## Bring up the local single-node cluster (root): etcd, control plane, kubelet (static CPU manager), kube-proxy, containerd.
 	hack/local-cluster.sh up

@@ -496,6 +496,22 @@ guard_first() {
   done
 }
 
+# kube-proxy and the kubelet insert their jumps at the top of FORWARD and OUTPUT when they first
+# sync, which may be after guard_install. Move the guard back to the top until two checks a second
+# apart agree (they insert once; their later syncs leave existing rules where they are). The mangle
+# POSTROUTING guard is never preceded by anything of theirs.
+guard_settle() {
+  local i
+  for i in $(seq 1 20); do
+    guard_first
+    sleep 1
+    guard_check && return 0
+  done
+  iptables -w -S FORWARD >&2
+  iptables -w -S OUTPUT >&2
+  die "the network guard rules do not stay first in FORWARD/OUTPUT/POSTROUTING"
+}
+
 guard_check() { # the guard is in place and first
   local c
   for c in "filter FORWARD" "filter OUTPUT" "mangle POSTROUTING"; do
@@ -646,8 +662,7 @@ up() {
   wait_for kubelet "healthy" 60 curl -sf --max-time 2 http://127.0.0.1:10248/healthz
   wait_for kubelet "registered and Ready" 90 node_ready
   wait_for kube-proxy "healthy" 60 curl -sf --max-time 2 http://127.0.0.1:10256/healthz
-  guard_first
-  guard_check || die "the network guard rules are not first in FORWARD/OUTPUT/POSTROUTING"
+  guard_settle
   wait_for kube-controller-manager "done creating the default ServiceAccount" 60 api /api/v1/namespaces/default/serviceaccounts/default
   log "up: node $NODE_NAME Ready (Kubernetes v$K8S_VERSION, static CPU manager, $SYSTEM_RESERVED_CPU reserved -> CPU 0 shared)"
   echo "$STATE/kubeconfig"

@@ -43,6 +43,9 @@ func run(kubeconfig, file, ns, release, kubeletDir string, timeout, benchTimeout
 	if err != nil {
 		return err
 	}
+	if kubeletDir != "" { // the node is this machine: its ClusterIPs are reachable from here
+		e.ClusterIPWait = 30 * time.Second
+	}
 	if err := e.EnsureNamespace(ctx, ns); err != nil {
 		return err
 	}

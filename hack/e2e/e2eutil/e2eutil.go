@@ -36,6 +36,10 @@ type Env struct {
 	Client client.Client
 	Kube   kubernetes.Interface
 	Out    io.Writer
+	// ClusterIPWait is how long Redis keeps trying a Service's ClusterIP before it falls back to a
+	// port-forward: kube-proxy programs a new endpoint a moment after the pod is ready. Set it when
+	// this machine is a node (the local cluster); elsewhere one quick try decides.
+	ClusterIPWait time.Duration
 }
 
 // New connects with the kubeconfig at path ("" = $KUBECONFIG or ~/.kube/config).
@@ -199,8 +203,15 @@ func (e *Env) Redis(ctx context.Context, ci *cachev1alpha1.CacheInstance) (rdb *
 		return nil, "", nil, fmt.Errorf("service: %w", err)
 	}
 	addr := net.JoinHostPort(svc.Spec.ClusterIP, "6379")
-	if conn, err := net.DialTimeout("tcp", addr, 2*time.Second); err == nil {
+	dialed := Poll(ctx, 500*time.Millisecond, max(e.ClusterIPWait, time.Second), func(context.Context) (bool, error) {
+		conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err != nil {
+			return false, err
+		}
 		conn.Close()
+		return true, nil
+	})
+	if dialed == nil {
 		rdb := redis.NewClient(&redis.Options{Addr: addr, Password: password, DialTimeout: 3 * time.Second, ReadTimeout: 5 * time.Second})
 		return rdb, "Service ClusterIP " + addr, func() { rdb.Close() }, nil
 	}
