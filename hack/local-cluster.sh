@@ -68,7 +68,11 @@ COMPONENTS=(containerd etcd kube-apiserver kube-controller-manager kube-schedule
 
 t0=$SECONDS
 log() { printf '[local-cluster %3ds] %s\n' "$((SECONDS - t0))" "$*" >&2; }
-die() { printf 'local-cluster: %s\n' "$*" >&2; exit 1; }
+die() {
+  printf 'local-cluster: %s\n' "$*" >&2
+  [ "${half_up:-0}" = 1 ] && echo "  the node may be half up: 'hack/local-cluster.sh down' removes what was created" >&2
+  exit 1
+}
 
 k8sdir() { echo "$CACHE/k8s/${K8S_VERSION}-linux-amd64"; }
 
@@ -588,6 +592,14 @@ up() {
   build_binaries
   local k
   k=$(k8sdir)
+  # Every port first, so a taken one stops up before anything starts.
+  running etcd || check_ports etcd 2379 2380
+  running kube-apiserver || check_ports kube-apiserver $API_PORT
+  running kube-controller-manager || check_ports kube-controller-manager 10257
+  running kube-scheduler || check_ports kube-scheduler 10259
+  running kubelet || check_ports kubelet 10250 10248
+  running kube-proxy || check_ports kube-proxy 10249 10256
+  half_up=1
   save_sysctls
   make_certs
   write_configs
