@@ -12,7 +12,8 @@
 #
 # Needs root on Linux. The node: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, a
 # kubelet with the static CPU manager (CPU 0 reserved for the system, the others exclusive to
-# Guaranteed pods), kube-proxy (iptables), containerd with CNI bridge networking. No cluster DNS.
+# Guaranteed pods), kube-proxy (iptables), containerd with CNI bridge networking, and CoreDNS (a
+# host process on the node address, cluster.local only, forwarding nothing).
 #
 # Network rules (not optional): pods (10.244.0.0/24) and services (10.96.0.0/24) live only on the
 # bridge this script creates; guard rules in filter FORWARD and OUTPUT and in mangle POSTROUTING
@@ -64,7 +65,9 @@ SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
 HOST_PATHS=(/run/containerd /run/netns /run/mount /var/lib/cni /var/log/containers /var/log/pods
   /var/lib/kubelet /var/lib/containerd /opt/containerd /etc/cni /usr/libexec/kubernetes)
 PACKAGES=(containerd runc containernetworking-plugins iptables nftables conntrack socat ethtool openssl curl)
-COMPONENTS=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
+COMPONENTS=(containerd etcd kube-apiserver coredns kube-controller-manager kube-scheduler kubelet kube-proxy)
+COREDNS_HEALTH=127.0.0.1:18053
+COREDNS_READY=127.0.0.1:18054
 
 t0=$SECONDS
 log() { printf '[local-cluster %3ds] %s\n' "$((SECONDS - t0))" "$*" >&2; }
@@ -163,6 +166,10 @@ stop() { # NAME [TERM_TIMEOUT_S]: SIGTERM by recorded PID, SIGKILL if it ignores
 
 port_busy() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
 
+dns_port_busy() { # 53 on the node address, or on every address, in TCP or UDP
+  ss -Hltun "sport = :53" 2>/dev/null | awk '{print $5}' | grep -qE "^(0\.0\.0\.0|\*|\[::\]|$NODE_IP):53$"
+}
+
 check_ports() { # COMPONENT PORT...: only called when the component is not running
   local name=$1 p
   shift
@@ -254,7 +261,7 @@ install_packages() {
 
 build_binaries() {
   log "Kubernetes $K8S_VERSION binaries (built once into $(k8sdir); the first build takes 10-25 minutes)"
-  "$here/k8s-binaries.sh" etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy >/dev/null
+  "$here/k8s-binaries.sh" etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy coredns >/dev/null
 }
 
 cert() { # NAME CN ORG SAN(or -) USAGE(server|client|both)
@@ -316,6 +323,7 @@ make_certs() {
   cert controller-manager system:kube-controller-manager - - client
   cert scheduler system:kube-scheduler - - client
   cert kube-proxy system:kube-proxy - - client
+  cert coredns system:iocache-local:coredns - - client
   cert kubelet-client "system:node:$NODE_NAME" system:nodes - client
   cert kubelet "system:node:$NODE_NAME" system:nodes "IP:$NODE_IP,DNS:$NODE_NAME" server
   if [ ! -f "$p/sa.key" ]; then
@@ -326,6 +334,7 @@ make_certs() {
   kubeconfig "$STATE/controller-manager.kubeconfig" system:kube-controller-manager controller-manager
   kubeconfig "$STATE/scheduler.kubeconfig" system:kube-scheduler scheduler
   kubeconfig "$STATE/kube-proxy.kubeconfig" system:kube-proxy kube-proxy
+  kubeconfig "$STATE/coredns.kubeconfig" system:iocache-local:coredns coredns
   kubeconfig "$STATE/kubelet.kubeconfig" "system:node:$NODE_NAME" kubelet-client
 }
 
@@ -405,8 +414,9 @@ failSwapOn: false
 cpuManagerPolicy: static
 cpuManagerReconcilePeriod: 5s
 systemReserved: {cpu: $SYSTEM_RESERVED_CPU}
-# No cluster DNS here, and pods must not reach the machine's resolvers.
+# CoreDNS on the node address answers for cluster.local; pods never see the machine's resolvers.
 resolvConf: ""
+clusterDNS: ["$NODE_IP"]
 clusterDomain: cluster.local
 podLogsDir: $STATE/var/pod-logs
 volumePluginDir: $STATE/var/kubelet/volume-plugins
@@ -417,6 +427,22 @@ imageGCLowThresholdPercent: 99
 maxPods: 30
 serializeImagePulls: false
 shutdownGracePeriod: 0s
+EOF
+  cat >"$STATE/Corefile" <<EOF
+# The local cluster's DNS: cluster.local from the API server, on the node address only (never on
+# the machine's real interface), and nothing forwarded.
+.:53 {
+    bind $NODE_IP
+    errors
+    health $COREDNS_HEALTH
+    ready $COREDNS_READY
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig $STATE/coredns.kubeconfig iocache-local
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+    cache 30
+}
 EOF
   cat >"$STATE/kube-proxy.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
@@ -540,6 +566,16 @@ setup_network() {
   sysctl -qw net.ipv4.ip_forward=1
 }
 
+coredns_version() { awk '$1 == "require" && $2 == "github.com/coredns/coredns" {print $3}' "$here/coredns/go.mod"; }
+
+api_apply() { # PATH JSON: create an object as the admin unless it exists
+  local code
+  code=$(curl -s -o "$STATE/logs/api-apply.out" -w '%{http_code}' --max-time 10 --cacert "$STATE/pki/ca.crt" \
+    --cert "$STATE/pki/admin.crt" --key "$STATE/pki/admin.key" -H 'Content-Type: application/json' \
+    -X POST --data "$2" "https://$NODE_IP:$API_PORT$1")
+  case $code in 201 | 409) ;; *) cat "$STATE/logs/api-apply.out" >&2; die "creating $1 failed (HTTP $code)" ;; esac
+}
+
 api() { # PATH: GET from the API server as the admin
   curl -sf --max-time 5 --cacert "$STATE/pki/ca.crt" --cert "$STATE/pki/admin.crt" --key "$STATE/pki/admin.key" \
     "https://$NODE_IP:$API_PORT$1"
@@ -599,6 +635,12 @@ up() {
   running kube-scheduler || check_ports kube-scheduler 10259
   running kubelet || check_ports kubelet 10250 10248
   running kube-proxy || check_ports kube-proxy 10249 10256
+  if ! running coredns; then
+    check_ports coredns "${COREDNS_HEALTH##*:}" "${COREDNS_READY##*:}"
+    if dns_port_busy; then
+      die "coredns cannot start: port 53 is taken on every address or on $NODE_IP: $(ss -Hltunp 'sport = :53' | awk '{print $1, $5, $7}' | tr '\n' ' ')"
+    fi
+  fi
   half_up=1
   save_sysctls
   make_certs
@@ -642,6 +684,13 @@ up() {
   fi
   wait_for kube-apiserver "ready" 90 api /readyz
 
+  # CoreDNS reads Services and EndpointSlices as its own user.
+  api_apply /apis/rbac.authorization.k8s.io/v1/clusterroles '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"iocache-local:coredns"},"rules":[{"apiGroups":[""],"resources":["services","endpoints","namespaces","pods"],"verbs":["list","watch"]},{"apiGroups":["discovery.k8s.io"],"resources":["endpointslices"],"verbs":["list","watch"]}]}'
+  api_apply /apis/rbac.authorization.k8s.io/v1/clusterrolebindings '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"iocache-local:coredns"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"iocache-local:coredns"},"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"system:iocache-local:coredns"}]}'
+  if ! running coredns; then
+    start coredns "$k/coredns-$(coredns_version)" -conf "$STATE/Corefile"
+  fi
+
   if ! running kube-controller-manager; then
     check_ports kube-controller-manager 10257
     start kube-controller-manager "$k/kube-controller-manager" --kubeconfig="$STATE/controller-manager.kubeconfig" \
@@ -674,9 +723,10 @@ up() {
   wait_for kubelet "healthy" 60 curl -sf --max-time 2 http://127.0.0.1:10248/healthz
   wait_for kubelet "registered and Ready" 90 node_ready
   wait_for kube-proxy "healthy" 60 curl -sf --max-time 2 http://127.0.0.1:10256/healthz
+  wait_for coredns "ready (synced with the API server)" 60 curl -sf --max-time 2 "http://$COREDNS_READY/ready"
   guard_settle
   wait_for kube-controller-manager "done creating the default ServiceAccount" 60 api /api/v1/namespaces/default/serviceaccounts/default
-  log "up: node $NODE_NAME Ready (Kubernetes v$K8S_VERSION, static CPU manager, $SYSTEM_RESERVED_CPU reserved -> CPU 0 shared)"
+  log "up: node $NODE_NAME Ready (Kubernetes v$K8S_VERSION, static CPU manager, $SYSTEM_RESERVED_CPU reserved -> CPU 0 shared; DNS on $NODE_IP)"
   echo "$STATE/kubeconfig"
 }
 
@@ -758,6 +808,7 @@ down() {
     fi
   done
 
+  stop coredns
   # The API server may ignore SIGTERM once etcd is gone: stop it first.
   stop kube-apiserver 10
   stop etcd

@@ -205,7 +205,7 @@ func TestEndToEnd(t *testing.T) {
 		checkPinning(ctx, t, e, ci)
 	})
 
-	p.run(t, "operator and server /metrics scraped from a pod in the cluster", func(t *testing.T) {
+	p.run(t, "operator and server /metrics scraped from a pod in the cluster (IPs and DNS)", func(t *testing.T) {
 		checkMetrics(ctx, t, e, ci)
 	})
 
@@ -509,9 +509,9 @@ func checkPinning(ctx context.Context, t *testing.T, e *e2eutil.Env, ci *cachev1
 	}
 }
 
-// checkMetrics runs a pod with the probe image that scrapes the server's /metrics by pod IP and the
-// operator's secure endpoint through its Service with an authorised service-account token (and
-// once without, which must be refused).
+// checkMetrics runs a pod with the probe image that scrapes the server's /metrics by pod IP, Service
+// ClusterIP and Service DNS name, and the operator's secure endpoint through its Service with an
+// authorised service-account token (and once without, which must be refused).
 func checkMetrics(ctx context.Context, t *testing.T, e *e2eutil.Env, ci *cachev1alpha1.CacheInstance) {
 	t.Helper()
 	pod, err := e.ServerPod(ctx, ci)
@@ -544,6 +544,8 @@ func checkMetrics(ctx context.Context, t *testing.T, e *e2eutil.Env, ci *cachev1
 		fmt.Sprintf("http://%s/metrics", net.JoinHostPort(cacheSvc.Spec.ClusterIP, "9121")),
 		opURL,
 		"anon+" + opURL,
+		// By the Service's DNS name, as the benchmark Jobs reach the instance: cluster DNS works.
+		fmt.Sprintf("http://%s.%s.svc:9121/metrics", name, ns),
 	}
 	probe := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "metrics-probe"},
@@ -601,6 +603,7 @@ func checkMetrics(ctx context.Context, t *testing.T, e *e2eutil.Env, ci *cachev1
 		urls[0]: {"redis_connected_clients", "redis_commands_processed_total", "iocache_io_thread_reads_total", "iocache_io_thread_pinned_cpus"},
 		urls[1]: {"redis_connected_clients"},
 		urls[2]: {"iocache_cacheinstance_reconciles_total", "controller_runtime_reconcile_total"},
+		urls[4]: {"redis_connected_clients"},
 	}
 	for u, names := range want {
 		got, ok := seen[u]
