@@ -75,12 +75,12 @@ func renderConfig(ci *cachev1alpha1.CacheInstance) (*serverConfig, error) {
 		return nil, err
 	}
 	cfg := &serverConfig{}
-	ioThreads, why, err := resolveIOThreads(s, len(explicitServer))
+	ioThreads, why, err := resolveIOThreads(ci, len(explicitServer))
 	if err != nil {
 		return nil, err
 	}
 	cfg.IOThreads = int32(ioThreads)
-	cfg.TuningPending = s.IOThreads.Policy == cachev1alpha1.IOThreadsTuned
+	cfg.TuningPending = s.IOThreads.Policy == cachev1alpha1.IOThreadsTuned && tunedIOThreads(ci) == 0
 
 	layout, err := resolveLayout(aff, cores, ioThreads, explicitServer)
 	if err != nil {
@@ -128,14 +128,39 @@ func renderConfig(ci *cachev1alpha1.CacheInstance) (*serverConfig, error) {
 		}
 	}
 	cfg.Text = b.String()
-	sum := sha256.Sum256([]byte(cfg.Text))
-	cfg.Hash = hex.EncodeToString(sum[:8])
+	cfg.Hash = directivesHash(cfg.Text)
 	return cfg, nil
 }
 
+// directivesHash hashes what the server reads from the config, leaving comments out: a comment
+// that only explains a choice differently (a tuning result applied after its sweep measured the
+// same setting) must not roll the pods and empty the cache.
+func directivesHash(text string) string {
+	h := sha256.New()
+	for _, l := range strings.Split(text, "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			h.Write([]byte(l))
+			h.Write([]byte{'\n'})
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
 // resolveIOThreads applies the policy and says in words how it chose. With an explicit server list
-// of n CPUs, Auto uses at most n threads: more would only share those CPUs.
-func resolveIOThreads(s *cachev1alpha1.CacheInstanceSpec, serverCPUs int) (int, string, error) {
+// of n CPUs, Auto uses at most n threads: more would only share those CPUs. A benchmark that holds
+// the instance to measure a setting (status.activeBenchmark) comes first, whatever the policy: the
+// spec stays the user's, and the setting it resolves to returns when the benchmark lets go. Tuned
+// uses what its sweep measured for the current cores (status.tuning), else the Auto value.
+func resolveIOThreads(ci *cachev1alpha1.CacheInstance, serverCPUs int) (int, string, error) {
+	s := &ci.Spec
+	if n := benchmarkIOThreads(ci); n > 0 {
+		return int(n), fmt.Sprintf("CacheBenchmark %s measures this setting; the spec's own returns when it ends",
+			ci.Status.ActiveBenchmark.Name), nil
+	}
+	if n := tunedIOThreads(ci); n > 0 && s.IOThreads.Policy == cachev1alpha1.IOThreadsTuned {
+		return int(n), fmt.Sprintf("policy Tuned, measured best by CacheBenchmark %s on %d cores",
+			ci.Status.Tuning.Benchmark, s.Cores), nil
+	}
 	switch s.IOThreads.Policy {
 	case cachev1alpha1.IOThreadsFixed:
 		if s.IOThreads.Count == nil {
@@ -160,6 +185,26 @@ func resolveIOThreads(s *cachev1alpha1.CacheInstanceSpec, serverCPUs int) (int, 
 	default:
 		return 0, "", fmt.Errorf("ioThreads.policy %q is not one of Auto, Fixed, Tuned", s.IOThreads.Policy)
 	}
+}
+
+// benchmarkIOThreads is the setting a benchmark sweep asks the instance to run, or 0. A setting the
+// instance's cores cannot hold is ignored (the benchmark fails it before asking).
+func benchmarkIOThreads(ci *cachev1alpha1.CacheInstance) int32 {
+	ab := ci.Status.ActiveBenchmark
+	if ab == nil || ab.IOThreads == nil || *ab.IOThreads < 1 || *ab.IOThreads > ci.Spec.Cores {
+		return 0
+	}
+	return *ab.IOThreads
+}
+
+// tunedIOThreads is the setting the Tuned policy's sweep chose for the current cores, or 0 when it
+// has not measured them (or its sweep failed).
+func tunedIOThreads(ci *cachev1alpha1.CacheInstance) int32 {
+	t := ci.Status.Tuning
+	if t == nil || t.ChosenIOThreads == nil || t.Cores != ci.Spec.Cores || *t.ChosenIOThreads < 1 || *t.ChosenIOThreads > ci.Spec.Cores {
+		return 0
+	}
+	return *t.ChosenIOThreads
 }
 
 // resolveLayout fills the lists the spec leaves out. Without a server list, cpuset.AutoLayout

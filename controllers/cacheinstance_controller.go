@@ -8,14 +8,18 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
 )
@@ -28,7 +32,10 @@ const conflictRetry = time.Second
 // is installed, a ServiceMonitor; and reports what it resolved and how the rollout goes.
 type CacheInstanceReconciler struct {
 	client.Client
-	Recorder events.EventRecorder
+	// APIReader settles what the cache may not know yet: whether a benchmark that holds an
+	// instance, or whose failure it records, still exists.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
 	// Image runs the server when spec.image is empty: the operator's own image.
 	Image string
 }
@@ -39,6 +46,10 @@ type instance struct {
 	config  *serverConfig
 	rollout *rollout
 	blocked *blocker
+	// releaseHold is the UID of a benchmark whose hold on the instance ends: it is gone or finished.
+	releaseHold string
+	// forgetTuning drops a failed tuning whose CacheBenchmark was deleted, so that it runs again.
+	forgetTuning bool
 }
 
 // blocker says why a pass stopped short of applying the spec, as Degraded's reason and message.
@@ -61,6 +72,9 @@ func (i *instance) block(reason, message string) {
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// It creates the Validation and Tuning CacheBenchmarks an instance needs, and deletes an outdated
+// one of the same name; the benchmark controller reads and watches them all.
+// +kubebuilder:rbac:groups=cache.iocache.dev,resources=cachebenchmarks,verbs=get;list;watch;create;delete
 
 // Reconcile brings one CacheInstance's objects to its spec, then writes its status.
 func (r *CacheInstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -123,6 +137,7 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 		r.reconcileServices,
 		r.reconcileStatefulSet,
 		r.reconcilePDB,
+		r.reconcileBenchmarks,
 		r.reconcileServiceMonitor,
 	} {
 		res, err := step(ctx, inst)
@@ -136,16 +151,49 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 	return ctrl.Result{}, nil
 }
 
-// SetupWithManager watches CacheInstances (spec changes only: the operator's own status writes need
-// no pass) and the objects they own, whose changes are brought back to the spec.
+// SetupWithManager watches CacheInstances (spec changes, and the status fields benchmarks write
+// that change what is rendered: the operator's own status writes need no pass), the objects they
+// own, whose changes are brought back to the spec, and the end of their benchmarks, after which
+// the next may start.
 func (r *CacheInstanceReconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&cachev1alpha1.CacheInstance{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&cachev1alpha1.CacheInstance{}, builder.WithPredicates(predicate.Or[client.Object](
+			predicate.GenerationChangedPredicate{}, benchmarkInputsChanged))).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		Watches(&cachev1alpha1.CacheBenchmark{}, handler.EnqueueRequestsFromMapFunc(instanceOfBenchmark),
+			builder.WithPredicates(benchmarkEnded)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent}).
 		Named("cacheinstance").
 		Complete(r)
+}
+
+// benchmarkInputsChanged lets through status changes that change the rendered config: a hold (and
+// the setting it measures) and the Tuned policy's decision.
+var benchmarkInputsChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	old, oldOK := e.ObjectOld.(*cachev1alpha1.CacheInstance)
+	cur, curOK := e.ObjectNew.(*cachev1alpha1.CacheInstance)
+	return oldOK && curOK && (!equality.Semantic.DeepEqual(old.Status.ActiveBenchmark, cur.Status.ActiveBenchmark) ||
+		!equality.Semantic.DeepEqual(old.Status.Tuning, cur.Status.Tuning))
+}}
+
+// benchmarkEnded lets through a benchmark that finished or was deleted.
+var benchmarkEnded = predicate.Funcs{
+	CreateFunc: func(event.CreateEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, oldOK := e.ObjectOld.(*cachev1alpha1.CacheBenchmark)
+		cur, curOK := e.ObjectNew.(*cachev1alpha1.CacheBenchmark)
+		return oldOK && curOK && !finished(old) && finished(cur)
+	},
+}
+
+// instanceOfBenchmark maps a benchmark to the instance it measures.
+func instanceOfBenchmark(_ context.Context, obj client.Object) []reconcile.Request {
+	cb, ok := obj.(*cachev1alpha1.CacheBenchmark)
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: cb.Namespace, Name: cb.Spec.InstanceRef.Name}}}
 }

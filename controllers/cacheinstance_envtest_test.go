@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -92,14 +93,19 @@ func (cl *cluster) waitEvent(t *testing.T, ns, name, reason string) string {
 	return note
 }
 
+// update changes the instance's spec as a user would, again on a conflict: the operator writes
+// the status (and benchmarks their holds) at any time.
 func (cl *cluster) update(t *testing.T, ns, name string, mutate func(*cachev1alpha1.CacheInstance)) {
 	t.Helper()
-	ci := &cachev1alpha1.CacheInstance{}
-	if err := cl.get(t, ns, name, ci); err != nil {
-		t.Fatal(err)
-	}
-	mutate(ci)
-	if err := cl.c.Update(context.Background(), ci); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		ci := &cachev1alpha1.CacheInstance{}
+		if err := cl.get(t, ns, name, ci); err != nil {
+			return err
+		}
+		mutate(ci)
+		return cl.c.Update(context.Background(), ci)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
@@ -582,5 +588,24 @@ func TestSamplesAreValid(t *testing.T) {
 			t.Fatalf("%s refused: %v", f, err)
 		}
 		cl.waitCondition(t, ns, u.GetName(), cachev1alpha1.ConditionDegraded, metav1.ConditionFalse, "AsExpected")
+	}
+	// Benchmark samples pass validation; dry run, so that they do not start measuring.
+	files, err = filepath.Glob(filepath.Join("..", "config", "samples", "cache_v1alpha1_cachebenchmark*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("want a CacheBenchmark sample, found %v (%v)", files, err)
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(raw, &u.Object); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		u.SetNamespace(ns)
+		if err := cl.c.Create(context.Background(), u, client.DryRunAll); err != nil {
+			t.Fatalf("%s refused: %v", f, err)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -19,15 +20,39 @@ var reconcilesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Reconcile passes per CacheInstance, by result: ok, blocked (invalid spec or missing Secret) or error.",
 }, []string{"namespace", "name", "result"})
 
+// instanceCondition mirrors each instance's conditions, one series per possible status, so an alert
+// can say "ThroughputValidated is False" as iocache_instance_condition{...,status="False"} == 1.
+var instanceCondition = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "iocache_instance_condition",
+	Help: "1 for the current status of each condition of each CacheInstance, 0 for the other statuses.",
+}, []string{"namespace", "instance", "condition", "status"})
+
 func init() {
-	metrics.Registry.MustRegister(reconcilesTotal)
+	metrics.Registry.MustRegister(reconcilesTotal, instanceCondition)
 }
 
 func countReconcile(namespace, name, result string) {
 	reconcilesTotal.WithLabelValues(namespace, name, result).Inc()
 }
 
+// exportConditions sets the condition gauge from an instance's stored conditions.
+func exportConditions(namespace, name string, conditions []metav1.Condition) {
+	for _, c := range conditions {
+		for _, s := range []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown} {
+			v := 0.0
+			if c.Status == s {
+				v = 1
+			}
+			instanceCondition.WithLabelValues(namespace, name, c.Type, string(s)).Set(v)
+		}
+	}
+}
+
 // forgetInstance drops a deleted instance's series, so deleted instances do not pile up.
 func forgetInstance(namespace, name string) {
 	reconcilesTotal.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "name": name})
+	for _, v := range []*prometheus.MetricVec{instanceCondition.MetricVec, benchmarkOpsPerSecond.MetricVec,
+		benchmarkLatency.MetricVec, benchmarkRuns.MetricVec} {
+		v.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "instance": name})
+	}
 }

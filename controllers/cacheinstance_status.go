@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+	"github.com/iocache/iocache/server/cpuset"
 )
 
 // Condition reasons; api/v1alpha1 documents which condition carries which.
@@ -48,6 +49,12 @@ func setStatus(st *cachev1alpha1.CacheInstanceStatus, inst *instance, passErr er
 		})
 	}
 	st.ObservedGeneration = gen
+	if ab := st.ActiveBenchmark; ab != nil && inst.releaseHold != "" && ab.UID == inst.releaseHold {
+		st.ActiveBenchmark = nil
+	}
+	if inst.forgetTuning {
+		st.Tuning = nil
+	}
 
 	cfg := inst.config
 	prevHash := st.ConfigHash
@@ -94,9 +101,7 @@ func setStatus(st *cachev1alpha1.CacheInstanceStatus, inst *instance, passErr er
 				"Rolling pods to config %s (io-threads %d, server cpulist %s): %d of %d updated",
 				cfg.Hash, cfg.IOThreads, cfg.CPULists.Server, ro.updatedReplicas, ro.replicas)
 		case cfg.TuningPending:
-			set(cachev1alpha1.ConditionProgressing, metav1.ConditionTrue, reasonTuningPending,
-				"ioThreads.policy is Tuned, but no benchmark has measured this instance yet, so it runs with the Auto value: io-threads %d for %d cores",
-				cfg.IOThreads, inst.Spec.Cores)
+			set(cachev1alpha1.ConditionProgressing, metav1.ConditionTrue, reasonTuningPending, "%s", tuningPendingMessage(st, inst))
 		default:
 			set(cachev1alpha1.ConditionProgressing, metav1.ConditionFalse, reasonRolloutComplete,
 				"Pods run config %s (io-threads %d, server cpulist %s)", cfg.Hash, cfg.IOThreads, cfg.CPULists.Server)
@@ -127,28 +132,56 @@ func setStatus(st *cachev1alpha1.CacheInstanceStatus, inst *instance, passErr er
 	return recheck
 }
 
-// updateStatus writes the status through the status subresource, mutating the latest stored copy
-// on conflict so that fields other controllers wrote in between survive. An unchanged status is not
-// written.
+// tuningPendingMessage says why a Tuned instance does not run a measured setting yet.
+func tuningPendingMessage(st *cachev1alpha1.CacheInstanceStatus, inst *instance) string {
+	cores := inst.Spec.Cores
+	if t := st.Tuning; t != nil && t.Cores == cores && t.ChosenIOThreads == nil {
+		return fmt.Sprintf("ioThreads.policy is Tuned, but the sweep of CacheBenchmark %s failed, so the instance runs the Auto value (io-threads %d for %d cores) until you delete that CacheBenchmark to tune again",
+			t.Benchmark, cpuset.AutoIOThreads(int(cores)), cores)
+	}
+	if ab := st.ActiveBenchmark; ab != nil {
+		return fmt.Sprintf("ioThreads.policy is Tuned and CacheBenchmark %s is measuring this instance; until a sweep has measured %d cores it runs the Auto value (io-threads %d)",
+			ab.Name, cores, cpuset.AutoIOThreads(int(cores)))
+	}
+	return fmt.Sprintf("ioThreads.policy is Tuned, but no benchmark has measured this instance yet, so it runs with the Auto value: io-threads %d for %d cores",
+		inst.config.IOThreads, cores)
+}
+
+// updateStatus writes the instance's status with writeStatus and exports its conditions.
 func (r *CacheInstanceReconciler) updateStatus(ctx context.Context, ci *cachev1alpha1.CacheInstance, mutate func(*cachev1alpha1.CacheInstanceStatus)) error {
-	latest := ci.DeepCopy()
-	refetch := false
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if refetch {
-			if err := r.Get(ctx, client.ObjectKeyFromObject(ci), latest); err != nil {
-				return err
-			}
-		}
-		refetch = true
-		before := latest.Status.DeepCopy()
-		mutate(&latest.Status)
-		if equality.Semantic.DeepEqual(before, &latest.Status) {
-			return nil
-		}
-		return r.Status().Update(ctx, latest)
+	latest, err := writeStatus(ctx, r.Client, ci, func(c *cachev1alpha1.CacheInstance) error {
+		mutate(&c.Status)
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("updating status: %w", err)
 	}
+	exportConditions(latest.Namespace, latest.Name, latest.Status.Conditions)
 	return nil
+}
+
+// writeStatus is the one way the operator writes a status: through the status subresource, after
+// mutate changed the object, mutating the latest stored copy again on conflict so that fields
+// another controller wrote in between survive. An unchanged status is not written. An error from
+// mutate ends the attempt as it is. It returns the object as last written (or read).
+func writeStatus[T client.Object](ctx context.Context, c client.Client, obj T, mutate func(T) error) (T, error) {
+	latest := obj.DeepCopyObject().(T)
+	refetch := false
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if refetch {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), latest); err != nil {
+				return err
+			}
+		}
+		refetch = true
+		before := latest.DeepCopyObject()
+		if err := mutate(latest); err != nil {
+			return err
+		}
+		if equality.Semantic.DeepEqual(before, latest) {
+			return nil
+		}
+		return c.Status().Update(ctx, latest)
+	})
+	return latest, err
 }

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
 )
@@ -149,4 +150,51 @@ func hashOf(t *testing.T, ci *cachev1alpha1.CacheInstance) string {
 		t.Fatal(err)
 	}
 	return cfg.Hash
+}
+
+// Once tuned, TuningPending is gone; a failed sweep says how to try again; a hold the pass found
+// stale ends, and another's stays.
+func TestSetStatusTuningAndHolds(t *testing.T) {
+	tuned := func(ci *cachev1alpha1.CacheInstance) { ci.Spec.IOThreads.Policy = cachev1alpha1.IOThreadsTuned }
+	for _, tc := range []struct {
+		name        string
+		ci          *cachev1alpha1.CacheInstance
+		progressing want
+		message     string
+	}{
+		{"tuned", newInstance(8, tuned, tunedFor(8, ptr.To[int32](4))), cond("False", reasonRolloutComplete), "io-threads 4"},
+		{"sweep failed", newInstance(8, tuned, tunedFor(8, nil)), cond("True", reasonTuningPending), "the sweep of CacheBenchmark cache-tuning failed"},
+		{"sweep running", newInstance(8, tuned, func(ci *cachev1alpha1.CacheInstance) {
+			ci.Status.ActiveBenchmark = &cachev1alpha1.ActiveBenchmark{Name: "cache-tuning-8c", UID: "u", IOThreads: ptr.To[int32](1)}
+		}), cond("True", reasonTuningPending), "CacheBenchmark cache-tuning-8c is measuring this instance"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inst := &instance{CacheInstance: tc.ci, rollout: podsReady}
+			inst.config, _ = renderConfig(tc.ci)
+			st := *tc.ci.Status.DeepCopy()
+			setStatus(&st, inst, nil, t0)
+			c := meta.FindStatusCondition(st.Conditions, cachev1alpha1.ConditionProgressing)
+			if c.Status != tc.progressing.status || c.Reason != tc.progressing.reason || !strings.Contains(c.Message, tc.message) {
+				t.Errorf("Progressing %s/%s %q, want %v with %q", c.Status, c.Reason, c.Message, tc.progressing, tc.message)
+			}
+		})
+	}
+
+	held := func(uid string) *instance {
+		ci := newInstance(2, func(ci *cachev1alpha1.CacheInstance) {
+			ci.Status.ActiveBenchmark = &cachev1alpha1.ActiveBenchmark{Name: "b", UID: uid}
+			ci.Status.Tuning = &cachev1alpha1.TuningStatus{Cores: 2, Benchmark: "gone"}
+		})
+		inst := &instance{CacheInstance: ci, rollout: podsReady, releaseHold: "stale", forgetTuning: true}
+		inst.config, _ = renderConfig(ci)
+		return inst
+	}
+	for uid, kept := range map[string]bool{"stale": false, "live": true} {
+		inst := held(uid)
+		st := *inst.Status.DeepCopy()
+		setStatus(&st, inst, nil, t0)
+		if (st.ActiveBenchmark != nil) != kept || st.Tuning != nil {
+			t.Errorf("hold of %s: activeBenchmark %+v (kept: want %v), tuning %+v (want it forgotten)", uid, st.ActiveBenchmark, kept, st.Tuning)
+		}
+	}
 }

@@ -5,7 +5,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// WorkloadSpec is the load one benchmark run sends (iocache-bench's flags).
+// WorkloadSpec is the load one benchmark run sends (iocache-bench's flags). Each run sends the
+// mixed test (SET and GET at ratio) for warmup plus duration.
+// +kubebuilder:validation:XValidation:rule="!has(self.duration) || (duration(self.duration) >= duration('1s') && duration(self.duration) <= duration('1h'))",message="workload.duration must be between 1s and 1h"
+// +kubebuilder:validation:XValidation:rule="!has(self.warmup) || (duration(self.warmup) >= duration('0s') && duration(self.warmup) <= duration('1h'))",message="workload.warmup must be between 0s and 1h"
 type WorkloadSpec struct {
 	// Clients is the number of connections.
 	// +kubebuilder:default=50
@@ -65,15 +68,23 @@ const (
 )
 
 // CacheBenchmarkSpec is one measured load run against an instance, or a sweep over io-threads.
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="a CacheBenchmark's spec is immutable: create a new CacheBenchmark to measure again"
 type CacheBenchmarkSpec struct {
 	// InstanceRef names the CacheInstance in the same namespace.
 	InstanceRef corev1.LocalObjectReference `json:"instanceRef"`
 	// Workload is the load to send.
+	// +kubebuilder:default={}
 	// +optional
 	Workload WorkloadSpec `json:"workload,omitempty"`
-	// IOThreads, when set, sweeps these io-threads settings: the instance is re-rendered with each in
-	// turn, measured, and restored afterwards (or, for Tuning, left at the best).
+	// IOThreads, when set, sweeps these io-threads settings in the order given: the instance runs
+	// each in turn (status.activeBenchmark on the instance overrides what its spec resolves to; the
+	// spec is never changed), is measured once the pods are ready with it, and afterwards returns to
+	// what its spec says (or, for Tuning, runs the best setting). Each must not exceed the instance's
+	// cores. Every change of setting rolls the pods, and a rolled pod starts with an empty cache.
+	// Without it the instance is measured as it runs, and nothing is rolled.
 	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=128
 	// +listType=set
 	// +optional
 	IOThreads []int32 `json:"ioThreads,omitempty"`
@@ -91,18 +102,47 @@ type CacheBenchmarkSpec struct {
 type BenchmarkState string
 
 const (
-	BenchmarkPending   BenchmarkState = "Pending"
-	BenchmarkRunning   BenchmarkState = "Running"
+	// BenchmarkPending waits for another benchmark of the same instance to finish: an instance is
+	// measured by one benchmark at a time.
+	BenchmarkPending BenchmarkState = "Pending"
+	// BenchmarkRunning holds the instance: it waits for the pods to run a setting, or measures it.
+	BenchmarkRunning BenchmarkState = "Running"
+	// BenchmarkSucceeded measured every setting.
 	BenchmarkSucceeded BenchmarkState = "Succeeded"
-	BenchmarkFailed    BenchmarkState = "Failed"
+	// BenchmarkFailed stopped without measuring every setting; the Complete condition says why. The
+	// instance went back to its own setting and kept serving.
+	BenchmarkFailed BenchmarkState = "Failed"
 )
 
 // Condition types of a CacheBenchmark.
 const (
-	// ConditionComplete is True when every run finished and produced a result, False with a reason
-	// (JobFailed, DeadlineExceeded, InvalidResult, InstanceNotFound) when the benchmark failed.
+	// ConditionComplete is True (reason Succeeded) when every setting was measured. It is False when
+	// the benchmark failed, with the reason: JobFailed (the Job failed: the pod exited non-zero, could
+	// not start, or iocache-bench reported ok=false), DeadlineExceeded (the Job ran past its
+	// activeDeadlineSeconds, warmup plus duration plus a margin), InvalidResult (the Job succeeded
+	// but its termination message is not a valid iocache-bench result: wrong schema version, ok
+	// false, no throughput, unordered percentiles, or not JSON), InstanceNotFound (the CacheInstance
+	// does not exist), InstanceNotReady (the instance's pods were not ready with the setting to
+	// measure within ten minutes), InvalidSpec (an io-threads setting exceeds the instance's cores).
+	// It is Unknown while the benchmark waits or runs: reasons Queued (another benchmark holds the
+	// instance), RollingOut (waiting for the pods to run the setting), Measuring (the Job runs).
 	ConditionComplete = "Complete"
 )
+
+// BenchmarkStep is the setting a running benchmark is on.
+type BenchmarkStep struct {
+	// IOThreads is the io-threads setting measured in this step.
+	IOThreads int32 `json:"ioThreads"`
+	// Cores is the instance's cores when the step began.
+	Cores int32 `json:"cores"`
+	// ConfigHash is the config the instance's pods must run before the Job starts.
+	ConfigHash string `json:"configHash"`
+	// Job names the Job of this step, once created.
+	// +optional
+	Job string `json:"job,omitempty"`
+	// Since is when the step began; the pods must be ready with the setting within ten minutes.
+	Since metav1.Time `json:"since"`
+}
 
 // ThreadCounts is one server thread's share of the work during a run (from INFO threads).
 type ThreadCounts struct {
@@ -140,10 +180,15 @@ type CacheBenchmarkStatus struct {
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
-	// Results holds one entry per io-threads setting measured.
+	// Current is the step in progress; absent before the first and after the last.
+	// +optional
+	Current *BenchmarkStep `json:"current,omitempty"`
+	// Results holds one entry per io-threads setting measured, in the order measured.
 	// +optional
 	Results []BenchmarkResult `json:"results,omitempty"`
-	// BestIOThreads is the setting with the highest throughput whose p99 stayed within bounds.
+	// BestIOThreads is the setting with the highest throughput among those whose p99 latency is at
+	// most 1.5 times the lowest p99 measured; a setting with more threads must beat one with fewer
+	// by more than 5% to win, because threads cost CPU.
 	// +optional
 	BestIOThreads *int32 `json:"bestIOThreads,omitempty"`
 	// BestOpsPerSecond is the throughput measured at BestIOThreads.
@@ -152,7 +197,8 @@ type CacheBenchmarkStatus struct {
 	// Explanation says in words what was measured and why the best setting won.
 	// +optional
 	Explanation string `json:"explanation,omitempty"`
-	// OriginalIOThreads is the instance's setting before a sweep, to restore it afterwards.
+	// OriginalIOThreads is the instance's setting when the benchmark began. A sweep does not write
+	// it back: clearing the instance's status.activeBenchmark returns it to what its spec resolves to.
 	// +optional
 	OriginalIOThreads *int32 `json:"originalIOThreads,omitempty"`
 }

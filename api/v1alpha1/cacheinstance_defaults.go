@@ -31,6 +31,7 @@ func (c *CacheInstance) SetDefaults() {
 	if s.Benchmark.ValidateOnChange == nil {
 		s.Benchmark.ValidateOnChange = ptr.To(true)
 	}
+	s.Benchmark.Workload.SetDefaults()
 	if s.Auth != nil {
 		if s.Auth.Key == "" {
 			s.Auth.Key = DefaultAuthKey

@@ -16,9 +16,15 @@ const (
 	IOThreadsAuto IOThreadsPolicy = "Auto"
 	// IOThreadsFixed uses spec.ioThreads.count.
 	IOThreadsFixed IOThreadsPolicy = "Fixed"
-	// IOThreadsTuned measures candidate settings with benchmark Jobs and applies the best one. Until
-	// a measurement exists the instance runs with the Auto value, and the Progressing condition says
-	// so (reason TuningPending).
+	// IOThreadsTuned measures candidate settings with benchmark Jobs and applies the best one. Once
+	// the pods are ready the operator creates a Tuning CacheBenchmark that sweeps 1, half, the Auto
+	// value (about 3/4) and all of the cores (deduplicated, and no more than the CPUs of
+	// cpuAffinity.server when that is set) with spec.benchmark.workload, and applies the setting with
+	// the highest throughput whose p99 latency is at most 1.5 times the lowest p99 of the sweep (more
+	// threads must win by more than 5%). status.tuning records the figures and the decision; a change
+	// of cores tunes again. Each candidate, and then the winner, rolls the pods, which start with an
+	// empty cache: tune before the cache carries traffic. Until a measurement exists the instance
+	// runs with the Auto value, and the Progressing condition says so (reason TuningPending).
 	IOThreadsTuned IOThreadsPolicy = "Tuned"
 )
 
@@ -119,9 +125,11 @@ type CacheInstanceBenchmarkSpec struct {
 	// +optional
 	ValidateOnChange *bool `json:"validateOnChange,omitempty"`
 	// Workload is the load the validation and tuning runs send.
+	// +kubebuilder:default={}
 	// +optional
 	Workload WorkloadSpec `json:"workload,omitempty"`
-	// MinOpsPerSecond makes ThroughputValidated False when a validation run measures less.
+	// MinOpsPerSecond makes ThroughputValidated False when a validation run measures less. Without
+	// it a validation run that succeeds makes ThroughputValidated True.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	MinOpsPerSecond *int64 `json:"minOpsPerSecond,omitempty"`
@@ -249,11 +257,15 @@ const (
 	// (an API call failed; retried with backoff), RolloutStuck (pods not ready with the current
 	// config ten minutes after the rollout began). False (reason AsExpected) otherwise.
 	ConditionDegraded = "Degraded"
-	// ConditionThroughputValidated is True when the last validation benchmark after a rollout
-	// succeeded (and met minOpsPerSecond when set), False with the figures when it did not or failed,
-	// Unknown while none has run for the current config: the instance controller sets it Unknown
-	// (reason NotMeasured) when it first sees the instance and (reason ConfigChanged) whenever the
-	// rendered config changes; the benchmark controller sets True and False.
+	// ConditionThroughputValidated says whether the validation benchmark that follows each rollout
+	// (spec.benchmark.validateOnChange) found the throughput expected of the current config. True:
+	// reason MinimumMet (it measured at least spec.benchmark.minOpsPerSecond) or Measured (no minimum
+	// is set and the run succeeded). False: reason BelowMinimum (it measured less than the minimum;
+	// the message has the figures) or BenchmarkFailed (the run failed; the message has the
+	// CacheBenchmark's reason). Unknown while no validation has measured the current config: reason
+	// NotMeasured when the instance is new, ConfigChanged whenever the rendered config changes. The
+	// instance controller sets Unknown and starts the validation once the pods are ready with the new
+	// config; the benchmark controller sets True and False, and only for the config it measured.
 	ConditionThroughputValidated = "ThroughputValidated"
 )
 
@@ -263,6 +275,12 @@ type BenchmarkSummary struct {
 	Benchmark string `json:"benchmark,omitempty"`
 	// IOThreads is the io-threads setting the server ran with.
 	IOThreads int32 `json:"ioThreads,omitempty"`
+	// Cores is the instance's cores during the run.
+	// +optional
+	Cores int32 `json:"cores,omitempty"`
+	// ConfigHash is the config the server ran with.
+	// +optional
+	ConfigHash string `json:"configHash,omitempty"`
 	// OpsPerSecond is the measured throughput, all tests together.
 	OpsPerSecond int64 `json:"opsPerSecond"`
 	// Latency holds the measured latency percentiles.
@@ -291,12 +309,29 @@ type TuningStatus struct {
 	Cores int32 `json:"cores,omitempty"`
 	// Benchmark names the CacheBenchmark that swept the candidates.
 	Benchmark string `json:"benchmark,omitempty"`
-	// ChosenIOThreads is the setting applied.
+	// ChosenIOThreads is the setting applied. It is absent when the sweep failed: the instance then
+	// runs the Auto value, and deleting the CacheBenchmark named in benchmark tunes again.
 	// +optional
 	ChosenIOThreads *int32 `json:"chosenIOThreads,omitempty"`
 	// Explanation says why, in words.
 	// +optional
 	Explanation string `json:"explanation,omitempty"`
+	// Results are the figures of each candidate, the evidence for the choice.
+	// +optional
+	Results []BenchmarkSummary `json:"results,omitempty"`
+}
+
+// ActiveBenchmark is the CacheBenchmark that holds an instance: one benchmark measures an instance
+// at a time, and while one sweeps io-threads it chooses the setting here rather than in the spec.
+type ActiveBenchmark struct {
+	// Name of the CacheBenchmark in the instance's namespace.
+	Name string `json:"name"`
+	// UID of that CacheBenchmark, so a new object of the same name does not inherit the hold.
+	UID string `json:"uid"`
+	// IOThreads, when set, is the setting the benchmark measures now: the operator renders the
+	// config with it in place of what the spec resolves to, and goes back when the hold ends.
+	// +optional
+	IOThreads *int32 `json:"ioThreads,omitempty"`
 }
 
 // CacheInstanceStatus is what the operator resolved and observed.
@@ -328,6 +363,10 @@ type CacheInstanceStatus struct {
 	// LastBenchmark holds the figures of the last validation run.
 	// +optional
 	LastBenchmark *BenchmarkSummary `json:"lastBenchmark,omitempty"`
+	// ActiveBenchmark is the CacheBenchmark measuring the instance now, if any. The benchmark
+	// controller sets and clears it; the instance controller clears it when that benchmark is gone.
+	// +optional
+	ActiveBenchmark *ActiveBenchmark `json:"activeBenchmark,omitempty"`
 	// Tuning records the Tuned policy's decision.
 	// +optional
 	Tuning *TuningStatus `json:"tuning,omitempty"`

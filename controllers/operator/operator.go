@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -135,9 +136,10 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		LeaderElection:         opts.LeaderElect,
 		LeaderElectionID:       "operator.cache.iocache.dev",
 		Cache: cache.Options{
-			// The operator only caches the ConfigMaps it made, not every ConfigMap of the cluster.
+			// The operator only caches the ConfigMaps and Jobs it made, not every one of the cluster.
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{controllers.LabelManagedBy: controllers.ManagedBy})},
+				&batchv1.Job{}:      {Label: labels.SelectorFromSet(labels.Set{controllers.LabelManagedBy: controllers.ManagedBy})},
 			},
 		},
 		Client: client.Options{
@@ -163,13 +165,24 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 
 // Setup registers the iocache controllers with mgr.
 func Setup(mgr ctrl.Manager, opts Options) error {
+	recorder := mgr.GetEventRecorder("iocache-operator")
 	r := &controllers.CacheInstanceReconciler{
-		Client:   mgr.GetClient(),
-		Recorder: mgr.GetEventRecorder("iocache-operator"),
-		Image:    opts.Image,
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  recorder,
+		Image:     opts.Image,
 	}
 	if err := r.SetupWithManager(mgr, opts.MaxConcurrent); err != nil {
 		return fmt.Errorf("setting up the CacheInstance controller: %w", err)
+	}
+	b := &controllers.CacheBenchmarkReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  recorder,
+		Image:     opts.Image,
+	}
+	if err := b.SetupWithManager(mgr, opts.MaxConcurrent); err != nil {
+		return fmt.Errorf("setting up the CacheBenchmark controller: %w", err)
 	}
 	return nil
 }

@@ -5,12 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 )
 
-const usage = `Usage: iocache-bench [--host H] [--port P] [--password PW] [--clients N] [--threads N]
+const usage = `Usage: iocache-bench [--host H] [--port P] [--password PW | --password-file F]
+                     [--clients N] [--threads N]
                      [--pipeline N] [--data-size B] [--keyspace N] [--ratio SET:GET]
                      [--tests mixed,get,set,ping,incr,lpush] [--requests N | --duration D]
                      [--warmup D] [--json | --json-full] [--json-out FILE] [-q]
@@ -58,22 +60,23 @@ var errHelp = errors.New("help requested")
 // flagSet declares the flags onto o; the returned strings are parsed after flag.Parse.
 type flagSet struct {
 	*flag.FlagSet
-	ratio, tests *string
-	help         *bool
+	ratio, tests, passwordFile *string
+	help                       *bool
 }
 
 func newFlagSet(o *Options) flagSet {
 	fs := flag.NewFlagSet("iocache-bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // Main prints the error and the usage itself
+	f := flagSet{FlagSet: fs}
 	fs.StringVar(&o.Host, "host", o.Host, "server host")
 	fs.IntVar(&o.Port, "port", o.Port, "server port")
 	fs.StringVar(&o.Password, "password", "", "AUTH password (requirepass)")
+	f.passwordFile = fs.String("password-file", "", "read the AUTH password from this file (a mounted Secret), so it is on no command line")
 	fs.IntVar(&o.Clients, "clients", o.Clients, "connections")
 	fs.IntVar(&o.Threads, "threads", o.Threads, "goroutines driving the connections, each its own share")
 	fs.IntVar(&o.Pipeline, "pipeline", o.Pipeline, "requests per batch on a connection")
 	fs.IntVar(&o.DataSize, "data-size", o.DataSize, "value size in bytes")
 	fs.Int64Var(&o.Keyspace, "keyspace", o.Keyspace, "random keys key:NNNNNNNNNNNN over this many keys")
-	f := flagSet{FlagSet: fs}
 	f.ratio = fs.String("ratio", "1:10", "SET:GET ratio of the mixed test")
 	f.tests = fs.String("tests", "mixed", "comma-separated tests: "+strings.Join(testNames, ","))
 	fs.Int64Var(&o.Requests, "requests", 0, "requests per test (100000 unless --duration)")
@@ -114,6 +117,17 @@ func parseArgs(args []string) (Options, error) {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	var err error
+	if *fs.passwordFile != "" {
+		if o.Password != "" {
+			return o, errors.New("give --password or --password-file, not both")
+		}
+		b, err := os.ReadFile(*fs.passwordFile)
+		if err != nil {
+			return o, fmt.Errorf("--password-file: %w", err)
+		}
+		// As iocache-server reads requirepass-file: a trailing line break is not part of it.
+		o.Password = strings.TrimRight(string(b), "\r\n")
+	}
 	if o.RatioSet, o.RatioGet, err = parseRatio(*fs.ratio); err != nil {
 		return o, err
 	}

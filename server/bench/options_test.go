@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +34,28 @@ func TestParseArgs(t *testing.T) {
 		{"--ratio", "1"}, {"--ratio", "0:0"}, {"--ratio", "-1:2"}, {"--tests", "nope"}, {"--tests", ","},
 		{"--clients", "0"}, {"--pipeline", "0"}, {"--requests", "5", "--duration", "1s"}, {"--keyspace", "0"},
 		{"--port", "0"}, {"extra"}, {"--no-such-flag"},
+	} {
+		if _, err := parseArgs(bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+func TestPasswordFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "password")
+	if err := os.WriteFile(path, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := parseArgs([]string{"--password-file", path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Password != "s3cret" {
+		t.Errorf("password %q, want the file's content without its line break", o.Password)
+	}
+	for _, bad := range [][]string{
+		{"--password-file", filepath.Join(t.TempDir(), "missing")},
+		{"--password-file", path, "--password", "x"},
 	} {
 		if _, err := parseArgs(bad); err == nil {
 			t.Errorf("%v accepted", bad)

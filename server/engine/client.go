@@ -55,6 +55,7 @@ type client struct {
 	inFlight    bool
 	closed      bool
 	pendingPush [][]byte // pub/sub messages that arrived while inFlight
+	killPending bool     // a kill arrived while inFlight
 
 	// Main-thread state.
 	mainOwned       bool

@@ -9,36 +9,12 @@ import (
 	"github.com/iocache/iocache/server/keyspace"
 )
 
-func (s *Server) getHash(c *client, key []byte, create, read bool) (*keyspace.Hash, bool) {
-	db := s.dbs[c.db]
-	var r keyspace.Ref
-	var exists bool
-	if read {
-		r, exists = s.lookupRead(c, key)
-	} else {
-		r, exists = s.lookupWrite(c, key)
-	}
-	if !exists {
-		if !create {
-			return nil, true
-		}
-		h := keyspace.NewHash()
-		db.SetObject(key, keyspace.TypeHash, h, s.initialClock())
-		return h, true
-	}
-	if db.Type(r) != keyspace.TypeHash {
-		s.wrongType(c)
-		return nil, false
-	}
-	return db.Obj(r).(*keyspace.Hash), true
-}
-
 func hsetGeneric(s *Server, c *client, argv [][]byte, name string, replyOK bool) {
 	if len(argv)%2 != 0 {
 		s.wrongArgs(c, name)
 		return
 	}
-	h, ok := s.getHash(c, argv[1], true, false)
+	h, ok := s.getHash(c, argv[1], forCreate)
 	if !ok {
 		return
 	}
@@ -62,7 +38,7 @@ func cmdHSet(s *Server, c *client, argv [][]byte)  { hsetGeneric(s, c, argv, "hs
 func cmdHMSet(s *Server, c *client, argv [][]byte) { hsetGeneric(s, c, argv, "hmset", true) }
 
 func cmdHSetNX(s *Server, c *client, argv [][]byte) {
-	h, ok := s.getHash(c, argv[1], true, false)
+	h, ok := s.getHash(c, argv[1], forCreate)
 	if !ok {
 		return
 	}
@@ -78,7 +54,7 @@ func cmdHSetNX(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdHGet(s *Server, c *client, argv [][]byte) {
-	h, ok := s.getHash(c, argv[1], false, true)
+	h, ok := s.getHash(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -94,7 +70,7 @@ func cmdHGet(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdHMGet(s *Server, c *client, argv [][]byte) {
-	h, ok := s.getHash(c, argv[1], false, true)
+	h, ok := s.getHash(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -111,7 +87,7 @@ func cmdHMGet(s *Server, c *client, argv [][]byte) {
 }
 
 func hashDump(s *Server, c *client, argv [][]byte, fields, values bool) {
-	h, ok := s.getHash(c, argv[1], false, true)
+	h, ok := s.getHash(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -144,7 +120,7 @@ func cmdHKeys(s *Server, c *client, argv [][]byte)   { hashDump(s, c, argv, true
 func cmdHVals(s *Server, c *client, argv [][]byte)   { hashDump(s, c, argv, false, true) }
 
 func cmdHDel(s *Server, c *client, argv [][]byte) {
-	h, ok := s.getHash(c, argv[1], false, false)
+	h, ok := s.getHash(c, argv[1], forWrite)
 	if !ok {
 		return
 	}
@@ -152,35 +128,15 @@ func cmdHDel(s *Server, c *client, argv [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	done := accountObject(s.dbs[c.db], h)
-	n := 0
-	for _, f := range argv[2:] {
-		if h.Delete(f) {
-			n++
-		}
-	}
-	done()
-	if n > 0 {
-		s.dropIfEmpty(c, argv[1], h.Len())
-		s.modified(c.db, argv[1])
-	}
-	c.w.Int(int64(n))
+	s.removeMembers(c, argv[1], h, argv[2:], h.Delete)
 }
 
 func cmdHLen(s *Server, c *client, argv [][]byte) {
-	h, ok := s.getHash(c, argv[1], false, true)
-	if !ok {
-		return
-	}
-	if h == nil {
-		c.w.Int(0)
-		return
-	}
-	c.w.Int(int64(h.Len()))
+	cardinality(s, c, argv[1], keyspace.TypeHash, keyspace.NewHash)
 }
 
 func cmdHExists(s *Server, c *client, argv [][]byte) {
-	h, ok := s.getHash(c, argv[1], false, true)
+	h, ok := s.getHash(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -194,7 +150,7 @@ func cmdHExists(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdHStrlen(s *Server, c *client, argv [][]byte) {
-	h, ok := s.getHash(c, argv[1], false, true)
+	h, ok := s.getHash(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -212,7 +168,7 @@ func cmdHIncrBy(s *Server, c *client, argv [][]byte) {
 	if !ok {
 		return
 	}
-	h, ok := s.getHash(c, argv[1], true, false)
+	h, ok := s.getHash(c, argv[1], forCreate)
 	if !ok {
 		return
 	}
@@ -245,7 +201,7 @@ func cmdHIncrByFloat(s *Server, c *client, argv [][]byte) {
 		s.addError(c, errNotFloat)
 		return
 	}
-	h, ok := s.getHash(c, argv[1], true, false)
+	h, ok := s.getHash(c, argv[1], forCreate)
 	if !ok {
 		return
 	}
@@ -278,7 +234,7 @@ func cmdHScan(s *Server, c *client, argv [][]byte) {
 	if !ok {
 		return
 	}
-	h, ok := s.getHash(c, argv[1], false, true)
+	h, ok := s.getHash(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -326,7 +282,7 @@ func cmdHRandField(s *Server, c *client, argv [][]byte) {
 			return
 		}
 	}
-	h, ok := s.getHash(c, argv[1], false, true)
+	h, ok := s.getHash(c, argv[1], forRead)
 	if !ok {
 		return
 	}

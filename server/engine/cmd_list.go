@@ -4,40 +4,6 @@ import (
 	"github.com/iocache/iocache/server/keyspace"
 )
 
-// getList returns the list at key for writing, creating it when create is set. ok is false after
-// a WRONGTYPE reply.
-func (s *Server) getList(c *client, key []byte, create bool) (l *keyspace.List, ok bool) {
-	db := s.dbs[c.db]
-	r, exists := s.lookupWrite(c, key)
-	if !exists {
-		if !create {
-			return nil, true
-		}
-		l = keyspace.NewList()
-		db.SetObject(key, keyspace.TypeList, l, s.initialClock())
-		return l, true
-	}
-	if db.Type(r) != keyspace.TypeList {
-		s.wrongType(c)
-		return nil, false
-	}
-	return db.Obj(r).(*keyspace.List), true
-}
-
-// readList returns the list at key for reading (hits/misses counted).
-func (s *Server) readList(c *client, key []byte) (*keyspace.List, bool) {
-	db := s.dbs[c.db]
-	r, exists := s.lookupRead(c, key)
-	if !exists {
-		return nil, true
-	}
-	if db.Type(r) != keyspace.TypeList {
-		s.wrongType(c)
-		return nil, false
-	}
-	return db.Obj(r).(*keyspace.List), true
-}
-
 // dropIfEmpty deletes a collection key that became empty, as Redis never keeps empty ones.
 func (s *Server) dropIfEmpty(c *client, key []byte, n int) {
 	if n == 0 {
@@ -49,7 +15,11 @@ func (s *Server) dropIfEmpty(c *client, key []byte, n int) {
 }
 
 func pushGeneric(s *Server, c *client, argv [][]byte, front, onlyExisting bool) {
-	l, ok := s.getList(c, argv[1], !onlyExisting)
+	mode := forCreate
+	if onlyExisting {
+		mode = forWrite
+	}
+	l, ok := s.getList(c, argv[1], mode)
 	if !ok {
 		return
 	}
@@ -89,7 +59,7 @@ func popGeneric(s *Server, c *client, argv [][]byte, front bool) {
 		}
 		count = v
 	}
-	l, ok := s.getList(c, argv[1], false)
+	l, ok := s.getList(c, argv[1], forWrite)
 	if !ok {
 		return
 	}
@@ -129,15 +99,7 @@ func cmdLPop(s *Server, c *client, argv [][]byte) { popGeneric(s, c, argv, true)
 func cmdRPop(s *Server, c *client, argv [][]byte) { popGeneric(s, c, argv, false) }
 
 func cmdLLen(s *Server, c *client, argv [][]byte) {
-	l, ok := s.readList(c, argv[1])
-	if !ok {
-		return
-	}
-	if l == nil {
-		c.w.Int(0)
-		return
-	}
-	c.w.Int(int64(l.Len()))
+	cardinality(s, c, argv[1], keyspace.TypeList, keyspace.NewList)
 }
 
 // clampRange converts Redis start/stop (negative from the end) into [start, stop] within n, or
@@ -168,7 +130,7 @@ func cmdLRange(s *Server, c *client, argv [][]byte) {
 		s.addError(c, errNotInt)
 		return
 	}
-	l, ok := s.readList(c, argv[1])
+	l, ok := s.getList(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -193,7 +155,7 @@ func cmdLIndex(s *Server, c *client, argv [][]byte) {
 		s.addError(c, errNotInt)
 		return
 	}
-	l, ok := s.readList(c, argv[1])
+	l, ok := s.getList(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -217,7 +179,7 @@ func cmdLSet(s *Server, c *client, argv [][]byte) {
 		s.addError(c, errNotInt)
 		return
 	}
-	l, ok := s.getList(c, argv[1], false)
+	l, ok := s.getList(c, argv[1], forWrite)
 	if !ok {
 		return
 	}
@@ -249,7 +211,7 @@ func cmdLInsert(s *Server, c *client, argv [][]byte) {
 		s.addError(c, errSyntax)
 		return
 	}
-	l, ok := s.getList(c, argv[1], false)
+	l, ok := s.getList(c, argv[1], forWrite)
 	if !ok {
 		return
 	}
@@ -279,7 +241,7 @@ func cmdLRem(s *Server, c *client, argv [][]byte) {
 		s.addError(c, errNotInt)
 		return
 	}
-	l, ok := s.getList(c, argv[1], false)
+	l, ok := s.getList(c, argv[1], forWrite)
 	if !ok {
 		return
 	}
@@ -322,7 +284,7 @@ func cmdLTrim(s *Server, c *client, argv [][]byte) {
 		s.addError(c, errNotInt)
 		return
 	}
-	l, ok := s.getList(c, argv[1], false)
+	l, ok := s.getList(c, argv[1], forWrite)
 	if !ok {
 		return
 	}
@@ -382,7 +344,7 @@ func cmdLPos(s *Server, c *client, argv [][]byte) {
 			return
 		}
 	}
-	l, ok := s.readList(c, argv[1])
+	l, ok := s.getList(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -447,7 +409,7 @@ func (s *Server) whereArg(c *client, b []byte) (front bool, ok bool) {
 // missing.
 func (s *Server) lmove(c *client, src, dst []byte, fromFront, toFront bool) (done bool) {
 	db := s.dbs[c.db]
-	sl, ok := s.getList(c, src, false)
+	sl, ok := s.getList(c, src, forWrite)
 	if !ok {
 		return true
 	}
@@ -464,7 +426,7 @@ func (s *Server) lmove(c *client, src, dst []byte, fromFront, toFront bool) (don
 	doneSrc()
 	s.dropIfEmpty(c, src, sl.Len())
 	s.modified(c.db, src)
-	dl, _ := s.getList(c, dst, true)
+	dl, _ := s.getList(c, dst, forCreate)
 	doneDst := accountObject(db, dl)
 	if toFront {
 		dl.PushFront(v)

@@ -8,32 +8,8 @@ import (
 	"github.com/iocache/iocache/server/keyspace"
 )
 
-func (s *Server) getSet(c *client, key []byte, create, read bool) (*keyspace.Set, bool) {
-	db := s.dbs[c.db]
-	var r keyspace.Ref
-	var exists bool
-	if read {
-		r, exists = s.lookupRead(c, key)
-	} else {
-		r, exists = s.lookupWrite(c, key)
-	}
-	if !exists {
-		if !create {
-			return nil, true
-		}
-		st := keyspace.NewSet()
-		db.SetObject(key, keyspace.TypeSet, st, s.initialClock())
-		return st, true
-	}
-	if db.Type(r) != keyspace.TypeSet {
-		s.wrongType(c)
-		return nil, false
-	}
-	return db.Obj(r).(*keyspace.Set), true
-}
-
 func cmdSAdd(s *Server, c *client, argv [][]byte) {
-	st, ok := s.getSet(c, argv[1], true, false)
+	st, ok := s.getSet(c, argv[1], forCreate)
 	if !ok {
 		return
 	}
@@ -50,7 +26,7 @@ func cmdSAdd(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdSRem(s *Server, c *client, argv [][]byte) {
-	st, ok := s.getSet(c, argv[1], false, false)
+	st, ok := s.getSet(c, argv[1], forWrite)
 	if !ok {
 		return
 	}
@@ -58,19 +34,7 @@ func cmdSRem(s *Server, c *client, argv [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	done := accountObject(s.dbs[c.db], st)
-	n := 0
-	for _, m := range argv[2:] {
-		if st.Remove(m) {
-			n++
-		}
-	}
-	done()
-	if n > 0 {
-		s.dropIfEmpty(c, argv[1], st.Len())
-		s.modified(c.db, argv[1])
-	}
-	c.w.Int(int64(n))
+	s.removeMembers(c, argv[1], st, argv[2:], st.Remove)
 }
 
 func writeMembers(c *client, members []string) {
@@ -81,7 +45,7 @@ func writeMembers(c *client, members []string) {
 }
 
 func cmdSMembers(s *Server, c *client, argv [][]byte) {
-	st, ok := s.getSet(c, argv[1], false, true)
+	st, ok := s.getSet(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -93,7 +57,7 @@ func cmdSMembers(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdSIsMember(s *Server, c *client, argv [][]byte) {
-	st, ok := s.getSet(c, argv[1], false, true)
+	st, ok := s.getSet(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -105,7 +69,7 @@ func cmdSIsMember(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdSMIsMember(s *Server, c *client, argv [][]byte) {
-	st, ok := s.getSet(c, argv[1], false, true)
+	st, ok := s.getSet(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -120,15 +84,7 @@ func cmdSMIsMember(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdSCard(s *Server, c *client, argv [][]byte) {
-	st, ok := s.getSet(c, argv[1], false, true)
-	if !ok {
-		return
-	}
-	if st == nil {
-		c.w.Int(0)
-		return
-	}
-	c.w.Int(int64(st.Len()))
+	cardinality(s, c, argv[1], keyspace.TypeSet, keyspace.NewSet)
 }
 
 var setRand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
@@ -148,7 +104,7 @@ func cmdSPop(s *Server, c *client, argv [][]byte) {
 		}
 		count = v
 	}
-	st, ok := s.getSet(c, argv[1], false, false)
+	st, ok := s.getSet(c, argv[1], forWrite)
 	if !ok {
 		return
 	}
@@ -192,7 +148,7 @@ func cmdSRandMember(s *Server, c *client, argv [][]byte) {
 		}
 		count = v
 	}
-	st, ok := s.getSet(c, argv[1], false, true)
+	st, ok := s.getSet(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -227,7 +183,7 @@ func cmdSRandMember(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdSMove(s *Server, c *client, argv [][]byte) {
-	src, ok := s.getSet(c, argv[1], false, false)
+	src, ok := s.getSet(c, argv[1], forWrite)
 	if !ok {
 		return
 	}
@@ -248,7 +204,7 @@ func cmdSMove(s *Server, c *client, argv [][]byte) {
 	src.Remove(argv[3])
 	doneSrc()
 	s.dropIfEmpty(c, argv[1], src.Len())
-	dst, _ := s.getSet(c, argv[2], true, false)
+	dst, _ := s.getSet(c, argv[2], forCreate)
 	doneDst := accountObject(db, dst)
 	dst.Add(argv[3])
 	doneDst()
@@ -261,7 +217,7 @@ func cmdSMove(s *Server, c *client, argv [][]byte) {
 func (s *Server) setOp(c *client, keys [][]byte, op string) ([]string, bool) {
 	sets := make([]*keyspace.Set, len(keys))
 	for i, k := range keys {
-		st, ok := s.getSet(c, k, false, true)
+		st, ok := s.getSet(c, k, forRead)
 		if !ok {
 			return nil, false
 		}
@@ -396,7 +352,7 @@ func cmdSScan(s *Server, c *client, argv [][]byte) {
 	if !ok {
 		return
 	}
-	st, ok := s.getSet(c, argv[1], false, true)
+	st, ok := s.getSet(c, argv[1], forRead)
 	if !ok {
 		return
 	}

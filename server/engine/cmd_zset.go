@@ -9,30 +9,6 @@ import (
 	"github.com/iocache/iocache/server/resp"
 )
 
-func (s *Server) getZSet(c *client, key []byte, create, read bool) (*keyspace.ZSet, bool) {
-	db := s.dbs[c.db]
-	var r keyspace.Ref
-	var exists bool
-	if read {
-		r, exists = s.lookupRead(c, key)
-	} else {
-		r, exists = s.lookupWrite(c, key)
-	}
-	if !exists {
-		if !create {
-			return nil, true
-		}
-		z := keyspace.NewZSet()
-		db.SetObject(key, keyspace.TypeZSet, z, s.initialClock())
-		return z, true
-	}
-	if db.Type(r) != keyspace.TypeZSet {
-		s.wrongType(c)
-		return nil, false
-	}
-	return db.Obj(r).(*keyspace.ZSet), true
-}
-
 func cmdZAdd(s *Server, c *client, argv [][]byte) {
 	var nx, xx, gt, lt, ch, incr bool
 	i := 2
@@ -82,7 +58,11 @@ pairs:
 		}
 		scores[j] = f
 	}
-	z, ok := s.getZSet(c, argv[1], !xx, false)
+	mode := forCreate
+	if xx {
+		mode = forWrite // XX never creates
+	}
+	z, ok := s.getZSet(c, argv[1], mode)
 	if !ok {
 		return
 	}
@@ -151,7 +131,7 @@ func cmdZIncrBy(s *Server, c *client, argv [][]byte) {
 		s.addError(c, errNotFloat)
 		return
 	}
-	z, ok := s.getZSet(c, argv[1], true, false)
+	z, ok := s.getZSet(c, argv[1], forCreate)
 	if !ok {
 		return
 	}
@@ -170,7 +150,7 @@ func cmdZIncrBy(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdZRem(s *Server, c *client, argv [][]byte) {
-	z, ok := s.getZSet(c, argv[1], false, false)
+	z, ok := s.getZSet(c, argv[1], forWrite)
 	if !ok {
 		return
 	}
@@ -178,35 +158,15 @@ func cmdZRem(s *Server, c *client, argv [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	done := accountObject(s.dbs[c.db], z)
-	n := 0
-	for _, m := range argv[2:] {
-		if z.Remove(m) {
-			n++
-		}
-	}
-	done()
-	if n > 0 {
-		s.dropIfEmpty(c, argv[1], z.Len())
-		s.modified(c.db, argv[1])
-	}
-	c.w.Int(int64(n))
+	s.removeMembers(c, argv[1], z, argv[2:], z.Remove)
 }
 
 func cmdZCard(s *Server, c *client, argv [][]byte) {
-	z, ok := s.getZSet(c, argv[1], false, true)
-	if !ok {
-		return
-	}
-	if z == nil {
-		c.w.Int(0)
-		return
-	}
-	c.w.Int(int64(z.Len()))
+	cardinality(s, c, argv[1], keyspace.TypeZSet, keyspace.NewZSet)
 }
 
 func cmdZScore(s *Server, c *client, argv [][]byte) {
-	z, ok := s.getZSet(c, argv[1], false, true)
+	z, ok := s.getZSet(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -220,7 +180,7 @@ func cmdZScore(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdZMScore(s *Server, c *client, argv [][]byte) {
-	z, ok := s.getZSet(c, argv[1], false, true)
+	z, ok := s.getZSet(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -248,7 +208,7 @@ func rankGeneric(s *Server, c *client, argv [][]byte, rev bool) {
 		s.addError(c, errSyntax)
 		return
 	}
-	z, ok := s.getZSet(c, argv[1], false, true)
+	z, ok := s.getZSet(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -353,7 +313,7 @@ func cmdZCount(s *Server, c *client, argv [][]byte) {
 	if !ok {
 		return
 	}
-	z, ok := s.getZSet(c, argv[1], false, true)
+	z, ok := s.getZSet(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -369,7 +329,7 @@ func cmdZLexCount(s *Server, c *client, argv [][]byte) {
 	if !ok {
 		return
 	}
-	z, ok := s.getZSet(c, argv[1], false, true)
+	z, ok := s.getZSet(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -393,7 +353,7 @@ type zrangeSpec struct {
 
 func (s *Server) zrangeRun(c *client, key []byte, sp zrangeSpec) {
 	var entries []keyspace.Entry
-	z, ok := s.getZSet(c, key, false, true)
+	z, ok := s.getZSet(c, key, forRead)
 	if !ok {
 		return
 	}
@@ -561,7 +521,7 @@ func zpopGeneric(s *Server, c *client, argv [][]byte, max bool) {
 		}
 		count = v
 	}
-	z, ok := s.getZSet(c, argv[1], false, false)
+	z, ok := s.getZSet(c, argv[1], forWrite)
 	if !ok {
 		return
 	}
@@ -639,7 +599,7 @@ func cmdZRemRangeByRank(s *Server, c *client, argv [][]byte) {
 		s.addError(c, errNotInt)
 		return
 	}
-	z, ok := s.getZSet(c, argv[1], false, false)
+	z, ok := s.getZSet(c, argv[1], forWrite)
 	if !ok {
 		return
 	}
@@ -672,7 +632,7 @@ func cmdZRemRangeByScore(s *Server, c *client, argv [][]byte) {
 	if !ok {
 		return
 	}
-	z, ok := s.getZSet(c, argv[1], false, false)
+	z, ok := s.getZSet(c, argv[1], forWrite)
 	if !ok {
 		return
 	}
@@ -827,7 +787,7 @@ func cmdZScan(s *Server, c *client, argv [][]byte) {
 	if !ok {
 		return
 	}
-	z, ok := s.getZSet(c, argv[1], false, true)
+	z, ok := s.getZSet(c, argv[1], forRead)
 	if !ok {
 		return
 	}

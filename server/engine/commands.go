@@ -3,6 +3,8 @@ package engine
 import (
 	"strings"
 
+	"github.com/iocache/iocache/server/resp"
+
 	"github.com/iocache/iocache/server/keyspace"
 )
 
@@ -233,47 +235,8 @@ func (s *Server) wrongArgs(c *client, name string) {
 	s.addError(c, "ERR wrong number of arguments for '"+name+"' command")
 }
 
-// parseInt reads an integer argument as Redis's string2ll: optional '-', digits without leading
-// zeros, no spaces, no '+', no overflow.
-func parseInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	if len(b) == 0 || b[0] < '1' || b[0] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for _, ch := range b {
-		if ch < '0' || ch > '9' {
-			return 0, false
-		}
-		if v > (1<<64-1)/10 {
-			return 0, false
-		}
-		nv := v*10 + uint64(ch-'0')
-		if nv < v {
-			return 0, false
-		}
-		v = nv
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return -int64(v), true
-	}
-	if v > 1<<63-1 {
-		return 0, false
-	}
-	return int64(v), true
-}
+// parseInt reads an integer argument as Redis's string2ll does.
+func parseInt(b []byte) (int64, bool) { return resp.ParseInt(b) }
 
 // intArg reads an integer argument or replies with Redis's error.
 func (s *Server) intArg(c *client, b []byte) (int64, bool) {

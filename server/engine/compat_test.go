@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"net"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -90,5 +91,19 @@ func TestRedisCLI(t *testing.T) {
 	}
 	if got := run("--scan", "--pattern", "gree*"); got != "greeting" {
 		t.Fatalf("--scan: %q", got)
+	}
+}
+
+func TestUnixSocket(t *testing.T) {
+	cli := testpeer.Require(t, "redis-cli")
+	sock := filepath.Join(t.TempDir(), "iocache.sock")
+	startServer(t, func(c *config.Config) { c.UnixSocket = sock; c.UnixSocketPerm = 0o700 })
+	out, err := exec.Command(cli, "-s", sock, "SET", "via", "unix").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "OK" {
+		t.Fatalf("redis-cli -s: %v %s", err, out)
+	}
+	out, _ = exec.Command(cli, "-s", sock, "CLIENT", "LIST").CombinedOutput()
+	if !strings.Contains(string(out), "flags=U") {
+		t.Fatalf("CLIENT LIST for a unix socket client: %s", out)
 	}
 }

@@ -168,3 +168,38 @@ func TestClientCommands(t *testing.T) {
 		t.Fatal("killed connection still answers")
 	}
 }
+
+func TestKillBlockedAndIdleClients(t *testing.T) {
+	for _, threads := range []int{1, 2} {
+		_, addr := startServer(t, func(c *config.Config) { c.IOThreads = threads; c.Timeout = 1 })
+		admin := redisClient(t, addr, 2)
+		blocked := dialRaw(t, addr)
+		blocked.send("CLIENT ID\r\n")
+		id := strings.TrimPrefix(blocked.line(), ":")
+		blocked.send("BLPOP nothing 0\r\n")
+		waitBlocked(t, admin, 1)
+		if n := admin.Do(ctx(), "CLIENT", "KILL", "ID", id).Val(); n != int64(1) {
+			t.Fatalf("io-threads %d: CLIENT KILL of a blocked client = %v", threads, n)
+		}
+		blocked.expectClosed()
+		// An idle client is closed after `timeout` seconds; the cron checks ten times a second.
+		idle := dialRaw(t, addr)
+		idle.send("PING\r\n")
+		idle.line()
+		idle.expectClosed()
+	}
+}
+
+func TestPipelineAfterAuth(t *testing.T) {
+	for _, threads := range []int{1, 2} {
+		_, addr := startServer(t, func(c *config.Config) { c.IOThreads = threads; c.RequirePass = "pw" })
+		r := dialRaw(t, addr)
+		// One write: AUTH, then commands that must run once it has.
+		r.send("AUTH pw\r\nSET a b\r\nGET a\r\n")
+		for _, want := range []string{"+OK", "+OK", "$1", "b"} {
+			if got := r.line(); got != want {
+				t.Fatalf("io-threads %d: got %q, want %q", threads, got, want)
+			}
+		}
+	}
+}

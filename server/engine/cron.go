@@ -64,21 +64,8 @@ func (s *Server) measureMemory() {
 func (s *Server) clientsCron() {
 	now := s.unixtime
 	for _, c := range s.clients {
-		if c.flags&flagPaused != 0 && c.peerGone.Load() {
-			for i, x := range s.pause.waiting {
-				if x == c {
-					s.pause.waiting = append(s.pause.waiting[:i], s.pause.waiting[i+1:]...)
-					break
-				}
-			}
-			c.flags = (c.flags &^ flagPaused) | flagCloseASAP
-			s.resume(c)
-			continue
-		}
-		if c.blocked != nil && c.peerGone.Load() {
-			s.blocking.remove(c)
-			c.flags |= flagCloseASAP
-			s.resume(c)
+		if (c.blocked != nil || c.flags&flagPaused != 0) && c.peerGone.Load() {
+			s.killClient(c)
 			continue
 		}
 		if s.cfg.Timeout > 0 && c.flags&(flagPubSub|flagBlocked|flagMonitor) == 0 && !c.mainOwned &&

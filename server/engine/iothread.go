@@ -326,9 +326,7 @@ func (t *ioThread) parseAndDispatch(c *client) {
 			c.cmdEnds = append(c.cmdEnds, len(argv))
 		}
 		if t.lim.Unauthenticated {
-			// AUTH may change the limits for what follows: parse the rest once this command has
-			// run. The client may have sent it all already (go-redis pipelines HELLO and two
-			// CLIENT SETINFO), so no read would ever come to parse it.
+			// AUTH may lift the limits for what follows: parse the rest once it has run.
 			c.moreToParse = c.qpos < len(c.qbuf)
 			break
 		}
@@ -404,7 +402,9 @@ func (t *ioThread) drainInbox() bool {
 				break
 			}
 			if m.c.inFlight {
-				m.c.flags |= flagCloseASAP
+				// The main thread holds it now (its flags are the main thread's): close it
+				// when it comes back.
+				m.c.killPending = true
 				break
 			}
 			t.closeClient(m.c)
@@ -438,7 +438,7 @@ func (t *ioThread) afterProcess(c *client) {
 	}
 	clear(c.pendingPush)
 	c.pendingPush = c.pendingPush[:0]
-	if c.flags&flagCloseASAP != 0 {
+	if c.flags&flagCloseASAP != 0 || c.killPending {
 		t.closeClient(c)
 		return
 	}

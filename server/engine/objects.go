@@ -2,16 +2,101 @@ package engine
 
 import "github.com/iocache/iocache/server/keyspace"
 
+// collection is what every collection type offers the generic command helpers.
+type collection interface {
+	Len() int
+	Bytes() int64
+}
+
+// access says how a command looks a collection up.
+type access int
+
+const (
+	forRead   access = iota // counts a keyspace hit or miss
+	forWrite                // no hit/miss accounting; missing stays missing
+	forCreate               // a missing key gets an empty collection
+)
+
+// getObject returns the collection of type t stored at key. It returns a zero T (nil) for a
+// missing key unless mode is forCreate, and ok=false after replying WRONGTYPE.
+func getObject[T collection](s *Server, c *client, key []byte, t keyspace.Type, mode access, create func() T) (obj T, ok bool) {
+	db := s.dbs[c.db]
+	var r keyspace.Ref
+	var exists bool
+	if mode == forRead {
+		r, exists = s.lookupRead(c, key)
+	} else {
+		r, exists = s.lookupWrite(c, key)
+	}
+	if !exists {
+		if mode == forCreate {
+			obj = create()
+			db.SetObject(key, t, obj, s.initialClock())
+		}
+		return obj, true
+	}
+	if db.Type(r) != t {
+		s.wrongType(c)
+		return obj, false
+	}
+	return db.Obj(r).(T), true
+}
+
+func (s *Server) getList(c *client, key []byte, mode access) (*keyspace.List, bool) {
+	return getObject(s, c, key, keyspace.TypeList, mode, keyspace.NewList)
+}
+
+func (s *Server) getHash(c *client, key []byte, mode access) (*keyspace.Hash, bool) {
+	return getObject(s, c, key, keyspace.TypeHash, mode, keyspace.NewHash)
+}
+
+func (s *Server) getSet(c *client, key []byte, mode access) (*keyspace.Set, bool) {
+	return getObject(s, c, key, keyspace.TypeSet, mode, keyspace.NewSet)
+}
+
+func (s *Server) getZSet(c *client, key []byte, mode access) (*keyspace.ZSet, bool) {
+	return getObject(s, c, key, keyspace.TypeZSet, mode, keyspace.NewZSet)
+}
+
+// cardinality replies with a collection's size (0 for a missing key): LLEN, HLEN, SCARD, ZCARD.
+func cardinality[T collection](s *Server, c *client, key []byte, t keyspace.Type, create func() T) {
+	obj, ok := getObject(s, c, key, t, forRead, create)
+	if !ok {
+		return
+	}
+	if isNil(obj) {
+		c.w.Int(0)
+		return
+	}
+	c.w.Int(int64(obj.Len()))
+}
+
+func isNil[T collection](obj T) bool {
+	var zero T
+	return any(obj) == any(zero)
+}
+
+// removeMembers removes each argument with remove and replies with how many were there: HDEL,
+// SREM, ZREM. An emptied collection is deleted.
+func (s *Server) removeMembers(c *client, key []byte, obj collection, members [][]byte, remove func([]byte) bool) {
+	done := accountObject(s.dbs[c.db], obj)
+	n := 0
+	for _, m := range members {
+		if remove(m) {
+			n++
+		}
+	}
+	done()
+	if n > 0 {
+		s.dropIfEmpty(c, key, obj.Len())
+		s.modified(c.db, key)
+	}
+	c.w.Int(int64(n))
+}
+
 // objectBytes is the memory a collection accounts for.
 func objectBytes(obj any) int64 {
-	switch o := obj.(type) {
-	case *keyspace.List:
-		return o.Bytes()
-	case *keyspace.Hash:
-		return o.Bytes()
-	case *keyspace.Set:
-		return o.Bytes()
-	case *keyspace.ZSet:
+	if o, ok := obj.(collection); ok {
 		return o.Bytes()
 	}
 	return 0
@@ -19,21 +104,14 @@ func objectBytes(obj any) int64 {
 
 // objectLen is a collection's element count.
 func objectLen(obj any) int {
-	switch o := obj.(type) {
-	case *keyspace.List:
-		return o.Len()
-	case *keyspace.Hash:
-		return o.Len()
-	case *keyspace.Set:
-		return o.Len()
-	case *keyspace.ZSet:
+	if o, ok := obj.(collection); ok {
 		return o.Len()
 	}
 	return 0
 }
 
-// accountObject applies a change of a collection's memory to its DB: call with the size before a
-// write, and it returns a function to call after.
+// accountObject applies a change of a collection's memory to its DB: call it before a write, and
+// call the function it returns after.
 func accountObject(db *keyspace.DB, obj any) func() {
 	before := objectBytes(obj)
 	return func() { db.AddObjectBytes(objectBytes(obj) - before) }

@@ -73,3 +73,17 @@ func (s *Server) releasePaused() {
 
 // flagPaused marks a client held by CLIENT PAUSE.
 const flagPaused = 1 << 21
+
+// dropPaused removes c from the clients held by a pause.
+func (s *Server) dropPaused(c *client) {
+	if c.flags&flagPaused == 0 {
+		return
+	}
+	c.flags &^= flagPaused
+	for i, x := range s.pause.waiting {
+		if x == c {
+			s.pause.waiting = append(s.pause.waiting[:i], s.pause.waiting[i+1:]...)
+			return
+		}
+	}
+}

@@ -483,33 +483,30 @@ func (s *Server) unlinkClient(c *client) {
 	if c.blocked != nil {
 		s.blocking.remove(c)
 	}
-	if c.flags&flagPaused != 0 {
-		for i, x := range s.pause.waiting {
-			if x == c {
-				s.pause.waiting = append(s.pause.waiting[:i], s.pause.waiting[i+1:]...)
-				break
-			}
-		}
-	}
+	s.dropPaused(c)
 	c.mainOwned = false
 }
 
 // killClient closes a client from the main thread: at once if the main thread owns its socket
 // work, else through its I/O thread.
 func (s *Server) killClient(c *client) {
-	if c.closed {
-		return
-	}
-	if s.direct {
-		if c.mainOwned {
-			c.flags |= flagCloseASAP
-			return
+	if c.blocked != nil || c.flags&flagPaused != 0 {
+		// Held by the main thread with no end in sight: release it so its thread closes it.
+		if c.blocked != nil {
+			s.blocking.remove(c)
 		}
-		c.thread.closeClient(c)
+		s.dropPaused(c)
+		c.flags |= flagCloseASAP
+		s.resume(c)
 		return
 	}
 	if c.mainOwned {
 		c.flags |= flagCloseASAP
+		return
+	}
+	// Otherwise its I/O thread owns the socket; c.closed is that thread's to read.
+	if s.direct {
+		c.thread.closeClient(c)
 		return
 	}
 	c.thread.send(threadMsg{kind: msgKill, c: c})
@@ -517,10 +514,10 @@ func (s *Server) killClient(c *client) {
 
 // pushTo delivers out-of-band output (pub/sub messages, MONITOR lines) to a client.
 func (s *Server) pushTo(c *client, data []byte) {
-	if c.closed {
-		return
-	}
 	if c.mainOwned || s.direct {
+		if s.direct && c.closed {
+			return
+		}
 		c.w.Buf = append(c.w.Buf, data...)
 		if s.direct && !c.mainOwned {
 			s.pendingWrite = append(s.pendingWrite, c)

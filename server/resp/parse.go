@@ -77,7 +77,7 @@ func ParseCommand(buf []byte, argv [][]byte, lim *Limits) (out [][]byte, consume
 		// Redis searches for "\r\n"; a lone '\n' is part of the count, which then fails to parse.
 		return argv, 0, 0, errInvalidMbulkLen
 	}
-	count, ok := parseInt(buf[1 : nl-1])
+	count, ok := ParseInt(buf[1 : nl-1])
 	if !ok || count > lim.MaxMultibulk {
 		return argv, 0, 0, errInvalidMbulkLen
 	}
@@ -107,7 +107,7 @@ func ParseCommand(buf []byte, argv [][]byte, lim *Limits) (out [][]byte, consume
 		if buf[end-1] != '\r' {
 			return argv[:start], 0, 0, errInvalidBulkLen
 		}
-		n, ok := parseInt(buf[pos+1 : end-1])
+		n, ok := ParseInt(buf[pos+1 : end-1])
 		if !ok || n < 0 || n > lim.MaxBulkLen {
 			return argv[:start], 0, 0, errInvalidBulkLen
 		}
@@ -127,27 +127,30 @@ func ParseCommand(buf []byte, argv [][]byte, lim *Limits) (out [][]byte, consume
 	return argv, pos, 0, nil
 }
 
-// parseInt reads a decimal integer as Redis's string2ll does: optional '-', digits, no spaces, no
-// leading '+', no overflow.
-func parseInt(b []byte) (int64, bool) {
+// ParseInt reads a decimal integer as Redis's string2ll does: an optional '-', digits without
+// leading zeros, no spaces, no '+', no overflow. Lengths in requests and integer arguments of
+// commands both go through it, so both accept exactly what Redis accepts.
+func ParseInt(b []byte) (int64, bool) {
 	if len(b) == 0 || len(b) > 20 {
 		return 0, false
 	}
-	neg := false
-	if b[0] == '-' {
-		neg = true
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	neg := b[0] == '-'
+	if neg {
 		b = b[1:]
-		if len(b) == 0 {
-			return 0, false
-		}
+	}
+	if len(b) == 0 || b[0] < '1' || b[0] > '9' {
+		return 0, false
 	}
 	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
+	for _, ch := range b {
+		if ch < '0' || ch > '9' || v > (1<<64-1)/10 {
 			return 0, false
 		}
-		nv := v*10 + uint64(c-'0')
-		if nv/10 != v {
+		nv := v*10 + uint64(ch-'0')
+		if nv < v {
 			return 0, false
 		}
 		v = nv
