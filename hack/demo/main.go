@@ -16,6 +16,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
 	"github.com/iocache/iocache/hack/e2e/e2eutil"
 )
 
@@ -28,7 +29,7 @@ func main() {
 	release := flag.String("release", "iocache", "Helm release of the operator")
 	kubeletDir := flag.String("kubelet-dir", "", "the kubelet's root directory when the node is this machine (for its CPU manager state)")
 	timeout := flag.Duration("timeout", 5*time.Minute, "how long to wait for Ready")
-	benchTimeout := flag.Duration("bench-timeout", 5*time.Minute, "how long to wait for a validation benchmark when the operator runs them")
+	benchTimeout := flag.Duration("bench-timeout", 5*time.Minute, "how long to wait for the validation benchmark's result")
 	_ = flag.Parse(os.Args[1:])
 	if err := run(*kubeconfig, *file, *ns, *release, *kubeletDir, *timeout, *benchTimeout); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
@@ -128,22 +129,8 @@ func run(kubeconfig, file, ns, release, kubeletDir string, timeout, benchTimeout
 	fmt.Fprintf(out, "  SET/GET      demo:greeting = %q\n", got)
 
 	fmt.Fprintf(out, "\nValidation benchmark:\n")
-	supported, why, err := e.BenchmarkSupport(ctx, release)
-	switch {
-	case err != nil:
-		fmt.Fprintf(out, "  unknown: %v\n", err)
-	case e2eutil.Benchmarked(ci):
-		fmt.Fprintf(out, "  %s\n", e2eutil.BenchmarkLine(ci))
-	case !supported:
-		fmt.Fprintf(out, "  not measured: %s.\n  make demo shows the measured ops/s and latency here once the benchmark controller lands.\n", why)
-	default:
-		fmt.Fprintf(out, "  %s; waiting for its result (at most %s):\n", why, benchTimeout)
-		ci, err = e.WaitInstance(ctx, key, benchTimeout, e2eutil.Benchmarked)
-		if err != nil {
-			fmt.Fprintf(out, "  no result: %v\n", err)
-		} else {
-			fmt.Fprintf(out, "  %s\n", e2eutil.BenchmarkLine(ci))
-		}
+	if err := benchmark(ctx, e, key, release, benchTimeout); err != nil {
+		fmt.Fprintf(out, "  %v\n", err)
 	}
 
 	fmt.Fprintf(out, "\nTry it:\n  export KUBECONFIG=%s\n  kubectl -n %s get cacheinstances\n", kubeconfig, ns)
@@ -152,6 +139,72 @@ func run(kubeconfig, file, ns, release, kubeletDir string, timeout, benchTimeout
 	} else {
 		fmt.Fprintf(out, "  kubectl -n %s port-forward svc/%s 6379:6379 & redis-cli -p 6379 info threads\n", ns, ci.Name)
 	}
+	return nil
+}
+
+// benchmark prints the validation benchmark's result from the instance's status. Where the node
+// cannot schedule the validation Job (a 2-core machine: its one exclusive CPU is the instance's,
+// and the Job asks for whole CPUs) it says so, turns validation off for this instance and runs a
+// Manual CacheBenchmark sized for the node instead.
+func benchmark(ctx context.Context, e *e2eutil.Env, key client.ObjectKey, release string, timeout time.Duration) error {
+	out := e.Out
+	supported, why, err := e.BenchmarkSupport(ctx, release)
+	if err != nil {
+		return err
+	}
+	if !supported {
+		fmt.Fprintf(out, "  not measured: %s.\n", why)
+		return nil
+	}
+	var ci cachev1alpha1.CacheInstance
+	unschedulable := ""
+	err = e2eutil.Poll(ctx, 2*time.Second, timeout, func(ctx context.Context) (bool, error) {
+		if err := e.Client.Get(ctx, key, &ci); err != nil {
+			return false, err
+		}
+		if e2eutil.Benchmarked(&ci) {
+			return true, nil
+		}
+		cbs, err := e.Benchmarks(ctx, &ci)
+		if err != nil {
+			return false, err
+		}
+		for i := range cbs {
+			if cbs[i].Spec.Purpose != cachev1alpha1.PurposeValidation {
+				continue
+			}
+			if pod, err := e.BenchmarkPod(ctx, &cbs[i]); err == nil && pod != nil {
+				if msg, ok := e2eutil.Unschedulable(pod); ok {
+					unschedulable = fmt.Sprintf("the operator's validation Job asks for %dm CPU (a whole CPU per client thread) and cannot be scheduled: %s",
+						e2eutil.PodCPURequest(pod), msg)
+					return true, nil
+				}
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("no result within %s: %w", timeout, err)
+	}
+	if unschedulable == "" {
+		fmt.Fprintf(out, "  %s\n", e2eutil.BenchmarkLine(&ci))
+		return nil
+	}
+	fmt.Fprintf(out, "  not measured on this node: %s.\n", unschedulable)
+	fmt.Fprintf(out, "  So the demo turns spec.benchmark.validateOnChange off for this instance and runs a Manual\n")
+	fmt.Fprintf(out, "  CacheBenchmark with a fraction of the shared CPU instead (10 s, 8 connections, 1 client thread):\n")
+	if err := e.StopValidation(ctx, key); err != nil {
+		return err
+	}
+	cb, err := e.RunBenchmark(ctx, e2eutil.SmallBenchmark(&ci, ci.Name+"-demo"), 4*time.Minute)
+	if err != nil {
+		return err
+	}
+	if cb.Status.State != cachev1alpha1.BenchmarkSucceeded || len(cb.Status.Results) == 0 {
+		return fmt.Errorf("CacheBenchmark %s: %s", cb.Name, cb.Status.State)
+	}
+	fmt.Fprintf(out, "  measured by CacheBenchmark %s: %s\n", cb.Name, e2eutil.ResultLine(&cb.Status.Results[0]))
+	fmt.Fprintf(out, "  (client and server share this machine's 2 CPUs, so this shows the path works, not the server's speed)\n")
 	return nil
 }
 

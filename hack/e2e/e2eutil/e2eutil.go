@@ -103,6 +103,13 @@ func (e *Env) Describe(ctx context.Context, ci *cachev1alpha1.CacheInstance) str
 			parts = append(parts, "pod "+p.Name+" "+podState(&p))
 		}
 	}
+	if cbs, err := e.Benchmarks(ctx, ci); err == nil {
+		for i := range cbs {
+			if st := cbs[i].Status.State; st != cachev1alpha1.BenchmarkSucceeded && st != cachev1alpha1.BenchmarkFailed {
+				parts = append(parts, "benchmark "+e.BenchmarkState(ctx, &cbs[i]))
+			}
+		}
+	}
 	if len(parts) == 0 {
 		return "waiting for the operator"
 	}
