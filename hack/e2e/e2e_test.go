@@ -152,7 +152,7 @@ func TestEndToEnd(t *testing.T) {
 		t.FailNow()
 	}
 
-	p.run(t, "a Redis client on the host: AUTH, SET/GET through the Service ClusterIP", func(t *testing.T) {
+	p.run(t, "a Redis client on the host: AUTH, SET/GET through the Service ClusterIP and a port-forward", func(t *testing.T) {
 		rdb, how, closeFn, err := e.Redis(ctx, ci)
 		if err != nil {
 			t.Fatal(err)
@@ -184,6 +184,27 @@ func TestEndToEnd(t *testing.T) {
 		}
 		if n, err := rdb.DBSize(ctx).Result(); err != nil || n != 100 {
 			t.Errorf("DBSIZE = %d, %v; want 100", n, err)
+		}
+		// And as NOTES.txt tells users: a port-forward (API server -> kubelet -> containerd).
+		pod, err := e.ServerPod(ctx, ci)
+		if err != nil {
+			t.Fatal(err)
+		}
+		local, stop, err := e.PortForward(pod, 6379)
+		if err != nil {
+			t.Fatalf("port-forward: %v", err)
+		}
+		defer stop()
+		password, err := e.Password(ctx, ci)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf := redis.NewClient(&redis.Options{Addr: local, Password: password, DialTimeout: 3 * time.Second, ReadTimeout: 5 * time.Second})
+		defer pf.Close()
+		if got, err := pf.Get(ctx, "e2e:42").Result(); err != nil || got != "value-42" {
+			t.Errorf("GET through port-forward %s: %q, %v", local, got, err)
+		} else {
+			fmt.Printf("  GET e2e:42 through a port-forward (%s -> pod %s) = %q\n", local, pod.Name, got)
 		}
 	})
 
