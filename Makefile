@@ -14,6 +14,10 @@ HELM ?= $(LOCALBIN)/helm
 KUSTOMIZE ?= $(LOCALBIN)/kustomize
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 CONTROLLER_GEN ?= go tool controller-gen
+# The image as a tarball (make image), for clusters without a registry such as the local one.
+IMAGE_TAR ?= $(LOCALBIN)/iocache-image.tar
+# local: the single-node cluster of hack/local-cluster.sh; current: the current kubeconfig's cluster.
+CLUSTER ?= local
 
 K8S_MINOR := $(word 2,$(subst ., ,$(K8S_VERSION)))
 # Release builds of helm stamp its version and the Kubernetes version it assumes without a cluster
@@ -96,6 +100,15 @@ run: build ## Run iocache-server on this machine with io-threads and cpulists ch
 run-manager: manifests generate ## Run the operator against the cluster in ~/.kube/config.
 	go run ./controllers/cmd/manager
 
+.PHONY: image
+image: build ## Pack the three programs into an image tarball without Docker ($(IMAGE_TAR), tagged $(IMG)).
+	go run ./hack/image -tag $(IMG) -out $(IMAGE_TAR) -entrypoint /usr/local/bin/manager -user 65532:65532 \
+		-port 6379/tcp -port 9121/tcp -label org.opencontainers.image.source=https://github.com/iocache/iocache \
+		-label org.opencontainers.image.licenses=Apache-2.0 -label org.opencontainers.image.version=$(VERSION) \
+		$(LOCALBIN)/manager=/usr/local/bin/manager \
+		$(LOCALBIN)/iocache-server=/usr/local/bin/iocache-server \
+		$(LOCALBIN)/iocache-bench=/usr/local/bin/iocache-bench
+
 .PHONY: docker-build
 docker-build: ## Build the container image (needs a Docker engine).
 	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .
@@ -136,6 +149,32 @@ undeploy: kustomize ## Remove the operator deployed with kustomize.
 .PHONY: helm-lint
 helm-lint: helm ## Lint the Helm chart.
 	$(HELM) lint charts/iocache
+
+##@ Local cluster and end to end
+
+.PHONY: demo
+demo: helm image ## Bring up a local cluster (or CLUSTER=current), install the operator with Helm, run a CacheInstance and show what it got.
+	CLUSTER=$(CLUSTER) HELM=$(HELM) IMG=$(IMG) IMAGE_TAR=$(IMAGE_TAR) hack/demo.sh up
+
+.PHONY: demo-down
+demo-down: ## Undo make demo: the whole local cluster (or, with CLUSTER=current, the demo and the operator).
+	CLUSTER=$(CLUSTER) HELM=$(HELM) hack/demo.sh down
+
+.PHONY: test-e2e
+test-e2e: helm image ## End-to-end test on a fresh local cluster (root): operator by Helm, CPUs, clients, rolls, GC, metrics; then down and a clean machine.
+	HELM=$(HELM) IMG=$(IMG) IMAGE_TAR=$(IMAGE_TAR) hack/test-e2e.sh
+
+.PHONY: cluster-up
+cluster-up: ## Bring up the local single-node cluster (root): etcd, control plane, kubelet (static CPU manager), kube-proxy, containerd.
+	hack/local-cluster.sh up
+
+.PHONY: cluster-down
+cluster-down: ## Remove the local cluster and everything it changed on this machine.
+	hack/local-cluster.sh down
+
+.PHONY: cluster-status
+cluster-status: ## Show the local cluster's components and kubeconfig.
+	hack/local-cluster.sh status
 
 ##@ Dependencies
 

@@ -3,7 +3,7 @@
 # folder outside the checkout, in setup-envtest's layout, so every clone on this machine reuses them.
 #
 #   hack/k8s-binaries.sh [component ...]   components: kube-apiserver etcd kubelet kube-controller-manager
-#                                          kube-scheduler kube-proxy (default: kube-apiserver etcd)
+#                                          kube-scheduler kube-proxy coredns (default: kube-apiserver etcd)
 # Prints the folder holding the binaries on its last line of stdout; progress goes to stderr.
 set -euo pipefail
 
@@ -21,19 +21,25 @@ minor=$(echo "$K8S_VERSION" | cut -d. -f2)
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=v${K8S_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor}"
 
 for c in "${components[@]}"; do
+  module=envtest flags=$ldflags out=$c
   case "$c" in
     etcd) pkg=go.etcd.io/etcd/server/v3 ;;
     kube-apiserver|kubelet|kube-controller-manager|kube-scheduler|kube-proxy) pkg=k8s.io/kubernetes/cmd/$c ;;
+    coredns)
+      # The local cluster's DNS, from its own module (hack/coredns); the file name carries its
+      # version, so bumping hack/coredns/go.mod builds the new one.
+      module=coredns pkg=. flags="-s -w"
+      out=coredns-$(awk '$1 == "require" && $2 == "github.com/coredns/coredns" {print $3}' "$here/coredns/go.mod") ;;
     *) echo "k8s-binaries: unknown component '$c'" >&2; exit 2 ;;
   esac
-  if [ -x "$dir/$c" ]; then
-    echo "k8s-binaries: $c present in $dir" >&2
+  if [ -x "$dir/$out" ]; then
+    echo "k8s-binaries: $out present in $dir" >&2
     continue
   fi
-  echo "k8s-binaries: building $c ($pkg) from the module proxy (several minutes the first time)..." >&2
+  echo "k8s-binaries: building $out ($pkg) from the module proxy (several minutes the first time)..." >&2
   start=$SECONDS
-  (cd "$here/envtest" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$dir/$c.tmp" "$pkg")
-  mv "$dir/$c.tmp" "$dir/$c"
-  echo "k8s-binaries: built $c in $((SECONDS - start))s" >&2
+  (cd "$here/$module" && CGO_ENABLED=0 go build -trimpath -ldflags "$flags" -o "$dir/$out.tmp" "$pkg")
+  mv "$dir/$out.tmp" "$dir/$out"
+  echo "k8s-binaries: built $out in $((SECONDS - start))s" >&2
 done
 echo "$dir"

@@ -57,6 +57,16 @@ func TestBuildPlan(t *testing.T) {
 	if _, err := BuildPlan(Request{Server: "0-2", Bio: "2", Mode: Physical}, []int{0, 1, 2, 3}, 4); err == nil || !strings.Contains(err.Error(), "bio_cpulist \"2\" overlaps server_cpulist on CPU 2") {
 		t.Fatalf("overlap: %v", err)
 	}
+	// With no CPU outside the server list, background work may share one: the operator renders
+	// exactly this for a 1-core pod, whose cpuset the kubelet chose (here CPU 5).
+	p, err = BuildPlan(Request{IOThreads: 1, Server: "0", Bio: "0", AOFRewrite: "0", BGSave: "0", Mode: Relative}, []int{5}, 1)
+	if err != nil || Format(p.Server) != "5" || Format(p.Bio) != "5" || Format(p.BGSave) != "5" {
+		t.Fatalf("1 CPU, shared: %v server %s bio %s", err, Format(p.Server), Format(p.Bio))
+	}
+	p, err = BuildPlan(Request{IOThreads: 2, Server: "0-1", Bio: "1", Mode: Relative}, []int{2, 3}, 2)
+	if err != nil || Format(p.Server) != "2-3" || Format(p.Bio) != "3" {
+		t.Fatalf("io-threads = cores, shared last core: %v server %s bio %s", err, Format(p.Server), Format(p.Bio))
+	}
 	if _, err := BuildPlan(Request{Server: "9", Mode: Physical}, []int{0, 1}, 2); err == nil || !strings.Contains(err.Error(), "server_cpulist \"9\": CPU 9 is not among the CPUs this process may use (0-1)") {
 		t.Fatalf("unavailable CPU: %v", err)
 	}

@@ -113,13 +113,17 @@ func BuildPlan(req Request, allowed []int, cores int) (Plan, error) {
 		return p, err
 	}
 	// Explicit lists must keep background work off the server's CPUs, or it steals time from the
-	// threads that serve clients; "auto" may share a core when there is no other.
+	// threads that serve clients; "auto" may share a core when there is no other. So may explicit
+	// lists when the server list takes every CPU the process may use: there is no other place for
+	// background work, and it is what the operator renders for a 1-core pod (and for io-threads
+	// equal to cores), sharing the last server core as AutoLayout does.
 	explicit := func(l string) bool { l = strings.ToLower(strings.TrimSpace(l)); return l != "" && l != "auto" }
+	noneLeft := len(Overlap(p.Server, allowed)) == len(allowed)
 	for _, bg := range []struct {
 		name, list string
 		cpus       []int
 	}{{"bio_cpulist", req.Bio, p.Bio}, {"aof_rewrite_cpulist", req.AOFRewrite, p.AOFRewrite}, {"bgsave_cpulist", req.BGSave, p.BGSave}} {
-		if explicit(req.Server) && explicit(bg.list) {
+		if explicit(req.Server) && explicit(bg.list) && !noneLeft {
 			if o := Overlap(p.Server, bg.cpus); len(o) > 0 {
 				return p, fmt.Errorf("%s %q overlaps server_cpulist on CPU %s", bg.name, bg.list, Format(o))
 			}

@@ -1,0 +1,805 @@
+//go:build e2e
+
+// The end-to-end test: a CacheInstance on a real node, with the operator installed by its Helm chart.
+// hack/test-e2e.sh brings up the local cluster, imports the images, runs this with
+//
+//	go test -tags e2e ./hack/e2e -run TestEndToEnd -v -count=1
+//
+// and then takes the cluster down and checks the machine is as it was. The environment says where
+// things are: KUBECONFIG, IOCACHE_E2E_HELM, IOCACHE_E2E_IMAGE, IOCACHE_E2E_PROBE_IMAGE, and, when the
+// node is this machine, IOCACHE_E2E_KUBELET_DIR and IOCACHE_E2E_RESERVED_CPUS (node-side checks).
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+	"github.com/iocache/iocache/hack/e2e/e2eutil"
+	"github.com/iocache/iocache/server/cpuset"
+)
+
+const (
+	release    = "iocache"
+	operatorNS = "iocache-system"
+	ns         = "iocache-e2e"
+	name       = "e2e"
+	chartDir   = "../../charts/iocache"
+)
+
+var (
+	helm       = e2eutil.Getenv("IOCACHE_E2E_HELM", "../../bin/helm")
+	image      = e2eutil.Getenv("IOCACHE_E2E_IMAGE", "ghcr.io/iocache/iocache:v0.1.0")
+	probeImage = e2eutil.Getenv("IOCACHE_E2E_PROBE_IMAGE", "localhost/iocache/e2e-probe:dev")
+	kubeletDir = os.Getenv("IOCACHE_E2E_KUBELET_DIR")
+	reserved   = e2eutil.Getenv("IOCACHE_E2E_RESERVED_CPUS", "0")
+)
+
+// phases records how long each part took; the table is printed at the end.
+type phases struct {
+	start time.Time
+	rows  []string
+}
+
+func (p *phases) run(t *testing.T, title string, f func(t *testing.T)) bool {
+	t.Helper()
+	fmt.Printf("\n=== phase: %s\n", title)
+	begin := time.Now()
+	result := "ok"
+	ok := t.Run(title, func(t *testing.T) {
+		defer func() {
+			switch {
+			case t.Skipped():
+				result = "SKIPPED"
+			case t.Failed():
+				result = "FAILED"
+			}
+		}()
+		f(t)
+	})
+	d := time.Since(begin)
+	p.rows = append(p.rows, fmt.Sprintf("  %-62s %-8s %6.1fs", title, result, d.Seconds()))
+	fmt.Printf("--- phase: %s: %s in %.1fs\n", title, result, d.Seconds())
+	return ok
+}
+
+func (p *phases) print() {
+	fmt.Printf("\n=== end-to-end phases (total %.1fs)\n%s\n", time.Since(p.start).Seconds(), strings.Join(p.rows, "\n"))
+}
+
+func TestEndToEnd(t *testing.T) {
+	ctx := context.Background()
+	e, err := e2eutil.New(os.Getenv("KUBECONFIG"), os.Stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &phases{start: time.Now()}
+	defer p.print()
+	local := kubeletDir != ""
+	if local {
+		e.ClusterIPWait = 30 * time.Second
+	}
+	if !local {
+		fmt.Println("IOCACHE_E2E_KUBELET_DIR is not set: the checks that read the node (cgroups, /proc, CPU manager) fail")
+	}
+	key := client.ObjectKey{Namespace: ns, Name: name}
+	var ci *cachev1alpha1.CacheInstance
+
+	if !p.run(t, "install the operator with its Helm chart", func(t *testing.T) {
+		out, err := exec.CommandContext(ctx, helm, "upgrade", "--install", release, chartDir, "-n", operatorNS, "--create-namespace",
+			"--set", "image.repository="+image[:strings.LastIndex(image, ":")], "--set", "image.tag="+image[strings.LastIndex(image, ":")+1:],
+			"--wait", "--timeout", "5m").CombinedOutput()
+		if err != nil {
+			t.Fatalf("helm upgrade --install: %v\n%s", err, out)
+		}
+		var dep appsv1.Deployment
+		if err := e.Client.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: release + "-controller-manager"}, &dep); err != nil {
+			t.Fatal(err)
+		}
+		if dep.Status.AvailableReplicas < 1 {
+			t.Fatalf("operator Deployment has %d available replicas", dep.Status.AvailableReplicas)
+		}
+	}) {
+		t.FailNow()
+	}
+
+	if !p.run(t, "a CacheInstance becomes Ready", func(t *testing.T) {
+		deleteNamespace(ctx, t, e, ns) // a previous run's leftovers
+		if err := e.EnsureNamespace(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+		obj := &cachev1alpha1.CacheInstance{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: cachev1alpha1.CacheInstanceSpec{
+				Cores:           1,
+				Memory:          resource.MustParse("256Mi"),
+				MaxMemoryPolicy: "allkeys-lru",
+				Auth:            &cachev1alpha1.AuthSpec{Generate: true},
+				Config:          map[string]cachev1alpha1.ConfigValue{"hz": "10"},
+			},
+		}
+		if err := e.Client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		ci, err = e.WaitInstance(ctx, key, 3*time.Minute, e2eutil.Ready)
+		if err != nil {
+			t.Fatalf("not Ready: %v", err)
+		}
+		if ci.Status.IOThreads != 1 || ci.Status.CPULists.Server != "0" {
+			t.Errorf("status: io-threads %d, server cpulist %q; want 1 and 0 for 1 core", ci.Status.IOThreads, ci.Status.CPULists.Server)
+		}
+	}) {
+		t.FailNow()
+	}
+
+	p.run(t, "a Redis client on the host: AUTH, SET/GET through the Service ClusterIP and a port-forward", func(t *testing.T) {
+		rdb, how, closeFn, err := e.Redis(ctx, ci)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closeFn()
+		fmt.Printf("  connected through the %s\n", how)
+		if local && !strings.HasPrefix(how, "Service ClusterIP") {
+			t.Errorf("the host of the local cluster should reach the ClusterIP (kube-proxy); used %s", how)
+		}
+		if strings.HasPrefix(how, "Service ClusterIP ") {
+			anon := redis.NewClient(&redis.Options{Addr: strings.TrimPrefix(how, "Service ClusterIP "), DialTimeout: 3 * time.Second})
+			defer anon.Close()
+			if err := anon.Get(ctx, "x").Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+				t.Errorf("GET without the password: %v, want NOAUTH", err)
+			}
+		}
+		pipe := rdb.Pipeline()
+		for i := range 100 {
+			pipe.Set(ctx, fmt.Sprintf("e2e:%d", i), fmt.Sprintf("value-%d", i), time.Hour)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatalf("pipelined SET: %v", err)
+		}
+		for _, i := range []int{0, 42, 99} {
+			got, err := rdb.Get(ctx, fmt.Sprintf("e2e:%d", i)).Result()
+			if err != nil || got != fmt.Sprintf("value-%d", i) {
+				t.Errorf("GET e2e:%d = %q, %v", i, got, err)
+			}
+		}
+		if n, err := rdb.DBSize(ctx).Result(); err != nil || n != 100 {
+			t.Errorf("DBSIZE = %d, %v; want 100", n, err)
+		}
+		// And as NOTES.txt tells users: a port-forward (API server -> kubelet -> containerd).
+		pod, err := e.ServerPod(ctx, ci)
+		if err != nil {
+			t.Fatal(err)
+		}
+		local, stop, err := e.PortForward(pod, 6379)
+		if err != nil {
+			t.Fatalf("port-forward: %v", err)
+		}
+		defer stop()
+		password, err := e.Password(ctx, ci)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf := redis.NewClient(&redis.Options{Addr: local, Password: password, DialTimeout: 3 * time.Second, ReadTimeout: 5 * time.Second})
+		defer pf.Close()
+		if got, err := pf.Get(ctx, "e2e:42").Result(); err != nil || got != "value-42" {
+			t.Errorf("GET through port-forward %s: %q, %v", local, got, err)
+		} else {
+			fmt.Printf("  GET e2e:42 through a port-forward (%s -> pod %s) = %q\n", local, pod.Name, got)
+		}
+	})
+
+	p.run(t, "Guaranteed QoS and exclusive CPUs from the static CPU manager", func(t *testing.T) {
+		pod, err := e.ServerPod(ctx, ci)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pod.Status.QOSClass != corev1.PodQOSGuaranteed {
+			t.Errorf("pod QoS %s, want Guaranteed", pod.Status.QOSClass)
+		}
+		if !local {
+			t.Skip("the node is not this machine: cgroups and the CPU manager state cannot be read")
+		}
+		checkExclusiveCPUs(ctx, t, e, pod, int(ci.Spec.Cores))
+	})
+
+	p.run(t, "server threads pinned inside exactly the pod's CPUs (INFO vs the node)", func(t *testing.T) {
+		checkPinning(ctx, t, e, ci)
+	})
+
+	p.run(t, "operator and server /metrics scraped from a pod in the cluster (IPs and DNS)", func(t *testing.T) {
+		checkMetrics(ctx, t, e, ci)
+	})
+
+	p.run(t, "validation benchmark Job after Ready: ops/s in status, ThroughputValidated", func(t *testing.T) {
+		supported, why, err := e.BenchmarkSupport(ctx, release)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !supported {
+			t.Skipf("%s; this check runs, unchanged, once the operator has the benchmark controller", why)
+		}
+		// Whatever happens here, later phases must not wait behind a validation that holds the
+		// instance (or start new ones when the spec changes).
+		defer func() {
+			if err := e.StopValidation(ctx, key); err != nil {
+				t.Errorf("turning validation off: %v", err)
+			}
+		}()
+		fmt.Printf("  %s; waiting for the operator's validation run\n", why)
+		var got cachev1alpha1.CacheInstance
+		cannot := ""
+		err = e2eutil.Poll(ctx, 2*time.Second, 5*time.Minute, func(ctx context.Context) (bool, error) {
+			if err := e.Client.Get(ctx, key, &got); err != nil {
+				return false, err
+			}
+			if e2eutil.Benchmarked(&got) {
+				return true, nil
+			}
+			cbs, err := e.Benchmarks(ctx, &got)
+			if err != nil {
+				return false, err
+			}
+			var states []string
+			for i := range cbs {
+				cb := &cbs[i]
+				states = append(states, e.BenchmarkState(ctx, cb))
+				pod, err := e.BenchmarkPod(ctx, cb)
+				if err != nil || pod == nil || cb.Spec.Purpose != cachev1alpha1.PurposeValidation {
+					continue
+				}
+				if msg, ok := e2eutil.Unschedulable(pod); ok {
+					server, err := e.ServerPod(ctx, &got)
+					if err != nil {
+						return false, err
+					}
+					alloc, requested, err := e.CPUCapacity(ctx, server.Spec.NodeName)
+					if err != nil {
+						return false, err
+					}
+					cannot = fmt.Sprintf("the operator's validation Job %s asks for %dm CPU (a whole CPU per client thread, Guaranteed, by design) "+
+						"but node %s has %dm allocatable and %dm requested already (the 1-core instance holds the only exclusive CPU); "+
+						"the scheduler says %q. It runs on a node with at least 1 (reserved) + spec.cores + workload.threads = %d CPUs; "+
+						"IOCACHE_E2E_REQUIRE_VALIDATION=1 makes this a failure", pod.Name, e2eutil.PodCPURequest(pod), server.Spec.NodeName, alloc, requested, msg,
+						1+got.Spec.Cores+got.Spec.Benchmark.Workload.Threads)
+					return true, nil
+				}
+			}
+			return false, fmt.Errorf("no result yet: %s", strings.Join(states, "; "))
+		})
+		if cannot != "" {
+			if os.Getenv("IOCACHE_E2E_REQUIRE_VALIDATION") == "1" {
+				t.Fatal(cannot)
+			}
+			t.Skip(cannot)
+		}
+		if err != nil {
+			t.Fatalf("no validation benchmark result: %v", err)
+		}
+		fmt.Printf("  %s\n", e2eutil.BenchmarkLine(&got))
+		lb := got.Status.LastBenchmark
+		if lb.OpsPerSecond <= 0 {
+			t.Errorf("measured %d ops/s", lb.OpsPerSecond)
+		}
+		if lb.IOThreads != got.Status.IOThreads {
+			t.Errorf("benchmark ran with io-threads %d, instance has %d", lb.IOThreads, got.Status.IOThreads)
+		}
+		c := apimeta.FindStatusCondition(got.Status.Conditions, cachev1alpha1.ConditionThroughputValidated)
+		if c == nil || c.Status != metav1.ConditionTrue {
+			t.Errorf("ThroughputValidated = %+v, want True", c)
+		}
+	})
+
+	p.run(t, "a benchmark Job reaches the instance by DNS name, ops/s in its status (Manual, sized for this node)", func(t *testing.T) {
+		supported, why, err := e.BenchmarkSupport(ctx, release)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !supported {
+			t.Skipf("%s; this check runs, unchanged, once the operator has the benchmark controller", why)
+		}
+		got, err := e.RunBenchmark(ctx, e2eutil.SmallBenchmark(ci, "e2e-small"), 4*time.Minute)
+		if err != nil {
+			t.Fatalf("benchmark did not finish: %v", err)
+		}
+		if got.Status.State != cachev1alpha1.BenchmarkSucceeded || len(got.Status.Results) != 1 {
+			t.Fatalf("benchmark %s with %d results: %+v", got.Status.State, len(got.Status.Results), got.Status.Conditions)
+		}
+		r := &got.Status.Results[0]
+		fmt.Printf("  %s\n", e2eutil.ResultLine(r))
+		if r.OpsPerSecond <= 0 || r.Errors != 0 || r.Latency.P99 == nil || r.Job == "" {
+			t.Errorf("result: %d ops/s, %d errors, p99 %v, job %q", r.OpsPerSecond, r.Errors, r.Latency.P99, r.Job)
+		}
+		if r.IOThreads != ci.Status.IOThreads {
+			t.Errorf("measured io-threads %d, instance runs %d", r.IOThreads, ci.Status.IOThreads)
+		}
+		if got.Status.BestOpsPerSecond != r.OpsPerSecond {
+			t.Errorf("bestOpsPerSecond %d, the one result %d", got.Status.BestOpsPerSecond, r.OpsPerSecond)
+		}
+	})
+
+	p.run(t, "a spec change rolls the pod and the new settings show in the server", func(t *testing.T) {
+		// On this node (2 CPUs, CPU 0 reserved) only one CPU is exclusive, so cores stays 1, and
+		// ioThreads.count may not exceed cores, so io-threads stays 1 as well: the roll is proven with
+		// maxMemoryPolicy and spec.config (plus an explicit Fixed policy that renders the same count).
+		old, err := e.ServerPod(ctx, ci)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cur cachev1alpha1.CacheInstance
+		if err := e.Client.Get(ctx, key, &cur); err != nil {
+			t.Fatal(err)
+		}
+		oldHash := cur.Status.ConfigHash
+		patch := client.MergeFrom(cur.DeepCopy())
+		cur.Spec.MaxMemoryPolicy = "allkeys-lfu"
+		cur.Spec.IOThreads = cachev1alpha1.IOThreadsSpec{Policy: cachev1alpha1.IOThreadsFixed, Count: ptr.To[int32](1)}
+		cur.Spec.Config = map[string]cachev1alpha1.ConfigValue{"hz": "20"}
+		if err := e.Client.Patch(ctx, &cur, patch); err != nil {
+			t.Fatal(err)
+		}
+		rolled := func(c *cachev1alpha1.CacheInstance) bool {
+			if !e2eutil.Ready(c) || c.Status.ConfigHash == oldHash {
+				return false
+			}
+			p, err := e.ServerPod(ctx, c)
+			return err == nil && p.UID != old.UID
+		}
+		ci, err = e.WaitInstance(ctx, key, 3*time.Minute, rolled)
+		if err != nil {
+			t.Fatalf("no roll to the new config: %v", err)
+		}
+		fmt.Printf("  config hash %s -> %s, pod %s replaced\n", oldHash, ci.Status.ConfigHash, old.UID)
+		rdb, _, closeFn, err := e.Redis(ctx, ci)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closeFn()
+		for k, want := range map[string]string{"maxmemory-policy": "allkeys-lfu", "hz": "20", "io-threads": "1"} {
+			got, err := rdb.ConfigGet(ctx, k).Result()
+			if err != nil || got[k] != want {
+				t.Errorf("CONFIG GET %s = %v, %v; want %s", k, got, err, want)
+			}
+		}
+		info, err := e2eutil.Info(ctx, rdb, "server")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info["io_threads"] != "1" {
+			t.Errorf("INFO server io_threads = %q, want 1", info["io_threads"])
+		}
+		if local {
+			pod, err := e.ServerPod(ctx, ci)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkExclusiveCPUs(ctx, t, e, pod, int(ci.Spec.Cores))
+		}
+		checkPinning(ctx, t, e, ci)
+	})
+
+	p.run(t, "deleting the CacheInstance removes what it owned (garbage collector)", func(t *testing.T) {
+		var cur cachev1alpha1.CacheInstance
+		if err := e.Client.Get(ctx, key, &cur); err != nil {
+			t.Fatal(err)
+		}
+		owned := ownedObjects(ctx, t, e, cur.UID)
+		fmt.Printf("  owned: %s\n", strings.Join(owned, ", "))
+		for _, kind := range []string{"StatefulSet/", "Service/" + name, "Service/" + name + "-headless", "ConfigMap/", "PodDisruptionBudget/", "Secret/" + name + "-auth"} {
+			if !containsPrefix(owned, kind) {
+				t.Errorf("no owned %s among %v", kind, owned)
+			}
+		}
+		if err := e.Client.Delete(ctx, &cur); err != nil {
+			t.Fatal(err)
+		}
+		err := e2eutil.Poll(ctx, time.Second, 3*time.Minute, func(ctx context.Context) (bool, error) {
+			left := ownedObjects(ctx, t, e, cur.UID)
+			pods, err := e.InstancePods(ctx, &cur)
+			if err != nil {
+				return false, err
+			}
+			var ci cachev1alpha1.CacheInstance
+			gone := apierrors.IsNotFound(e.Client.Get(ctx, key, &ci))
+			if len(left) == 0 && len(pods) == 0 && gone {
+				return true, nil
+			}
+			return false, fmt.Errorf("instance gone %v, still there: %v and %d pods", gone, left, len(pods))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if local {
+			err := e2eutil.Poll(ctx, time.Second, time.Minute, func(context.Context) (bool, error) {
+				st, err := e2eutil.ReadCPUManagerState(kubeletDir)
+				if err != nil {
+					return false, err
+				}
+				if _, still := st.Entries[string(cur.UID)]; len(st.Entries) == 0 && !still {
+					fmt.Printf("  CPU manager: every CPU back in the shared pool (%s)\n", st.DefaultCPUSet)
+					return true, nil
+				}
+				return false, fmt.Errorf("CPU manager still assigns %v", st.Entries)
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}
+	})
+
+	p.run(t, "uninstall the operator", func(t *testing.T) {
+		deleteNamespace(ctx, t, e, ns)
+		out, err := exec.CommandContext(ctx, helm, "uninstall", release, "-n", operatorNS, "--wait", "--timeout", "2m").CombinedOutput()
+		if err != nil {
+			t.Fatalf("helm uninstall: %v\n%s", err, out)
+		}
+	})
+}
+
+// checkExclusiveCPUs: the kubelet's static CPU manager gave the container cores CPUs of its own —
+// its cgroup cpuset, the CPU manager's assignment and the process's affinity agree, leave out the
+// reserved CPU, and no other pod's cpuset shares them.
+func checkExclusiveCPUs(ctx context.Context, t *testing.T, e *e2eutil.Env, pod *corev1.Pod, cores int) {
+	t.Helper()
+	node, err := e2eutil.ReadNode(pod, "server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := e2eutil.ReadCPUManagerState(kubeletDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assigned := st.Entries[string(pod.UID)]["server"]
+	fmt.Printf("  CPU manager (%s): server -> %q, shared pool %q; cgroup cpuset %s; process %d Cpus_allowed_list %s\n",
+		st.PolicyName, assigned, st.DefaultCPUSet, node.CgroupCPUs, node.PID, node.ProcCPUs)
+	if st.PolicyName != "static" {
+		t.Errorf("CPU manager policy %q, want static", st.PolicyName)
+	}
+	if assigned == "" || !e2eutil.SameCPUs(assigned, node.CgroupCPUs) {
+		t.Errorf("CPU manager assigned %q, cgroup cpuset is %q", assigned, node.CgroupCPUs)
+	}
+	if n := countCPUs(t, node.CgroupCPUs); n != cores {
+		t.Errorf("cpuset %s has %d CPUs, want %d (spec.cores)", node.CgroupCPUs, n, cores)
+	}
+	if shared, err := overlaps(reserved, node.CgroupCPUs); err != nil || shared {
+		t.Errorf("cpuset %s includes the reserved CPU %s", node.CgroupCPUs, reserved)
+	}
+	if shared, _ := overlaps(node.CgroupCPUs, st.DefaultCPUSet); shared {
+		t.Errorf("cpuset %s is still in the shared pool %s", node.CgroupCPUs, st.DefaultCPUSet)
+	}
+	if !e2eutil.SameCPUs(node.ProcCPUs, node.CgroupCPUs) {
+		t.Errorf("process affinity %s differs from the cgroup cpuset %s", node.ProcCPUs, node.CgroupCPUs)
+	}
+	// Every other running pod's containers leave these CPUs: the CPU manager's reconcile loop
+	// (cpuManagerReconcilePeriod) shrinks their cpusets to the shared pool shortly after the
+	// exclusive assignment.
+	begin := time.Now()
+	var others []string
+	err = e2eutil.Poll(ctx, time.Second, 60*time.Second, func(ctx context.Context) (bool, error) {
+		var pods corev1.PodList
+		if err := e.Client.List(ctx, &pods); err != nil {
+			return false, err
+		}
+		others = others[:0]
+		var bad []string
+		for i := range pods.Items {
+			o := &pods.Items[i]
+			if o.UID == pod.UID || o.Status.Phase != corev1.PodRunning {
+				continue
+			}
+			for _, c := range o.Spec.Containers {
+				v, err := e2eutil.ReadNode(o, c.Name)
+				if err != nil {
+					continue
+				}
+				desc := fmt.Sprintf("%s/%s container %s (%s): cpuset %s", o.Namespace, o.Name, c.Name, o.Status.QOSClass, v.CgroupCPUs)
+				if shared, _ := overlaps(v.CgroupCPUs, node.CgroupCPUs); shared {
+					bad = append(bad, desc)
+				}
+				others = append(others, desc)
+			}
+		}
+		if len(bad) > 0 {
+			return false, fmt.Errorf("still sharing the cache's exclusive CPUs %s: %s", node.CgroupCPUs, strings.Join(bad, "; "))
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	for _, o := range others {
+		fmt.Printf("  other pod %s\n", o)
+	}
+	fmt.Printf("  no other container shares CPUs %s (%.0fs after the check began)\n", node.CgroupCPUs, time.Since(begin).Seconds())
+}
+
+// checkPinning compares what the server says (INFO server and threads) with the pod's cpuset and
+// each thread's affinity as the node's /proc shows them.
+func checkPinning(ctx context.Context, t *testing.T, e *e2eutil.Env, ci *cachev1alpha1.CacheInstance) {
+	t.Helper()
+	rdb, _, closeFn, err := e.Redis(ctx, ci)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	server, err := e2eutil.Info(ctx, rdb, "server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	threadsInfo, err := e2eutil.Info(ctx, rdb, "threads")
+	if err != nil {
+		t.Fatal(err)
+	}
+	threads := e2eutil.Threads(threadsInfo)
+	fmt.Printf("  INFO server: %s\n", e2eutil.KV(server, "io_threads", "cpus_allowed", "server_cpulist", "bio_cpulist", "aof_rewrite_cpulist", "bgsave_cpulist"))
+	if want := fmt.Sprint(ci.Status.IOThreads); server["io_threads"] != want {
+		t.Errorf("INFO io_threads %s, status.ioThreads %s", server["io_threads"], want)
+	}
+	ioThreads := 0
+	for _, th := range threads {
+		if strings.HasPrefix(th.Name, "io_thread_") {
+			ioThreads++
+		}
+	}
+	if fmt.Sprint(ioThreads) != server["io_threads"] {
+		t.Errorf("INFO threads lists %d I/O threads (main included), io_threads is %s", ioThreads, server["io_threads"])
+	}
+	if kubeletDir == "" {
+		t.Skip("the node is not this machine: thread affinities cannot be read")
+	}
+	pod, err := e.ServerPod(ctx, ci)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := e2eutil.ReadNode(pod, "server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e2eutil.SameCPUs(server["cpus_allowed"], node.CgroupCPUs) {
+		t.Errorf("INFO cpus_allowed %s, the node's cgroup cpuset %s", server["cpus_allowed"], node.CgroupCPUs)
+	}
+	for _, k := range []string{"server_cpulist", "bio_cpulist", "aof_rewrite_cpulist", "bgsave_cpulist"} {
+		if in, err := e2eutil.Subset(server[k], node.CgroupCPUs); err != nil || !in {
+			t.Errorf("INFO %s %s is not inside the pod's cpuset %s (%v)", k, server[k], node.CgroupCPUs, err)
+		}
+	}
+	for _, th := range threads {
+		host, ok := node.Threads[th.TID]
+		if !ok {
+			t.Errorf("%s: tid %d is not a thread of pid %d on the node", th.Name, th.TID, node.PID)
+			continue
+		}
+		fmt.Printf("  %-12s INFO cpus=%s tid=%d | node: thread %d %q Cpus_allowed_list %s\n", th.Name, th.CPUs, th.TID, host.HostTID, host.Name, host.CPUs)
+		if !e2eutil.SameCPUs(th.CPUs, host.CPUs) {
+			t.Errorf("%s: INFO says CPUs %s, the node says the thread may run on %s", th.Name, th.CPUs, host.CPUs)
+		}
+		if in, _ := e2eutil.Subset(host.CPUs, node.CgroupCPUs); !in {
+			t.Errorf("%s: pinned to %s, outside the pod's cpuset %s", th.Name, host.CPUs, node.CgroupCPUs)
+		}
+	}
+	for tid, h := range node.Threads {
+		if in, _ := e2eutil.Subset(h.CPUs, node.CgroupCPUs); !in {
+			t.Errorf("thread %d (%s) may run on %s, outside the pod's cpuset %s", tid, h.Name, h.CPUs, node.CgroupCPUs)
+		}
+	}
+}
+
+// checkMetrics runs a pod with the probe image that scrapes the server's /metrics by pod IP, Service
+// ClusterIP and Service DNS name, and the operator's secure endpoint through its Service with an
+// authorised service-account token (and once without, which must be refused).
+func checkMetrics(ctx context.Context, t *testing.T, e *e2eutil.Env, ci *cachev1alpha1.CacheInstance) {
+	t.Helper()
+	pod, err := e.ServerPod(ctx, ci)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opSvc, cacheSvc corev1.Service
+	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: release + "-metrics"}, &opSvc); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &cacheSvc); err != nil {
+		t.Fatal(err)
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "e2e-scraper"}}
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "iocache-e2e-metrics-reader"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: release + "-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: sa.Name}},
+	}
+	for _, o := range []client.Object{sa, crb} {
+		if err := e.Client.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	defer e.Client.Delete(ctx, crb) //nolint:errcheck // best effort; the namespace goes anyway
+
+	opURL := fmt.Sprintf("https://%s/metrics", net.JoinHostPort(opSvc.Spec.ClusterIP, "8443"))
+	urls := []string{
+		fmt.Sprintf("http://%s/metrics", net.JoinHostPort(pod.Status.PodIP, "9121")),
+		fmt.Sprintf("http://%s/metrics", net.JoinHostPort(cacheSvc.Spec.ClusterIP, "9121")),
+		opURL,
+		"anon+" + opURL,
+		// By the Service's DNS name, as the benchmark Jobs reach the instance: cluster DNS works.
+		fmt.Sprintf("http://%s.%s.svc:9121/metrics", name, ns),
+	}
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "metrics-probe"},
+		Spec: corev1.PodSpec{
+			ServiceAccountName: sa.Name,
+			RestartPolicy:      corev1.RestartPolicyNever,
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers: []corev1.Container{{
+				Name: "probe", Image: probeImage, ImagePullPolicy: corev1.PullIfNotPresent, Args: urls,
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
+					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+				},
+			}},
+		},
+	}
+	_ = e.Client.Delete(ctx, probe)
+	_ = e2eutil.Poll(ctx, time.Second, time.Minute, func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(e.Client.Get(ctx, client.ObjectKeyFromObject(probe), &corev1.Pod{})), nil
+	})
+	if err := e.Client.Create(ctx, probe); err != nil {
+		t.Fatal(err)
+	}
+	var phase corev1.PodPhase
+	err = e2eutil.Poll(ctx, time.Second, 2*time.Minute, func(ctx context.Context) (bool, error) {
+		var p corev1.Pod
+		if err := e.Client.Get(ctx, client.ObjectKeyFromObject(probe), &p); err != nil {
+			return false, err
+		}
+		phase = p.Status.Phase
+		return phase == corev1.PodSucceeded || phase == corev1.PodFailed, nil
+	})
+	logs, logErr := e.Kube.CoreV1().Pods(ns).GetLogs(probe.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	fmt.Printf("%s\n", e2eutil.Indent(abbreviate(string(logs)), "  probe| "))
+	if err != nil || phase != corev1.PodSucceeded {
+		t.Fatalf("probe pod %s (%v); logs: %v", phase, err, logErr)
+	}
+	seen := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(string(logs)))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		f := strings.SplitN(sc.Text(), " ", 4)
+		if len(f) == 4 {
+			seen[f[0]] = f[1] + " " + f[3]
+		}
+	}
+	want := map[string][]string{
+		urls[0]: {"redis_connected_clients", "redis_commands_processed_total", "iocache_io_thread_reads_total", "iocache_io_thread_pinned_cpus"},
+		urls[1]: {"redis_connected_clients"},
+		urls[2]: {"iocache_cacheinstance_reconciles_total", "controller_runtime_reconcile_total"},
+		urls[4]: {"redis_connected_clients"},
+	}
+	for u, names := range want {
+		got, ok := seen[u]
+		if !ok || !strings.HasPrefix(got, "200 ") {
+			t.Errorf("%s: %q, want 200", u, got)
+			continue
+		}
+		for _, n := range names {
+			if !strings.Contains(","+strings.TrimPrefix(got, "200 ")+",", ","+n+",") {
+				t.Errorf("%s: no %s among the metrics", u, n)
+			}
+		}
+	}
+	if got := seen[urls[3]]; !strings.HasPrefix(got, "401") && !strings.HasPrefix(got, "403") {
+		t.Errorf("operator metrics without a token: %q, want 401 or 403", got)
+	}
+	_ = e.Client.Delete(ctx, probe)
+}
+
+func abbreviate(logs string) string {
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+		if len(line) > 160 {
+			line = line[:160] + "..."
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
+// ownedObjects lists the objects in the test namespace whose owner is uid, as Kind/name.
+func ownedObjects(ctx context.Context, t *testing.T, e *e2eutil.Env, uid types.UID) []string {
+	t.Helper()
+	var out []string
+	lists := map[string]client.ObjectList{
+		"StatefulSet": &appsv1.StatefulSetList{}, "Service": &corev1.ServiceList{}, "ConfigMap": &corev1.ConfigMapList{},
+		"PodDisruptionBudget": &policyv1.PodDisruptionBudgetList{}, "Secret": &corev1.SecretList{},
+	}
+	for kind, l := range lists {
+		if err := e.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		items, err := apimeta.ExtractList(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range items {
+			o := it.(client.Object)
+			for _, ref := range o.GetOwnerReferences() {
+				if ref.UID == uid {
+					out = append(out, kind+"/"+o.GetName())
+				}
+			}
+		}
+	}
+	return out
+}
+
+func containsPrefix(list []string, prefix string) bool {
+	for _, s := range list {
+		if strings.HasPrefix(s, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func countCPUs(t *testing.T, list string) int {
+	t.Helper()
+	cpus, err := cpuset.Parse(list)
+	if err != nil {
+		t.Fatalf("cpulist %q: %v", list, err)
+	}
+	return len(cpus)
+}
+
+// overlaps reports whether two cpulists share a CPU.
+func overlaps(a, b string) (bool, error) {
+	x, err := cpuset.Parse(a)
+	if err != nil {
+		return false, err
+	}
+	y, err := cpuset.Parse(b)
+	if err != nil {
+		return false, err
+	}
+	return len(cpuset.Overlap(x, y)) > 0, nil
+}
+
+// deleteNamespace deletes a namespace and waits until it is gone.
+func deleteNamespace(ctx context.Context, t *testing.T, e *e2eutil.Env, name string) {
+	t.Helper()
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := e.Client.Delete(ctx, nsObj); apierrors.IsNotFound(err) {
+		return
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if err := e2eutil.Poll(ctx, time.Second, 3*time.Minute, func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(e.Client.Get(ctx, client.ObjectKey{Name: name}, &corev1.Namespace{})), nil
+	}); err != nil {
+		t.Fatalf("namespace %s not deleted: %v", name, err)
+	}
+}
