@@ -701,3 +701,56 @@ func TestOneBenchmarkAtATime(t *testing.T) {
 		t.Errorf("results %+v: want io-threads 3 with the instance's own config %s", r, ci.Status.ConfigHash)
 	}
 }
+
+// Validations do not pile up, one per config the pods ever ran: the instance keeps the most recent
+// few, and never deletes a run a user created.
+func TestOldValidationsArePruned(t *testing.T) {
+	cl := startEnv(t)
+	ns := cl.namespace(t)
+	ctx := context.Background()
+	ci := cl.readyInstance(t, instanceIn(ns, "cache", 2))
+	var validations []string
+	var lastDone time.Time
+	validate := func(ci *cachev1alpha1.CacheInstance) {
+		t.Helper()
+		name := "cache-validate-" + ci.Status.ConfigHash
+		job := cl.waitJob(t, ns, name+"-run")
+		// Completion times are stored to the second: each validation finishes in a later second
+		// than the one before, so which are the most recent is not a matter of chance.
+		time.Sleep(time.Until(lastDone.Truncate(time.Second).Add(time.Second)))
+		cl.finishJob(t, job, 0, benchResult(100000, 1), "")
+		cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionThroughputValidated, metav1.ConditionTrue, "Measured")
+		lastDone = time.Now()
+		validations = append(validations, name)
+	}
+	validate(ci)
+
+	// A user's run, older than the validations that follow.
+	if err := cl.c.Create(ctx, benchmarkOf(ns, "mine", "cache")); err != nil {
+		t.Fatal(err)
+	}
+	cl.finishJob(t, cl.waitJob(t, ns, "mine-run"), 0, benchResult(100000, 1), "")
+	cl.waitBenchmark(t, ns, "mine", cachev1alpha1.BenchmarkSucceeded)
+
+	for i := range 3 {
+		cl.update(t, ns, "cache", func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"hz": cachev1alpha1.ConfigValue(fmt.Sprint(11 + i))}
+		})
+		validate(cl.rollTo(t, ns, "cache", 0))
+	}
+	want := slices.Sorted(slices.Values(append([]string{"mine"}, validations[1:]...)))
+	eventually(t, "the oldest validation is deleted", func() error {
+		var list cachev1alpha1.CacheBenchmarkList
+		if err := cl.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		var have []string
+		for _, cb := range list.Items {
+			have = append(have, cb.Name)
+		}
+		if slices.Sort(have); !slices.Equal(have, want) {
+			return fmt.Errorf("benchmarks %v, want %v", have, want)
+		}
+		return nil
+	})
+}

@@ -37,7 +37,7 @@ func wantedBenchmark(ci *cachev1alpha1.CacheInstance, cfg *serverConfig) *cachev
 		spec = cachev1alpha1.CacheBenchmarkSpec{Purpose: cachev1alpha1.PurposeTuning, IOThreads: tuningCandidates(int(s.Cores), serverCPUs)}
 	case s.Benchmark.ValidateOnChange != nil && *s.Benchmark.ValidateOnChange &&
 		(validated == nil || validated.Status == metav1.ConditionUnknown):
-		name = fmt.Sprintf("%s-validate-%s", ci.Name, cfg.Hash)
+		name = validationName(ci, cfg.Hash)
 		spec = cachev1alpha1.CacheBenchmarkSpec{Purpose: cachev1alpha1.PurposeValidation}
 	default:
 		return nil
@@ -52,6 +52,11 @@ func wantedBenchmark(ci *cachev1alpha1.CacheInstance, cfg *serverConfig) *cachev
 		},
 		Spec: spec,
 	}
+}
+
+// validationName names the Validation CacheBenchmark of the config with that hash.
+func validationName(ci *cachev1alpha1.CacheInstance, hash string) string {
+	return ci.Name + "-validate-" + hash
 }
 
 // staleBenchmark is true for a finished benchmark of the wanted name that measured an earlier

@@ -73,7 +73,8 @@ func (i *instance) block(reason, message string) {
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // It creates the Validation and Tuning CacheBenchmarks an instance needs, and deletes an outdated
-// one of the same name; the benchmark controller reads and watches them all.
+// one of the same name and the validations it no longer keeps; the benchmark controller reads and
+// watches them all.
 // +kubebuilder:rbac:groups=cache.iocache.dev,resources=cachebenchmarks,verbs=get;list;watch;create;delete
 
 // Reconcile brings one CacheInstance's objects to its spec, then writes its status.
@@ -138,6 +139,7 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 		r.reconcileStatefulSet,
 		r.reconcilePDB,
 		r.reconcileBenchmarks,
+		r.pruneValidations,
 		r.reconcileServiceMonitor,
 	} {
 		res, err := step(ctx, inst)

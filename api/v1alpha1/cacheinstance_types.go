@@ -120,7 +120,9 @@ type MetricsSpec struct {
 // CacheInstanceBenchmarkSpec says how the operator validates throughput after each rollout.
 type CacheInstanceBenchmarkSpec struct {
 	// ValidateOnChange runs a validation benchmark after the instance becomes ready and after every
-	// change that rolls it.
+	// change that rolls it: a CacheBenchmark named after the instance and the config hash it
+	// measures. The instance keeps its three most recently finished validations, the one
+	// status.lastBenchmark names and those of the config it runs, and deletes older ones.
 	// +kubebuilder:default=true
 	// +optional
 	ValidateOnChange *bool `json:"validateOnChange,omitempty"`
