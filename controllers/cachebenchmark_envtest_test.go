@@ -754,3 +754,74 @@ func TestOldValidationsArePruned(t *testing.T) {
 		return nil
 	})
 }
+
+// A failed validation runs once more after a backoff, one benchmark at a time still: a passing
+// failure heals without a rollout, and a second failure makes ThroughputValidated False for good.
+func TestFailedValidationIsRetriedOnce(t *testing.T) {
+	cl := startEnv(t)
+	ns := cl.namespace(t)
+	ctx := context.Background()
+	failValidation := func(name string) *cachev1alpha1.CacheBenchmark {
+		t.Helper()
+		cl.finishJob(t, cl.waitJob(t, ns, name+"-run"), 1, failedBenchResult("connecting to cache:6379: connection refused"), "BackoffLimitExceeded")
+		return cl.waitBenchmark(t, ns, name, cachev1alpha1.BenchmarkFailed)
+	}
+
+	// The first failure only schedules the retry.
+	ci := cl.readyInstance(t, instanceIn(ns, "cache", 2))
+	first := "cache-validate-" + ci.Status.ConfigHash
+	failValidation(first)
+	ci = cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionThroughputValidated, metav1.ConditionUnknown, "RetryScheduled")
+	if msg := meta.FindStatusCondition(ci.Status.Conditions, cachev1alpha1.ConditionThroughputValidated).Message; !strings.Contains(msg, "connection refused") ||
+		!strings.Contains(msg, "as CacheBenchmark "+first+"-retry") {
+		t.Errorf("RetryScheduled message %q: want the failure and the retry's name", msg)
+	}
+	// While another benchmark holds the instance, the retry waits even past its backoff.
+	if err := cl.c.Create(ctx, benchmarkOf(ns, "mine", "cache")); err != nil {
+		t.Fatal(err)
+	}
+	cl.waitBenchmark(t, ns, "mine", cachev1alpha1.BenchmarkRunning)
+	mine := cl.waitJob(t, ns, "mine-run")
+	time.Sleep(testRetryBackoff + time.Second)
+	if err := cl.get(t, ns, first+"-retry-run", &batchv1.Job{}); err == nil {
+		t.Fatal("the retry runs while another benchmark holds the instance")
+	}
+	cl.finishJob(t, mine, 0, benchResult(90000, 1), "")
+	// Then it runs, and succeeds: the failure was passing.
+	cl.finishJob(t, cl.waitJob(t, ns, first+"-retry-run"), 0, benchResult(100000, 1), "")
+	ci = cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionThroughputValidated, metav1.ConditionTrue, "Measured")
+	if lb := ci.Status.LastBenchmark; lb == nil || lb.Benchmark != first+"-retry" {
+		t.Errorf("lastBenchmark %+v, want the retry's figures", lb)
+	}
+
+	// The next config fails twice.
+	cl.update(t, ns, "cache", func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"hz": "20"}
+	})
+	ci = cl.rollTo(t, ns, "cache", 0)
+	second := "cache-validate-" + ci.Status.ConfigHash
+	failed := failValidation(second)
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionThroughputValidated, metav1.ConditionUnknown, "RetryScheduled")
+	retry := cl.waitBenchmark(t, ns, second+"-retry", cachev1alpha1.BenchmarkRunning)
+	// Both times are stored to the second; the retry, counted from the stored end, cannot come sooner.
+	if waited := retry.CreationTimestamp.Sub(failed.Status.CompletionTime.Time); waited < testRetryBackoff {
+		t.Errorf("the retry started %s after the failure, want at least %s", waited, testRetryBackoff)
+	}
+	failValidation(second + "-retry")
+	ci = cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionThroughputValidated, metav1.ConditionFalse, "BenchmarkFailed")
+	if msg := meta.FindStatusCondition(ci.Status.Conditions, cachev1alpha1.ConditionThroughputValidated).Message; !strings.Contains(msg, "the retry of "+second) {
+		t.Errorf("BenchmarkFailed message %q does not say the retry failed", msg)
+	}
+	// Once is all: no third run, and the condition stays False.
+	time.Sleep(2 * testRetryBackoff)
+	var list cachev1alpha1.CacheBenchmarkList
+	if err := cl.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, cb := range list.Items {
+		if !slices.Contains([]string{"mine", first, first + "-retry", second, second + "-retry"}, cb.Name) {
+			t.Errorf("unexpected CacheBenchmark %s (%s)", cb.Name, cb.Status.State)
+		}
+	}
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionThroughputValidated, metav1.ConditionFalse, "BenchmarkFailed")
+}

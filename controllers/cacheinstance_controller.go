@@ -38,6 +38,9 @@ type CacheInstanceReconciler struct {
 	Recorder  events.EventRecorder
 	// Image runs the server when spec.image is empty: the operator's own image.
 	Image string
+	// ValidationRetryBackoff is how long a failed validation waits for its one retry; 0 means
+	// validationRetryBackoff. Tests shorten it.
+	ValidationRetryBackoff time.Duration
 }
 
 // instance is a CacheInstance during one pass, with what the steps have learned so far.
@@ -50,6 +53,9 @@ type instance struct {
 	releaseHold string
 	// forgetTuning drops a failed tuning whose CacheBenchmark was deleted, so that it runs again.
 	forgetTuning bool
+	// recheck is how soon the instance must be looked at again though nothing it watches changes
+	// (a retry waiting out its backoff), or 0.
+	recheck time.Duration
 }
 
 // blocker says why a pass stopped short of applying the spec, as Degraded's reason and message.
@@ -57,6 +63,13 @@ type blocker struct{ reason, message string }
 
 func (i *instance) block(reason, message string) {
 	i.blocked = &blocker{reason: reason, message: message}
+}
+
+// recheckIn asks for another pass within d.
+func (i *instance) recheckIn(d time.Duration) {
+	if d > 0 && (i.recheck == 0 || d < i.recheck) {
+		i.recheck = d
+	}
 }
 
 // The operator's permissions, and nothing more: it reads CacheInstances and writes their status;
@@ -101,9 +114,9 @@ func (r *CacheInstanceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		result, err = ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
 
-	var recheck time.Duration
+	var statusRecheck time.Duration
 	serr := r.updateStatus(ctx, ci, func(st *cachev1alpha1.CacheInstanceStatus) {
-		recheck = setStatus(st, inst, err, time.Now())
+		statusRecheck = setStatus(st, inst, err, time.Now())
 	})
 	switch {
 	case serr == nil || apierrors.IsNotFound(serr):
@@ -112,8 +125,9 @@ func (r *CacheInstanceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	default:
 		logf.FromContext(ctx).Error(serr, "status not written")
 	}
-	if recheck > 0 && (result.RequeueAfter == 0 || recheck < result.RequeueAfter) {
-		result.RequeueAfter = recheck
+	inst.recheckIn(statusRecheck)
+	if d := inst.recheck; d > 0 && (result.RequeueAfter == 0 || d < result.RequeueAfter) {
+		result.RequeueAfter = d
 	}
 
 	switch {
