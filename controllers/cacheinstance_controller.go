@@ -33,7 +33,8 @@ const conflictRetry = time.Second
 type CacheInstanceReconciler struct {
 	client.Client
 	// APIReader settles what the cache may not know yet: whether a benchmark that holds an
-	// instance, or whose failure it records, still exists.
+	// instance, or whose failure it records, still exists, and the instance as stored when a status
+	// write conflicts.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	// Image runs the server when spec.image is empty: the operator's own image.

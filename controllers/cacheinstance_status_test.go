@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -8,7 +9,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
 )
@@ -196,5 +200,53 @@ func TestSetStatusTuningAndHolds(t *testing.T) {
 		if (st.ActiveBenchmark != nil) != kept || st.Tuning != nil {
 			t.Errorf("hold of %s: activeBenchmark %+v (kept: want %v), tuning %+v (want it forgotten)", uid, st.ActiveBenchmark, kept, st.Tuning)
 		}
+	}
+}
+
+// laggingCache reads an instance as a cache that has not yet seen the latest write would.
+type laggingCache struct {
+	client.Client
+	old *cachev1alpha1.CacheInstance
+}
+
+func (l laggingCache) Get(_ context.Context, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	l.old.DeepCopyInto(obj.(*cachev1alpha1.CacheInstance))
+	return nil
+}
+
+// A status write that conflicts reads the stored object again rather than the cache, which may still
+// hold the copy that conflicted: the retry succeeds and keeps what the other writer wrote.
+func TestWriteStatusRereadsPastTheCache(t *testing.T) {
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	if err := cachev1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	api := fake.NewClientBuilder().WithScheme(scheme).WithObjects(newInstance(4)).WithStatusSubresource(&cachev1alpha1.CacheInstance{}).Build()
+	key := client.ObjectKey{Namespace: "ns", Name: "cache"}
+	old := &cachev1alpha1.CacheInstance{}
+	if err := api.Get(ctx, key, old); err != nil {
+		t.Fatal(err)
+	}
+	// Another writer (a benchmark settling) moves the stored status on.
+	other := old.DeepCopy()
+	other.Status.LastBenchmark = &cachev1alpha1.BenchmarkSummary{Benchmark: "other"}
+	if err := api.Status().Update(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err := writeStatus(ctx, laggingCache{Client: api, old: old}, api, old, func(ci *cachev1alpha1.CacheInstance) error {
+		ci.Status.IOThreads = 9
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("writeStatus: %v", err)
+	}
+	stored := &cachev1alpha1.CacheInstance{}
+	if err := api.Get(ctx, key, stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored.Status.IOThreads != 9 || stored.Status.LastBenchmark == nil || stored.Status.LastBenchmark.Benchmark != "other" {
+		t.Errorf("stored status %+v: want both writes", stored.Status)
 	}
 }
