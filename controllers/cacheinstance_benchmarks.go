@@ -106,7 +106,7 @@ func (r *CacheInstanceReconciler) reconcileBenchmarks(ctx context.Context, inst 
 			return nil, err
 		}
 		if !exists {
-			inst.forgetTuning = true
+			inst.forgetTuning = t.Benchmark
 			return nil, nil
 		}
 	}

@@ -52,8 +52,9 @@ type instance struct {
 	blocked *blocker
 	// releaseHold is the UID of a benchmark whose hold on the instance ends: it is gone or finished.
 	releaseHold string
-	// forgetTuning drops a failed tuning whose CacheBenchmark was deleted, so that it runs again.
-	forgetTuning bool
+	// forgetTuning names the deleted CacheBenchmark of a failed tuning, which is then dropped so that
+	// the sweep runs again.
+	forgetTuning string
 	// recheck is how soon the instance must be looked at again though nothing it watches changes
 	// (a retry waiting out its backoff), or 0.
 	recheck time.Duration

@@ -52,7 +52,9 @@ func setStatus(st *cachev1alpha1.CacheInstanceStatus, inst *instance, passErr er
 	if ab := st.ActiveBenchmark; ab != nil && inst.releaseHold != "" && ab.UID == inst.releaseHold {
 		st.ActiveBenchmark = nil
 	}
-	if inst.forgetTuning {
+	// Only the failed tuning the pass found gone: a status reread after a conflict may hold a newer
+	// decision.
+	if t := st.Tuning; t != nil && inst.forgetTuning != "" && t.Benchmark == inst.forgetTuning && t.ChosenIOThreads == nil {
 		st.Tuning = nil
 	}
 

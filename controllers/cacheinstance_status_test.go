@@ -156,8 +156,8 @@ func hashOf(t *testing.T, ci *cachev1alpha1.CacheInstance) string {
 	return cfg.Hash
 }
 
-// Once tuned, TuningPending is gone; a failed sweep says how to try again; a hold the pass found
-// stale ends, and another's stays.
+// Once tuned, TuningPending is gone; a failed sweep says how to try again; a hold or a failed tuning
+// the pass found gone ends, and another's stays.
 func TestSetStatusTuningAndHolds(t *testing.T) {
 	tuned := func(ci *cachev1alpha1.CacheInstance) { ci.Spec.IOThreads.Policy = cachev1alpha1.IOThreadsTuned }
 	for _, tc := range []struct {
@@ -184,21 +184,25 @@ func TestSetStatusTuningAndHolds(t *testing.T) {
 		})
 	}
 
-	held := func(uid string) *instance {
+	held := func(uid, tuning string) *instance {
 		ci := newInstance(2, func(ci *cachev1alpha1.CacheInstance) {
 			ci.Status.ActiveBenchmark = &cachev1alpha1.ActiveBenchmark{Name: "b", UID: uid}
-			ci.Status.Tuning = &cachev1alpha1.TuningStatus{Cores: 2, Benchmark: "gone"}
+			ci.Status.Tuning = &cachev1alpha1.TuningStatus{Cores: 2, Benchmark: tuning}
 		})
-		inst := &instance{CacheInstance: ci, rollout: podsReady, releaseHold: "stale", forgetTuning: true}
+		inst := &instance{CacheInstance: ci, rollout: podsReady, releaseHold: "stale", forgetTuning: "gone"}
 		inst.config, _ = renderConfig(ci)
 		return inst
 	}
-	for uid, kept := range map[string]bool{"stale": false, "live": true} {
-		inst := held(uid)
+	for _, tc := range []struct {
+		uid, tuning        string
+		holdKept, tuneKept bool
+	}{{"stale", "gone", false, false}, {"live", "gone", true, false}, {"live", "newer", true, true}} {
+		inst := held(tc.uid, tc.tuning)
 		st := *inst.Status.DeepCopy()
 		setStatus(&st, inst, nil, t0)
-		if (st.ActiveBenchmark != nil) != kept || st.Tuning != nil {
-			t.Errorf("hold of %s: activeBenchmark %+v (kept: want %v), tuning %+v (want it forgotten)", uid, st.ActiveBenchmark, kept, st.Tuning)
+		if (st.ActiveBenchmark != nil) != tc.holdKept || (st.Tuning != nil) != tc.tuneKept {
+			t.Errorf("hold of %s, tuning by %s: activeBenchmark %+v (want kept: %v), tuning %+v (want kept: %v)",
+				tc.uid, tc.tuning, st.ActiveBenchmark, tc.holdKept, st.Tuning, tc.tuneKept)
 		}
 	}
 }
