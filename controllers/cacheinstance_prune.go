@@ -23,8 +23,8 @@ const keptValidations = 3
 // prunableValidations picks, among an instance's benchmarks, the Validation runs it created that
 // may go. It keeps those not finished, the keptValidations most recently finished, the one
 // status.lastBenchmark names, and those of the config the pods run now (hash: the validation and
-// its retry), whose outcome ThroughputValidated reports. Manual runs are the user's, and a Tuning run is the evidence for
-// status.tuning: neither is ever pruned.
+// its retry), whose outcome ThroughputValidated reports. Manual runs are the user's, and a Tuning
+// run is the evidence for status.tuning: neither is ever pruned.
 func prunableValidations(benchmarks []cachev1alpha1.CacheBenchmark, ci *cachev1alpha1.CacheInstance, hash string) []*cachev1alpha1.CacheBenchmark {
 	var done []*cachev1alpha1.CacheBenchmark
 	for i := range benchmarks {
