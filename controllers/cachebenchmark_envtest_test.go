@@ -767,18 +767,20 @@ func TestFailedValidationIsRetriedOnce(t *testing.T) {
 		return cl.waitBenchmark(t, ns, name, cachev1alpha1.BenchmarkFailed)
 	}
 
-	// The first failure only schedules the retry.
+	// The first failure only schedules the retry. A user's run, queued behind the validation, holds
+	// the instance next: the retry waits for it even past its backoff.
 	ci := cl.readyInstance(t, instanceIn(ns, "cache", 2))
 	first := "cache-validate-" + ci.Status.ConfigHash
+	cl.waitBenchmark(t, ns, first, cachev1alpha1.BenchmarkRunning)
+	if err := cl.c.Create(ctx, benchmarkOf(ns, "mine", "cache")); err != nil {
+		t.Fatal(err)
+	}
+	cl.waitBenchmark(t, ns, "mine", cachev1alpha1.BenchmarkPending)
 	failValidation(first)
 	ci = cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionThroughputValidated, metav1.ConditionUnknown, "RetryScheduled")
 	if msg := meta.FindStatusCondition(ci.Status.Conditions, cachev1alpha1.ConditionThroughputValidated).Message; !strings.Contains(msg, "connection refused") ||
 		!strings.Contains(msg, "as CacheBenchmark "+first+"-retry") {
 		t.Errorf("RetryScheduled message %q: want the failure and the retry's name", msg)
-	}
-	// While another benchmark holds the instance, the retry waits even past its backoff.
-	if err := cl.c.Create(ctx, benchmarkOf(ns, "mine", "cache")); err != nil {
-		t.Fatal(err)
 	}
 	cl.waitBenchmark(t, ns, "mine", cachev1alpha1.BenchmarkRunning)
 	mine := cl.waitJob(t, ns, "mine-run")
