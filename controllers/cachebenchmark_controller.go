@@ -53,9 +53,9 @@ const instanceRefField = "spec.instanceRef.name"
 // go back to its own setting (or, for Tuning, to the winner) and reports the outcome on it.
 type CacheBenchmarkReconciler struct {
 	client.Client
-	// APIReader reads the benchmark itself, and the pods of finished Jobs, straight from the API
-	// server: the operator needs a handful of pods' termination messages, not a cache of every pod
-	// of the cluster.
+	// APIReader reads the benchmark itself, the instance again when a status write conflicts, and
+	// the pods of finished Jobs, straight from the API server: the operator needs a handful of pods'
+	// termination messages, not a cache of every pod of the cluster.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	// Image runs iocache-bench when the instance names no image: the operator's own.
@@ -173,7 +173,7 @@ func (r *CacheBenchmarkReconciler) hold(ctx context.Context, cb *cachev1alpha1.C
 	if ioThreads > 0 {
 		want.IOThreads = ptr.To(ioThreads)
 	}
-	latest, err := writeStatus(ctx, r.Client, ci, func(c *cachev1alpha1.CacheInstance) error {
+	latest, err := writeStatus(ctx, r.Client, r.APIReader, ci, func(c *cachev1alpha1.CacheInstance) error {
 		if ab := c.Status.ActiveBenchmark; ab != nil && ab.UID != want.UID {
 			return &heldError{holder: ab.Name}
 		}
@@ -424,7 +424,7 @@ func (r *CacheBenchmarkReconciler) stopJob(ctx context.Context, cb *cachev1alpha
 // status write, then tells the user with an event.
 func (r *CacheBenchmarkReconciler) settleInstance(ctx context.Context, cb *cachev1alpha1.CacheBenchmark, ci *cachev1alpha1.CacheInstance, best int, why string, f *failure) error {
 	var note *outcomeNote
-	latest, err := writeStatus(ctx, r.Client, ci, func(c *cachev1alpha1.CacheInstance) error {
+	latest, err := writeStatus(ctx, r.Client, r.APIReader, ci, func(c *cachev1alpha1.CacheInstance) error {
 		note = settle(&c.Status, &c.Spec, c.Generation, cb, best, why, f, time.Now())
 		return nil
 	})

@@ -701,3 +701,129 @@ func TestOneBenchmarkAtATime(t *testing.T) {
 		t.Errorf("results %+v: want io-threads 3 with the instance's own config %s", r, ci.Status.ConfigHash)
 	}
 }
+
+// Validations do not pile up, one per config the pods ever ran: the instance keeps the most recent
+// few, and never deletes a run a user created.
+func TestOldValidationsArePruned(t *testing.T) {
+	cl := startEnv(t)
+	ns := cl.namespace(t)
+	ctx := context.Background()
+	ci := cl.readyInstance(t, instanceIn(ns, "cache", 2))
+	var validations []string
+	var lastDone time.Time
+	validate := func(ci *cachev1alpha1.CacheInstance) {
+		t.Helper()
+		name := "cache-validate-" + ci.Status.ConfigHash
+		job := cl.waitJob(t, ns, name+"-run")
+		// Completion times are stored to the second: each validation finishes in a later second
+		// than the one before, so which are the most recent is not a matter of chance.
+		time.Sleep(time.Until(lastDone.Truncate(time.Second).Add(time.Second)))
+		cl.finishJob(t, job, 0, benchResult(100000, 1), "")
+		cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionThroughputValidated, metav1.ConditionTrue, "Measured")
+		lastDone = time.Now()
+		validations = append(validations, name)
+	}
+	validate(ci)
+
+	// A user's run, older than the validations that follow.
+	if err := cl.c.Create(ctx, benchmarkOf(ns, "mine", "cache")); err != nil {
+		t.Fatal(err)
+	}
+	cl.finishJob(t, cl.waitJob(t, ns, "mine-run"), 0, benchResult(100000, 1), "")
+	cl.waitBenchmark(t, ns, "mine", cachev1alpha1.BenchmarkSucceeded)
+
+	for i := range 3 {
+		cl.update(t, ns, "cache", func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"hz": cachev1alpha1.ConfigValue(fmt.Sprint(11 + i))}
+		})
+		validate(cl.rollTo(t, ns, "cache", 0))
+	}
+	want := slices.Sorted(slices.Values(append([]string{"mine"}, validations[1:]...)))
+	eventually(t, "the oldest validation is deleted", func() error {
+		var list cachev1alpha1.CacheBenchmarkList
+		if err := cl.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		var have []string
+		for _, cb := range list.Items {
+			have = append(have, cb.Name)
+		}
+		if slices.Sort(have); !slices.Equal(have, want) {
+			return fmt.Errorf("benchmarks %v, want %v", have, want)
+		}
+		return nil
+	})
+}
+
+// A failed validation runs once more after a backoff, one benchmark at a time still: a passing
+// failure heals without a rollout, and a second failure makes ThroughputValidated False for good.
+func TestFailedValidationIsRetriedOnce(t *testing.T) {
+	cl := startEnv(t)
+	ns := cl.namespace(t)
+	ctx := context.Background()
+	failValidation := func(name string) *cachev1alpha1.CacheBenchmark {
+		t.Helper()
+		cl.finishJob(t, cl.waitJob(t, ns, name+"-run"), 1, failedBenchResult("connecting to cache:6379: connection refused"), "BackoffLimitExceeded")
+		return cl.waitBenchmark(t, ns, name, cachev1alpha1.BenchmarkFailed)
+	}
+
+	// The first failure only schedules the retry. A user's run, queued behind the validation, holds
+	// the instance next: the retry waits for it even past its backoff.
+	ci := cl.readyInstance(t, instanceIn(ns, "cache", 2))
+	first := "cache-validate-" + ci.Status.ConfigHash
+	cl.waitBenchmark(t, ns, first, cachev1alpha1.BenchmarkRunning)
+	if err := cl.c.Create(ctx, benchmarkOf(ns, "mine", "cache")); err != nil {
+		t.Fatal(err)
+	}
+	cl.waitBenchmark(t, ns, "mine", cachev1alpha1.BenchmarkPending)
+	failValidation(first)
+	ci = cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionThroughputValidated, metav1.ConditionUnknown, "RetryScheduled")
+	if msg := meta.FindStatusCondition(ci.Status.Conditions, cachev1alpha1.ConditionThroughputValidated).Message; !strings.Contains(msg, "connection refused") ||
+		!strings.Contains(msg, "as CacheBenchmark "+first+"-retry") {
+		t.Errorf("RetryScheduled message %q: want the failure and the retry's name", msg)
+	}
+	cl.waitBenchmark(t, ns, "mine", cachev1alpha1.BenchmarkRunning)
+	mine := cl.waitJob(t, ns, "mine-run")
+	time.Sleep(testRetryBackoff + time.Second)
+	if err := cl.get(t, ns, first+"-retry-run", &batchv1.Job{}); err == nil {
+		t.Fatal("the retry runs while another benchmark holds the instance")
+	}
+	cl.finishJob(t, mine, 0, benchResult(90000, 1), "")
+	// Then it runs, and succeeds: the failure was passing.
+	cl.finishJob(t, cl.waitJob(t, ns, first+"-retry-run"), 0, benchResult(100000, 1), "")
+	ci = cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionThroughputValidated, metav1.ConditionTrue, "Measured")
+	if lb := ci.Status.LastBenchmark; lb == nil || lb.Benchmark != first+"-retry" {
+		t.Errorf("lastBenchmark %+v, want the retry's figures", lb)
+	}
+
+	// The next config fails twice.
+	cl.update(t, ns, "cache", func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"hz": "20"}
+	})
+	ci = cl.rollTo(t, ns, "cache", 0)
+	second := "cache-validate-" + ci.Status.ConfigHash
+	failed := failValidation(second)
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionThroughputValidated, metav1.ConditionUnknown, "RetryScheduled")
+	retry := cl.waitBenchmark(t, ns, second+"-retry", cachev1alpha1.BenchmarkRunning)
+	// Both times are stored to the second; the retry, counted from the stored end, cannot come sooner.
+	if waited := retry.CreationTimestamp.Sub(failed.Status.CompletionTime.Time); waited < testRetryBackoff {
+		t.Errorf("the retry started %s after the failure, want at least %s", waited, testRetryBackoff)
+	}
+	failValidation(second + "-retry")
+	ci = cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionThroughputValidated, metav1.ConditionFalse, "BenchmarkFailed")
+	if msg := meta.FindStatusCondition(ci.Status.Conditions, cachev1alpha1.ConditionThroughputValidated).Message; !strings.Contains(msg, "the retry of "+second) {
+		t.Errorf("BenchmarkFailed message %q does not say the retry failed", msg)
+	}
+	// Once is all: no third run, and the condition stays False.
+	time.Sleep(2 * testRetryBackoff)
+	var list cachev1alpha1.CacheBenchmarkList
+	if err := cl.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, cb := range list.Items {
+		if !slices.Contains([]string{"mine", first, first + "-retry", second, second + "-retry"}, cb.Name) {
+			t.Errorf("unexpected CacheBenchmark %s (%s)", cb.Name, cb.Status.State)
+		}
+	}
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionThroughputValidated, metav1.ConditionFalse, "BenchmarkFailed")
+}

@@ -20,6 +20,7 @@ const (
 	reasonMeasured        = "Measured"
 	reasonBelowMinimum    = "BelowMinimum"
 	reasonBenchmarkFailed = "BenchmarkFailed"
+	reasonRetryScheduled  = "RetryScheduled"
 )
 
 // noteLimit is the most an event's note may hold; the API server refuses longer ones.
@@ -31,9 +32,11 @@ type outcomeNote struct{ eventType, reason, message string }
 // settle writes into an instance's status what a finished benchmark means for it, and returns what
 // to tell the user, or nil. cb's hold ends. A Validation run sets lastBenchmark, and
 // ThroughputValidated when the instance still runs the config it measured (a later config waits for
-// its own validation). A Tuning run records its decision in status.tuning when the instance still
-// has the cores it measured (new cores are tuned anew). best indexes cb's results, why explains the
-// choice; f is the failure of a benchmark that did not measure everything.
+// its own validation); when the operator's first validation of a config fails, ThroughputValidated
+// waits for its retry (Unknown, RetryScheduled) instead of turning False. A Tuning run records its
+// decision in status.tuning when the instance still has the cores it measured (new cores are tuned
+// anew). best indexes cb's results, why explains the choice; f is the failure of a benchmark that
+// did not measure everything.
 func settle(st *cachev1alpha1.CacheInstanceStatus, spec *cachev1alpha1.CacheInstanceSpec, generation int64,
 	cb *cachev1alpha1.CacheBenchmark, best int, why string, f *failure, now time.Time) *outcomeNote {
 	if ab := st.ActiveBenchmark; ab != nil && ab.UID == string(cb.UID) {
@@ -58,7 +61,19 @@ func settle(st *cachev1alpha1.CacheInstanceStatus, spec *cachev1alpha1.CacheInst
 			if cur := cb.Status.Current; cur != nil && cur.ConfigHash != st.ConfigHash {
 				return nil
 			}
-			msg := validated(metav1.ConditionFalse, reasonBenchmarkFailed, "Validation CacheBenchmark %s failed (%s): %s", cb.Name, f.reason, f.message)
+			var msg string
+			switch first := validationName(cb.Spec.InstanceRef.Name, st.ConfigHash); cb.Name {
+			case first:
+				msg = validated(metav1.ConditionUnknown, reasonRetryScheduled,
+					"Validation CacheBenchmark %s failed (%s): %s. It runs once more after a backoff, as CacheBenchmark %s",
+					cb.Name, f.reason, f.message, first+retrySuffix)
+			case first + retrySuffix:
+				msg = validated(metav1.ConditionFalse, reasonBenchmarkFailed,
+					"Validation CacheBenchmark %s, the retry of %s, failed too (%s): %s. The next rollout validates again",
+					cb.Name, first, f.reason, f.message)
+			default:
+				msg = validated(metav1.ConditionFalse, reasonBenchmarkFailed, "Validation CacheBenchmark %s failed (%s): %s", cb.Name, f.reason, f.message)
+			}
 			return &outcomeNote{corev1.EventTypeWarning, "ValidationFailed", msg}
 		}
 		r := summaries[best]

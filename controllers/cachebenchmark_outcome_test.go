@@ -28,6 +28,9 @@ func TestSettle(t *testing.T) {
 			cb.Status.Current = &cachev1alpha1.BenchmarkStep{IOThreads: 2, Cores: cores, ConfigHash: hash}
 		}
 	}
+	named := func(name string) func(*cachev1alpha1.CacheBenchmark) {
+		return func(cb *cachev1alpha1.CacheBenchmark) { cb.Name = name }
+	}
 	minimum := func(n int64) func(*cachev1alpha1.CacheInstance) {
 		return func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Benchmark.MinOpsPerSecond = ptr.To(n) }
 	}
@@ -52,8 +55,17 @@ func TestSettle(t *testing.T) {
 			validated: &want{"False", reasonBelowMinimum}, last: true, event: "ThroughputBelowMinimum"},
 		{name: "validation of a config no longer running", ci: newInstance(4, func(ci *cachev1alpha1.CacheInstance) { ci.Status.ConfigHash = "new" }),
 			cb: newBenchmark(purpose(cachev1alpha1.PurposeValidation), measured(run(3, 1000, 900))), last: true},
-		{name: "validation failed", ci: newInstance(4), cb: newBenchmark(purpose(cachev1alpha1.PurposeValidation), midStep(4, hash)),
+		{name: "a user's validation failed", ci: newInstance(4), cb: newBenchmark(purpose(cachev1alpha1.PurposeValidation), midStep(4, hash)),
 			f: &failure{reasonJobFailed, "Job x failed"}, validated: &want{"False", reasonBenchmarkFailed}, event: "ValidationFailed"},
+		{name: "the operator's validation failed: it is retried", ci: newInstance(4),
+			cb: newBenchmark(named("cache-validate-"+hash), purpose(cachev1alpha1.PurposeValidation), midStep(4, hash)),
+			f:  &failure{reasonJobFailed, "Job x failed"}, validated: &want{"Unknown", reasonRetryScheduled}, event: "ValidationFailed"},
+		{name: "the retry failed too", ci: newInstance(4),
+			cb: newBenchmark(named("cache-validate-"+hash+"-retry"), purpose(cachev1alpha1.PurposeValidation), midStep(4, hash)),
+			f:  &failure{reasonJobFailed, "Job x failed"}, validated: &want{"False", reasonBenchmarkFailed}, event: "ValidationFailed"},
+		{name: "the retry succeeded", ci: newInstance(4),
+			cb:        newBenchmark(named("cache-validate-"+hash+"-retry"), purpose(cachev1alpha1.PurposeValidation), measured(run(3, 1000, 900))),
+			validated: &want{"True", reasonMeasured}, last: true, event: "ThroughputValidated"},
 		{name: "validation failed on an older config", ci: newInstance(4), cb: newBenchmark(purpose(cachev1alpha1.PurposeValidation), midStep(4, "old")),
 			f: &failure{reasonJobFailed, "Job x failed"}},
 		{name: "tuning applies the winner", ci: newInstance(4), cb: newBenchmark(purpose(cachev1alpha1.PurposeTuning), measured(run(1, 1000, 900), run(2, 2000, 900))),
@@ -84,6 +96,12 @@ func TestSettle(t *testing.T) {
 			}
 			if tc.validated != nil && tc.f == nil && !strings.Contains(c.Message, "1000 ops/s") {
 				t.Errorf("message %q lacks the figures", c.Message)
+			}
+			if tc.validated != nil && tc.f != nil && !strings.Contains(c.Message, "CacheBenchmark "+tc.cb.Name) {
+				t.Errorf("message %q does not name the benchmark that failed", c.Message)
+			}
+			if tc.validated != nil && tc.validated.reason == reasonRetryScheduled && !strings.Contains(c.Message, "as CacheBenchmark "+tc.cb.Name+"-retry") {
+				t.Errorf("message %q does not name the retry", c.Message)
 			}
 			if (st.LastBenchmark != nil) != tc.last {
 				t.Errorf("lastBenchmark %+v", st.LastBenchmark)

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,11 +16,20 @@ import (
 	"github.com/iocache/iocache/server/cpuset"
 )
 
+// validationRetryBackoff is how long after a failed validation its one retry starts: long enough
+// for what commonly fails a run (node pressure, an image pull, a rescheduled pod) to pass, short
+// enough that ThroughputValidated is not left Unknown for long.
+const validationRetryBackoff = 5 * time.Minute
+
+// retrySuffix ends the name of a validation's retry.
+const retrySuffix = "-retry"
+
 // wantedBenchmark is the benchmark an instance whose pods are ready needs now, or nil: under the
 // Tuned policy a sweep for cores not yet tuned comes first (validating the Auto stand-in would be
-// wasted); then, with validateOnChange, a validation of a config that none has measured. Both are
-// named after what they measure, so a pass that runs again finds the one it made.
-func wantedBenchmark(ci *cachev1alpha1.CacheInstance, cfg *serverConfig) *cachev1alpha1.CacheBenchmark {
+// wasted); then, with validateOnChange, a validation of a config that none has measured, or the one
+// retry of a validation that failed, which retryOf then names. All are named after what they
+// measure, so a pass that runs again finds the one it made.
+func wantedBenchmark(ci *cachev1alpha1.CacheInstance, cfg *serverConfig) (want *cachev1alpha1.CacheBenchmark, retryOf string) {
 	s := &ci.Spec
 	var name string
 	var spec cachev1alpha1.CacheBenchmarkSpec
@@ -37,10 +47,13 @@ func wantedBenchmark(ci *cachev1alpha1.CacheInstance, cfg *serverConfig) *cachev
 		spec = cachev1alpha1.CacheBenchmarkSpec{Purpose: cachev1alpha1.PurposeTuning, IOThreads: tuningCandidates(int(s.Cores), serverCPUs)}
 	case s.Benchmark.ValidateOnChange != nil && *s.Benchmark.ValidateOnChange &&
 		(validated == nil || validated.Status == metav1.ConditionUnknown):
-		name = fmt.Sprintf("%s-validate-%s", ci.Name, cfg.Hash)
+		name = validationName(ci.Name, cfg.Hash)
+		if validated != nil && validated.Reason == reasonRetryScheduled {
+			retryOf, name = name, name+retrySuffix
+		}
 		spec = cachev1alpha1.CacheBenchmarkSpec{Purpose: cachev1alpha1.PurposeValidation}
 	default:
-		return nil
+		return nil, ""
 	}
 	spec.InstanceRef = corev1.LocalObjectReference{Name: ci.Name}
 	spec.Workload = *s.Benchmark.Workload.DeepCopy()
@@ -51,7 +64,13 @@ func wantedBenchmark(ci *cachev1alpha1.CacheInstance, cfg *serverConfig) *cachev
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ci, cachev1alpha1.GroupVersion.WithKind("CacheInstance"))},
 		},
 		Spec: spec,
-	}
+	}, retryOf
+}
+
+// validationName names the Validation CacheBenchmark of an instance's config with that hash; its
+// retry appends retrySuffix.
+func validationName(instance, hash string) string {
+	return instance + "-validate-" + hash
 }
 
 // staleBenchmark is true for a finished benchmark of the wanted name that measured an earlier
@@ -87,14 +106,14 @@ func (r *CacheInstanceReconciler) reconcileBenchmarks(ctx context.Context, inst 
 			return nil, err
 		}
 		if !exists {
-			inst.forgetTuning = true
+			inst.forgetTuning = t.Benchmark
 			return nil, nil
 		}
 	}
 	if inst.rollout == nil || !inst.rollout.ready() {
 		return nil, nil
 	}
-	want := wantedBenchmark(ci, inst.config)
+	want, retryOf := wantedBenchmark(ci, inst.config)
 	if want == nil {
 		return nil, nil
 	}
@@ -102,6 +121,16 @@ func (r *CacheInstanceReconciler) reconcileBenchmarks(ctx context.Context, inst 
 	err := r.Get(ctx, client.ObjectKeyFromObject(want), have)
 	switch {
 	case apierrors.IsNotFound(err):
+		if retryOf != "" {
+			wait, err := r.retryWait(ctx, ci.Namespace, retryOf, time.Now())
+			if err != nil {
+				return nil, err
+			}
+			if wait > 0 {
+				inst.recheckIn(wait)
+				return nil, nil
+			}
+		}
 		if err := r.Create(ctx, want); err != nil {
 			if apierrors.IsAlreadyExists(err) {
 				return nil, nil
@@ -151,4 +180,27 @@ func (r *CacheInstanceReconciler) benchmarkExists(ctx context.Context, namespace
 		return false, fmt.Errorf("reading CacheBenchmark %s: %w", name, err)
 	}
 	return true, nil
+}
+
+// retryWait is how long the retry of the failed validation named must still wait: the backoff counts
+// from the end of that one. One that has not ended in this pass's view (its end brings another pass)
+// counts as ending now; one that is gone, deleted by hand, holds nothing back.
+func (r *CacheInstanceReconciler) retryWait(ctx context.Context, namespace, failed string, now time.Time) (time.Duration, error) {
+	cb := &cachev1alpha1.CacheBenchmark{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: failed}, cb)
+	if apierrors.IsNotFound(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading CacheBenchmark %s: %w", failed, err)
+	}
+	end := now
+	if t := cb.Status.CompletionTime; finished(cb) && t != nil {
+		end = t.Time
+	}
+	backoff := r.ValidationRetryBackoff
+	if backoff <= 0 {
+		backoff = validationRetryBackoff
+	}
+	return end.Add(backoff).Sub(now), nil
 }

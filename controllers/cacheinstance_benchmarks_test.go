@@ -19,6 +19,11 @@ func validatedAs(status metav1.ConditionStatus) func(*cachev1alpha1.CacheInstanc
 	}
 }
 
+func retryScheduled(ci *cachev1alpha1.CacheInstance) {
+	ci.Status.Conditions = append(ci.Status.Conditions, metav1.Condition{
+		Type: cachev1alpha1.ConditionThroughputValidated, Status: metav1.ConditionUnknown, Reason: reasonRetryScheduled})
+}
+
 func tunedPolicy(ci *cachev1alpha1.CacheInstance) {
 	ci.Spec.IOThreads.Policy = cachev1alpha1.IOThreadsTuned
 }
@@ -37,11 +42,15 @@ func TestWantedBenchmark(t *testing.T) {
 		want       string // "" for none
 		purpose    cachev1alpha1.BenchmarkPurpose
 		candidates []int32
+		retryOf    string
 	}{
 		{name: "new instance is validated", ci: newInstance(4), want: "cache-validate-HASH", purpose: cachev1alpha1.PurposeValidation},
 		{name: "config changed", ci: newInstance(4, validatedAs(metav1.ConditionUnknown)), want: "cache-validate-HASH", purpose: cachev1alpha1.PurposeValidation},
 		{name: "validated", ci: newInstance(4, validatedAs(metav1.ConditionTrue))},
 		{name: "failed validation is not repeated", ci: newInstance(4, validatedAs(metav1.ConditionFalse))},
+		{name: "failed once: retried", ci: newInstance(4, retryScheduled), want: "cache-validate-HASH-retry", purpose: cachev1alpha1.PurposeValidation,
+			retryOf: "cache-validate-HASH"},
+		{name: "no retry once validation is off", ci: newInstance(4, retryScheduled, noValidation)},
 		{name: "validation off", ci: newInstance(4, noValidation)},
 		{name: "tuning before validation", ci: newInstance(8, tunedPolicy), want: "cache-tuning-8c", purpose: cachev1alpha1.PurposeTuning,
 			candidates: []int32{1, 4, 6, 8}},
@@ -58,12 +67,15 @@ func TestWantedBenchmark(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cb := wantedBenchmark(tc.ci, cfg)
+			cb, retryOf := wantedBenchmark(tc.ci, cfg)
 			if tc.want == "" {
 				if cb != nil {
 					t.Fatalf("wants %s, want none", cb.Name)
 				}
 				return
+			}
+			if want := strings.Replace(tc.retryOf, "HASH", cfg.Hash, 1); retryOf != want {
+				t.Errorf("retries %q, want %q", retryOf, want)
 			}
 			if cb == nil {
 				t.Fatalf("wants none, want %s", tc.want)

@@ -329,7 +329,7 @@ func (r *CacheInstanceReconciler) reconcileConfig(_ context.Context, inst *insta
 	cfg, err := renderConfig(inst.CacheInstance)
 	if err != nil {
 		inst.block(reasonInvalidSpec, err.Error())
-		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeWarning, "ValidationFailed", "RenderConfig", "%s", err.Error())
+		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeWarning, reasonInvalidSpec, "RenderConfig", "%s", err.Error())
 		return &ctrl.Result{}, nil
 	}
 	inst.config = cfg

@@ -33,11 +33,15 @@ const conflictRetry = time.Second
 type CacheInstanceReconciler struct {
 	client.Client
 	// APIReader settles what the cache may not know yet: whether a benchmark that holds an
-	// instance, or whose failure it records, still exists.
+	// instance, or whose failure it records, still exists, and the instance as stored when a status
+	// write conflicts.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	// Image runs the server when spec.image is empty: the operator's own image.
 	Image string
+	// ValidationRetryBackoff is how long a failed validation waits for its one retry; 0 means
+	// validationRetryBackoff. Tests shorten it.
+	ValidationRetryBackoff time.Duration
 }
 
 // instance is a CacheInstance during one pass, with what the steps have learned so far.
@@ -48,8 +52,12 @@ type instance struct {
 	blocked *blocker
 	// releaseHold is the UID of a benchmark whose hold on the instance ends: it is gone or finished.
 	releaseHold string
-	// forgetTuning drops a failed tuning whose CacheBenchmark was deleted, so that it runs again.
-	forgetTuning bool
+	// forgetTuning names the deleted CacheBenchmark of a failed tuning, which is then dropped so that
+	// the sweep runs again.
+	forgetTuning string
+	// recheck is how soon the instance must be looked at again though nothing it watches changes
+	// (a retry waiting out its backoff), or 0.
+	recheck time.Duration
 }
 
 // blocker says why a pass stopped short of applying the spec, as Degraded's reason and message.
@@ -57,6 +65,13 @@ type blocker struct{ reason, message string }
 
 func (i *instance) block(reason, message string) {
 	i.blocked = &blocker{reason: reason, message: message}
+}
+
+// recheckIn asks for another pass within d.
+func (i *instance) recheckIn(d time.Duration) {
+	if d > 0 && (i.recheck == 0 || d < i.recheck) {
+		i.recheck = d
+	}
 }
 
 // The operator's permissions, and nothing more: it reads CacheInstances and writes their status;
@@ -73,7 +88,8 @@ func (i *instance) block(reason, message string) {
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // It creates the Validation and Tuning CacheBenchmarks an instance needs, and deletes an outdated
-// one of the same name; the benchmark controller reads and watches them all.
+// one of the same name and the validations it no longer keeps; the benchmark controller reads and
+// watches them all.
 // +kubebuilder:rbac:groups=cache.iocache.dev,resources=cachebenchmarks,verbs=get;list;watch;create;delete
 
 // Reconcile brings one CacheInstance's objects to its spec, then writes its status.
@@ -100,9 +116,9 @@ func (r *CacheInstanceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		result, err = ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
 
-	var recheck time.Duration
+	var statusRecheck time.Duration
 	serr := r.updateStatus(ctx, ci, func(st *cachev1alpha1.CacheInstanceStatus) {
-		recheck = setStatus(st, inst, err, time.Now())
+		statusRecheck = setStatus(st, inst, err, time.Now())
 	})
 	switch {
 	case serr == nil || apierrors.IsNotFound(serr):
@@ -111,8 +127,9 @@ func (r *CacheInstanceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	default:
 		logf.FromContext(ctx).Error(serr, "status not written")
 	}
-	if recheck > 0 && (result.RequeueAfter == 0 || recheck < result.RequeueAfter) {
-		result.RequeueAfter = recheck
+	inst.recheckIn(statusRecheck)
+	if d := inst.recheck; d > 0 && (result.RequeueAfter == 0 || d < result.RequeueAfter) {
+		result.RequeueAfter = d
 	}
 
 	switch {
@@ -138,6 +155,7 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 		r.reconcileStatefulSet,
 		r.reconcilePDB,
 		r.reconcileBenchmarks,
+		r.pruneValidations,
 		r.reconcileServiceMonitor,
 	} {
 		res, err := step(ctx, inst)

@@ -476,7 +476,7 @@ func TestUnrenderableSpecIsDegraded(t *testing.T) {
 	if c := meta.FindStatusCondition(ci.Status.Conditions, cachev1alpha1.ConditionReady); c == nil || c.Status != metav1.ConditionUnknown {
 		t.Errorf("Ready = %+v, want Unknown until a StatefulSet is applied", c)
 	}
-	cl.waitEvent(t, ns, "cache", "ValidationFailed")
+	cl.waitEvent(t, ns, "cache", "InvalidSpec")
 	if err := cl.get(t, ns, "cache", &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a StatefulSet exists for a spec that cannot be rendered: %v", err)
 	}

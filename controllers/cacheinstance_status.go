@@ -52,7 +52,9 @@ func setStatus(st *cachev1alpha1.CacheInstanceStatus, inst *instance, passErr er
 	if ab := st.ActiveBenchmark; ab != nil && inst.releaseHold != "" && ab.UID == inst.releaseHold {
 		st.ActiveBenchmark = nil
 	}
-	if inst.forgetTuning {
+	// Only the failed tuning the pass found gone: a status reread after a conflict may hold a newer
+	// decision.
+	if t := st.Tuning; t != nil && inst.forgetTuning != "" && t.Benchmark == inst.forgetTuning && t.ChosenIOThreads == nil {
 		st.Tuning = nil
 	}
 
@@ -149,7 +151,7 @@ func tuningPendingMessage(st *cachev1alpha1.CacheInstanceStatus, inst *instance)
 
 // updateStatus writes the instance's status with writeStatus and exports its conditions.
 func (r *CacheInstanceReconciler) updateStatus(ctx context.Context, ci *cachev1alpha1.CacheInstance, mutate func(*cachev1alpha1.CacheInstanceStatus)) error {
-	latest, err := writeStatus(ctx, r.Client, ci, func(c *cachev1alpha1.CacheInstance) error {
+	latest, err := writeStatus(ctx, r.Client, r.APIReader, ci, func(c *cachev1alpha1.CacheInstance) error {
 		mutate(&c.Status)
 		return nil
 	})
@@ -161,15 +163,17 @@ func (r *CacheInstanceReconciler) updateStatus(ctx context.Context, ci *cachev1a
 }
 
 // writeStatus is the one way the operator writes a status: through the status subresource, after
-// mutate changed the object, mutating the latest stored copy again on conflict so that fields
-// another controller wrote in between survive. An unchanged status is not written. An error from
-// mutate ends the attempt as it is. It returns the object as last written (or read).
-func writeStatus[T client.Object](ctx context.Context, c client.Client, obj T, mutate func(T) error) (T, error) {
+// mutate changed the object. On a conflict it reads the object again from stored, the API server
+// (the cache may still hold the very copy that conflicted, and every retry would conflict again),
+// and mutates that, so that fields another controller wrote in between survive. An unchanged status
+// is not written. An error from mutate ends the attempt as it is. It returns the object as last
+// written (or read).
+func writeStatus[T client.Object](ctx context.Context, c client.Client, stored client.Reader, obj T, mutate func(T) error) (T, error) {
 	latest := obj.DeepCopyObject().(T)
 	refetch := false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if refetch {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), latest); err != nil {
+			if err := stored.Get(ctx, client.ObjectKeyFromObject(obj), latest); err != nil {
 				return err
 			}
 		}

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -8,7 +9,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
 )
@@ -152,8 +156,8 @@ func hashOf(t *testing.T, ci *cachev1alpha1.CacheInstance) string {
 	return cfg.Hash
 }
 
-// Once tuned, TuningPending is gone; a failed sweep says how to try again; a hold the pass found
-// stale ends, and another's stays.
+// Once tuned, TuningPending is gone; a failed sweep says how to try again; a hold or a failed tuning
+// the pass found gone ends, and another's stays.
 func TestSetStatusTuningAndHolds(t *testing.T) {
 	tuned := func(ci *cachev1alpha1.CacheInstance) { ci.Spec.IOThreads.Policy = cachev1alpha1.IOThreadsTuned }
 	for _, tc := range []struct {
@@ -180,21 +184,73 @@ func TestSetStatusTuningAndHolds(t *testing.T) {
 		})
 	}
 
-	held := func(uid string) *instance {
+	held := func(uid, tuning string) *instance {
 		ci := newInstance(2, func(ci *cachev1alpha1.CacheInstance) {
 			ci.Status.ActiveBenchmark = &cachev1alpha1.ActiveBenchmark{Name: "b", UID: uid}
-			ci.Status.Tuning = &cachev1alpha1.TuningStatus{Cores: 2, Benchmark: "gone"}
+			ci.Status.Tuning = &cachev1alpha1.TuningStatus{Cores: 2, Benchmark: tuning}
 		})
-		inst := &instance{CacheInstance: ci, rollout: podsReady, releaseHold: "stale", forgetTuning: true}
+		inst := &instance{CacheInstance: ci, rollout: podsReady, releaseHold: "stale", forgetTuning: "gone"}
 		inst.config, _ = renderConfig(ci)
 		return inst
 	}
-	for uid, kept := range map[string]bool{"stale": false, "live": true} {
-		inst := held(uid)
+	for _, tc := range []struct {
+		uid, tuning        string
+		holdKept, tuneKept bool
+	}{{"stale", "gone", false, false}, {"live", "gone", true, false}, {"live", "newer", true, true}} {
+		inst := held(tc.uid, tc.tuning)
 		st := *inst.Status.DeepCopy()
 		setStatus(&st, inst, nil, t0)
-		if (st.ActiveBenchmark != nil) != kept || st.Tuning != nil {
-			t.Errorf("hold of %s: activeBenchmark %+v (kept: want %v), tuning %+v (want it forgotten)", uid, st.ActiveBenchmark, kept, st.Tuning)
+		if (st.ActiveBenchmark != nil) != tc.holdKept || (st.Tuning != nil) != tc.tuneKept {
+			t.Errorf("hold of %s, tuning by %s: activeBenchmark %+v (want kept: %v), tuning %+v (want kept: %v)",
+				tc.uid, tc.tuning, st.ActiveBenchmark, tc.holdKept, st.Tuning, tc.tuneKept)
 		}
+	}
+}
+
+// laggingCache reads an instance as a cache that has not yet seen the latest write would.
+type laggingCache struct {
+	client.Client
+	old *cachev1alpha1.CacheInstance
+}
+
+func (l laggingCache) Get(_ context.Context, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	l.old.DeepCopyInto(obj.(*cachev1alpha1.CacheInstance))
+	return nil
+}
+
+// A status write that conflicts reads the stored object again rather than the cache, which may still
+// hold the copy that conflicted: the retry succeeds and keeps what the other writer wrote.
+func TestWriteStatusRereadsPastTheCache(t *testing.T) {
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	if err := cachev1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	api := fake.NewClientBuilder().WithScheme(scheme).WithObjects(newInstance(4)).WithStatusSubresource(&cachev1alpha1.CacheInstance{}).Build()
+	key := client.ObjectKey{Namespace: "ns", Name: "cache"}
+	old := &cachev1alpha1.CacheInstance{}
+	if err := api.Get(ctx, key, old); err != nil {
+		t.Fatal(err)
+	}
+	// Another writer (a benchmark settling) moves the stored status on.
+	other := old.DeepCopy()
+	other.Status.LastBenchmark = &cachev1alpha1.BenchmarkSummary{Benchmark: "other"}
+	if err := api.Status().Update(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err := writeStatus(ctx, laggingCache{Client: api, old: old}, api, old, func(ci *cachev1alpha1.CacheInstance) error {
+		ci.Status.IOThreads = 9
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("writeStatus: %v", err)
+	}
+	stored := &cachev1alpha1.CacheInstance{}
+	if err := api.Get(ctx, key, stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored.Status.IOThreads != 9 || stored.Status.LastBenchmark == nil || stored.Status.LastBenchmark.Benchmark != "other" {
+		t.Errorf("stored status %+v: want both writes", stored.Status)
 	}
 }

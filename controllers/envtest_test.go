@@ -27,6 +27,9 @@ import (
 // testImage is the operator's default server image in these tests.
 const testImage = "registry.example/iocache:envtest"
 
+// testRetryBackoff stands in for the five minutes a failed validation waits for its retry.
+const testRetryBackoff = 3 * time.Second
+
 // cluster is one real kube-apiserver and etcd, shared by the tests of this package, with the
 // operator running against it.
 type cluster struct {
@@ -92,7 +95,7 @@ func startCluster() (*cluster, error) {
 	if err != nil {
 		return fail(err)
 	}
-	opts := operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: testImage, MaxConcurrent: 2}
+	opts := operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: testImage, MaxConcurrent: 2, ValidationRetryBackoff: testRetryBackoff}
 	mgr, err := operator.NewManager(opCfg, opts)
 	if err != nil {
 		return fail(err)

@@ -120,7 +120,9 @@ type MetricsSpec struct {
 // CacheInstanceBenchmarkSpec says how the operator validates throughput after each rollout.
 type CacheInstanceBenchmarkSpec struct {
 	// ValidateOnChange runs a validation benchmark after the instance becomes ready and after every
-	// change that rolls it.
+	// change that rolls it: a CacheBenchmark named after the instance and the config hash it
+	// measures. The instance keeps its three most recently finished validations, the one
+	// status.lastBenchmark names and those of the config it runs, and deletes older ones.
 	// +kubebuilder:default=true
 	// +optional
 	ValidateOnChange *bool `json:"validateOnChange,omitempty"`
@@ -261,11 +263,15 @@ const (
 	// (spec.benchmark.validateOnChange) found the throughput expected of the current config. True:
 	// reason MinimumMet (it measured at least spec.benchmark.minOpsPerSecond) or Measured (no minimum
 	// is set and the run succeeded). False: reason BelowMinimum (it measured less than the minimum;
-	// the message has the figures) or BenchmarkFailed (the run failed; the message has the
-	// CacheBenchmark's reason). Unknown while no validation has measured the current config: reason
-	// NotMeasured when the instance is new, ConfigChanged whenever the rendered config changes. The
-	// instance controller sets Unknown and starts the validation once the pods are ready with the new
-	// config; the benchmark controller sets True and False, and only for the config it measured.
+	// the message has the figures) or BenchmarkFailed (the run failed, and so did its retry; the
+	// message has the CacheBenchmark's reason). Unknown while no validation has measured the current
+	// config: reason NotMeasured when the instance is new, ConfigChanged whenever the rendered config
+	// changes, RetryScheduled when the validation failed: a failure is often passing (node pressure,
+	// an image pull), so the operator runs it once more five minutes after it failed, as a
+	// CacheBenchmark of the same name with "-retry" appended, and the message says why the first
+	// failed. The instance controller sets Unknown and starts the validation once the pods are ready
+	// with the new config; the benchmark controller sets True, False and RetryScheduled, and only for
+	// the config it measured.
 	ConditionThroughputValidated = "ThroughputValidated"
 )
 

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +44,9 @@ type Options struct {
 	WatchNamespace string
 	MaxConcurrent  int
 	ZapOptions     zap.Options
+	// ValidationRetryBackoff is how long a failed validation waits for its one retry; 0 keeps the
+	// controller's five minutes. No flag sets it: tests shorten it.
+	ValidationRetryBackoff time.Duration
 }
 
 // NewScheme returns a scheme with the Kubernetes built-in types and the iocache API.
@@ -167,10 +171,11 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 func Setup(mgr ctrl.Manager, opts Options) error {
 	recorder := mgr.GetEventRecorder("iocache-operator")
 	r := &controllers.CacheInstanceReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  recorder,
-		Image:     opts.Image,
+		Client:                 mgr.GetClient(),
+		APIReader:              mgr.GetAPIReader(),
+		Recorder:               recorder,
+		Image:                  opts.Image,
+		ValidationRetryBackoff: opts.ValidationRetryBackoff,
 	}
 	if err := r.SetupWithManager(mgr, opts.MaxConcurrent); err != nil {
 		return fmt.Errorf("setting up the CacheInstance controller: %w", err)
