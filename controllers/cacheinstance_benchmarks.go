@@ -57,6 +57,7 @@ func wantedBenchmark(ci *cachev1alpha1.CacheInstance, cfg *serverConfig) (want *
 	}
 	spec.InstanceRef = corev1.LocalObjectReference{Name: ci.Name}
 	spec.Workload = *s.Benchmark.Workload.DeepCopy()
+	spec.Resources = s.Benchmark.Resources.DeepCopy()
 	labels := benchLabels(ci)
 	return &cachev1alpha1.CacheBenchmark{
 		ObjectMeta: metav1.ObjectMeta{

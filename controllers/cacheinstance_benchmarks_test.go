@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -168,5 +170,22 @@ func TestIOThreadsFromHoldAndTuning(t *testing.T) {
 				t.Error("rendering changed the spec")
 			}
 		})
+	}
+}
+
+// The instance's benchmark resources reach the benchmarks it creates, so a small cluster can
+// still validate.
+func TestWantedBenchmarkResources(t *testing.T) {
+	small := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m")}}
+	for _, ci := range []*cachev1alpha1.CacheInstance{newInstance(4), newInstance(8, tunedPolicy)} {
+		ci.Spec.Benchmark.Resources = small.DeepCopy()
+		cfg, err := renderConfig(ci)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cb, _ := wantedBenchmark(ci, cfg)
+		if cb == nil || cb.Spec.Resources == nil || !cb.Spec.Resources.Requests.Cpu().Equal(resource.MustParse("200m")) {
+			t.Fatalf("%s benchmark resources %+v", cb.Spec.Purpose, cb.Spec.Resources)
+		}
 	}
 }

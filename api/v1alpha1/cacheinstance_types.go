@@ -135,6 +135,12 @@ type CacheInstanceBenchmarkSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	MinOpsPerSecond *int64 `json:"minOpsPerSecond,omitempty"`
+	// Resources of the validation and tuning benchmark Jobs' client container. By default the
+	// client gets one whole CPU per client thread, requests equal to limits, so that it measures
+	// the server rather than its own CPU throttling; a small cluster whose nodes have no whole CPUs
+	// to spare can ask for less here (the figures then bound the server's throughput from below).
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 }
 
 // CacheInstanceSpec is what a user wants from a cache instance.

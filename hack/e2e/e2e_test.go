@@ -136,6 +136,12 @@ func TestEndToEnd(t *testing.T) {
 				MaxMemoryPolicy: "allkeys-lru",
 				Auth:            &cachev1alpha1.AuthSpec{Generate: true},
 				Config:          map[string]cachev1alpha1.ConfigValue{"hz": "10"},
+				// The node's only exclusive CPU is the instance's: the validation client runs on
+				// a fraction of the shared one (the default asks a whole CPU per client thread).
+				Benchmark: cachev1alpha1.CacheInstanceBenchmarkSpec{
+					Workload:  e2eutil.SmallBenchmark(&cachev1alpha1.CacheInstance{}, "").Spec.Workload,
+					Resources: e2eutil.SmallBenchmark(&cachev1alpha1.CacheInstance{}, "").Spec.Resources,
+				},
 			},
 		}
 		if err := e.Client.Create(ctx, obj); err != nil {
@@ -182,8 +188,14 @@ func TestEndToEnd(t *testing.T) {
 				t.Errorf("GET e2e:%d = %q, %v", i, got, err)
 			}
 		}
-		if n, err := rdb.DBSize(ctx).Result(); err != nil || n != 100 {
-			t.Errorf("DBSIZE = %d, %v; want 100", n, err)
+		// The validation benchmark may be filling the keyspace meanwhile: count our keys only.
+		var ours int
+		iter := rdb.Scan(ctx, 0, "e2e:*", 1000).Iterator()
+		for iter.Next(ctx) {
+			ours++
+		}
+		if err := iter.Err(); err != nil || ours != 100 {
+			t.Errorf("SCAN MATCH e2e:* found %d keys, %v; want 100", ours, err)
 		}
 		// And as NOTES.txt tells users: a port-forward (API server -> kubelet -> containerd).
 		pod, err := e.ServerPod(ctx, ci)
@@ -276,21 +288,15 @@ func TestEndToEnd(t *testing.T) {
 					if err != nil {
 						return false, err
 					}
-					cannot = fmt.Sprintf("the operator's validation Job %s asks for %dm CPU (a whole CPU per client thread, Guaranteed, by design) "+
-						"but node %s has %dm allocatable and %dm requested already (the 1-core instance holds the only exclusive CPU); "+
-						"the scheduler says %q. It runs on a node with at least 1 (reserved) + spec.cores + workload.threads = %d CPUs; "+
-						"IOCACHE_E2E_REQUIRE_VALIDATION=1 makes this a failure", pod.Name, e2eutil.PodCPURequest(pod), server.Spec.NodeName, alloc, requested, msg,
-						1+got.Spec.Cores+got.Spec.Benchmark.Workload.Threads)
+					cannot = fmt.Sprintf("the operator's validation Job %s asks for %dm CPU but node %s has %dm allocatable and %dm requested already; "+
+						"the scheduler says %q", pod.Name, e2eutil.PodCPURequest(pod), server.Spec.NodeName, alloc, requested, msg)
 					return true, nil
 				}
 			}
 			return false, fmt.Errorf("no result yet: %s", strings.Join(states, "; "))
 		})
 		if cannot != "" {
-			if os.Getenv("IOCACHE_E2E_REQUIRE_VALIDATION") == "1" {
-				t.Fatal(cannot)
-			}
-			t.Skip(cannot)
+			t.Fatal(cannot)
 		}
 		if err != nil {
 			t.Fatalf("no validation benchmark result: %v", err)
