@@ -154,8 +154,17 @@ func (s *Server) unblockAndRun(c *client) {
 	s.blocking.remove(c)
 	saved := c.db
 	c.db = st.dbIndex
+	// XREAD may find nothing for itself in what arrived and block again: it keeps its deadline.
+	c.rerunDeadline = st.deadline
+	if st.deadline == 0 {
+		c.rerunDeadline = -1
+	}
 	s.execute(c, st.cmd, st.argv)
+	c.rerunDeadline = 0
 	c.db = saved
+	if c.blocked != nil {
+		return // blocked again; stays with the main thread
+	}
 	s.resume(c)
 }
 

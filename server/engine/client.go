@@ -70,6 +70,7 @@ type client struct {
 	channels        map[string]struct{}
 	patterns        map[string]struct{}
 	blocked         *blockState
+	rerunDeadline   int64 // while a blocked command runs again: its deadline (-1: none)
 	obufSoftAt      int64 // unix ms when the output first went over the soft limit (0 = not over)
 	monitorDB       int
 	argvMem         int64

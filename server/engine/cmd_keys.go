@@ -88,6 +88,8 @@ func cloneObject(obj any) any {
 		return o.Clone()
 	case *keyspace.ZSet:
 		return o.Clone()
+	case *keyspace.Stream:
+		return o.Clone()
 	}
 	return obj
 }
@@ -509,6 +511,8 @@ func (s *Server) encodingOf(db *keyspace.DB, r keyspace.Ref) string {
 			return "listpack"
 		}
 		return "hashtable"
+	case keyspace.TypeStream:
+		return "stream"
 	}
 	return "raw"
 }

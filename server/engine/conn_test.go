@@ -64,7 +64,7 @@ func TestErrorTexts(t *testing.T) {
 		{[]any{"SELECT", "99"}, "ERR DB index is out of range"},
 		{[]any{"CONFIG", "SET", "io-threads", "4"}, "ERR CONFIG SET failed (possibly related to argument 'io-threads') - can't set immutable config"},
 		{[]any{"CONFIG", "SET", "no-such-thing", "1"}, "ERR Unknown option or number of arguments for CONFIG SET - 'no-such-thing'"},
-		{[]any{"CLIENT", "NOPE"}, "ERR unknown subcommand or wrong number of arguments for 'NOPE'. Try CLIENT HELP."},
+		{[]any{"CLIENT", "NOPE"}, "ERR unknown subcommand 'NOPE'. Try CLIENT HELP."},
 	}
 	for _, tc := range cases {
 		err := c.Do(ctx(), tc.args...).Err()

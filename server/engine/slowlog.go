@@ -95,9 +95,37 @@ func cmdSlowlog(s *Server, c *client, argv [][]byte) {
 	}
 }
 
-// subcommandError is Redis's reply to an unknown subcommand or wrong arity of one.
+// containerSubcommands are the subcommands Redis 7.0 registers for its container commands. For
+// these, an unknown subcommand and a known one with the wrong arguments get different errors.
+var containerSubcommands = map[string][]string{
+	"client":  {"caching", "getname", "getredir", "help", "id", "info", "kill", "list", "no-evict", "pause", "reply", "setname", "tracking", "trackinginfo", "unblock", "unpause"},
+	"command": {"count", "docs", "getkeys", "getkeysandflags", "help", "info", "list"},
+	"config":  {"get", "help", "resetstat", "rewrite", "set"},
+	"latency": {"doctor", "graph", "help", "histogram", "history", "latest", "reset"},
+	"memory":  {"doctor", "help", "malloc-stats", "purge", "stats", "usage"},
+	"object":  {"encoding", "freq", "help", "idletime", "refcount"},
+	"pubsub":  {"channels", "help", "numpat", "numsub", "shardchannels", "shardnumsub"},
+	"slowlog": {"get", "help", "len", "reset"},
+	"xinfo":   {"consumers", "groups", "help", "stream"},
+}
+
+// subcommandError is Redis 7.0's reply to an unknown subcommand, or to a known one with the wrong
+// number of arguments. Commands that are not containers (DEBUG) keep the older combined text.
 func (s *Server) subcommandError(c *client, argv [][]byte) {
-	s.addError(c, "ERR unknown subcommand or wrong number of arguments for '"+truncate(string(argv[1]), 128)+"'. Try "+upper(string(argv[0]))+" HELP.")
+	container := lowerASCII(string(argv[0]))
+	known, isContainer := containerSubcommands[container]
+	if !isContainer {
+		s.addError(c, "ERR unknown subcommand or wrong number of arguments for '"+truncate(string(argv[1]), 128)+"'. Try "+upper(string(argv[0]))+" HELP.")
+		return
+	}
+	sub := lowerASCII(string(argv[1]))
+	for _, k := range known {
+		if k == sub {
+			s.addError(c, "ERR wrong number of arguments for '"+container+"|"+sub+"' command")
+			return
+		}
+	}
+	s.addError(c, "ERR unknown subcommand '"+truncate(string(argv[1]), 128)+"'. Try "+upper(string(argv[0]))+" HELP.")
 }
 
 func writeHelp(c *client, name string, lines []string) {

@@ -177,6 +177,15 @@ func buildCommandTable() map[string]*command {
 		{"zremrangebyrank", cmdZRemRangeByRank, 4, w, 1, 1, 1, "sorted-set", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed."},
 		{"zremrangebyscore", cmdZRemRangeByScore, 4, w, 1, 1, 1, "sorted-set", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed."},
 		{"zunionstore", cmdZUnionStore, -4, w | oom, 1, 1, 1, "sorted-set", "Stores the union of multiple sorted sets in a key."},
+		// streams (no consumer groups)
+		{"xadd", cmdXAdd, -5, w | oom | f, 1, 1, 1, "stream", "Appends a new message to a stream. Creates the key if it doesn't exist."},
+		{"xlen", cmdXLen, 2, r | f, 1, 1, 1, "stream", "Return the number of messages in a stream."},
+		{"xrange", cmdXRange, -4, r, 1, 1, 1, "stream", "Returns the messages from a stream within a range of IDs."},
+		{"xrevrange", cmdXRevRange, -4, r, 1, 1, 1, "stream", "Returns the messages from a stream within a range of IDs in reverse order."},
+		{"xdel", cmdXDel, -3, w | f, 1, 1, 1, "stream", "Returns the number of messages after removing them from a stream."},
+		{"xtrim", cmdXTrim, -4, w, 1, 1, 1, "stream", "Deletes messages from the beginning of a stream."},
+		{"xread", cmdXRead, -4, r | blk, 0, 0, 0, "stream", "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise."},
+		{"xinfo", cmdXInfo, -2, r, 0, 0, 0, "stream", "A container for stream introspection commands."},
 		{"zinterstore", cmdZInterStore, -4, w | oom, 1, 1, 1, "sorted-set", "Stores the intersect of multiple sorted sets in a key."},
 		{"zscan", cmdZScan, -3, r, 1, 1, 1, "sorted-set", "Iterates over members and scores of a sorted set."},
 		// transactions

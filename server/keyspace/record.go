@@ -29,6 +29,7 @@ const (
 	TypeSet    Type = 2
 	TypeZSet   Type = 3
 	TypeHash   Type = 4
+	TypeStream Type = 6
 	TypeNone   Type = 15
 )
 
@@ -45,6 +46,8 @@ func (t Type) Name() string {
 		return "zset"
 	case TypeHash:
 		return "hash"
+	case TypeStream:
+		return "stream"
 	}
 	return "none"
 }

@@ -1,0 +1,145 @@
+package engine
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iocache/iocache/server/testpeer"
+)
+
+// Differential tests: the same commands go to Debian's redis-server and to iocache, and the raw
+// replies must be byte for byte the same. This checks reply types, error texts and edge cases
+// against Redis itself rather than against what we remember of it.
+
+// startRedisPeer runs redis-server on a free loopback port for the test.
+func startRedisPeer(t *testing.T) string {
+	t.Helper()
+	bin := testpeer.Require(t, "redis-server")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for i := 0; i < 100; i++ {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return addr
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("redis-server did not start on %s", addr)
+	return ""
+}
+
+// peerConn sends commands as RESP arrays and reads whole raw replies.
+type peerConn struct {
+	t  *testing.T
+	c  net.Conn
+	br *bufio.Reader
+}
+
+func dialPeer(t *testing.T, addr string) *peerConn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &peerConn{t: t, c: c, br: bufio.NewReader(c)}
+}
+
+func (p *peerConn) do(args ...string) string {
+	p.t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := io.WriteString(p.c, b.String()); err != nil {
+		p.t.Fatalf("write: %v", err)
+	}
+	_ = p.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var out strings.Builder
+	if err := readRawReply(p.br, &out); err != nil {
+		p.t.Fatalf("%v: reading reply: %v (so far %q)", args, err, out.String())
+	}
+	return out.String()
+}
+
+// readRawReply copies one complete RESP2/RESP3 reply.
+func readRawReply(br *bufio.Reader, out *strings.Builder) error {
+	line, err := br.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	out.WriteString(line)
+	if len(line) < 3 {
+		return fmt.Errorf("short line %q", line)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+	switch line[0] {
+	case '$', '=', '!':
+		if n < 0 {
+			return nil
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(br, buf); err != nil {
+			return err
+		}
+		out.Write(buf)
+	case '*', '~', '>', '%', '|':
+		if line[0] == '%' || line[0] == '|' {
+			n *= 2
+		}
+		for i := 0; i < n; i++ {
+			if err := readRawReply(br, out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// differential runs each command on both servers, in order, with RESP2 and with RESP3, and
+// reports every reply that differs.
+func differential(t *testing.T, iocacheAddr string, cmds [][]string) {
+	t.Helper()
+	redisAddr := startRedisPeer(t)
+	for _, proto := range []string{"2", "3"} {
+		r, i := dialPeer(t, redisAddr), dialPeer(t, iocacheAddr)
+		r.do("FLUSHALL")
+		i.do("FLUSHALL")
+		r.do("HELLO", proto)
+		i.do("HELLO", proto)
+		for _, cmd := range cmds {
+			want, got := r.do(cmd...), i.do(cmd...)
+			if want != got {
+				t.Errorf("RESP%s %q:\n redis:   %q\n iocache: %q", proto, cmd, want, got)
+			}
+		}
+	}
+}
+
+// Container commands answer unknown subcommands and wrong arities with Redis 7.0's texts.
+func TestSubcommandErrorsMatchRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, split(
+		"OBJECT FOO k", "OBJECT ENCODING", "OBJECT ENCODING a b", "CONFIG FOO", "CONFIG GET", "CONFIG SET maxmemory",
+		"SLOWLOG FOO", "SLOWLOG LEN x", "MEMORY FOO", "MEMORY USAGE", "LATENCY FOO", "PUBSUB FOO", "XINFO FOO k", "XINFO STREAM",
+		"CLIENT FOO", "CLIENT SETNAME", "CLIENT GETNAME x", "COMMAND FOO",
+	))
+}

@@ -1,0 +1,185 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/iocache/iocache/server/config"
+)
+
+func split(cmds ...string) [][]string {
+	out := make([][]string, len(cmds))
+	for i, c := range cmds {
+		out[i] = strings.Fields(c)
+	}
+	return out
+}
+
+// Every stream command's replies and errors match redis-server's byte for byte, RESP2 and RESP3.
+func TestStreamsMatchRedis(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) { c.IOThreads = 2 })
+	differential(t, addr, split(
+		// XADD: explicit IDs, "<ms>-*", options and every error
+		"XADD s 1-1 a 1", "XADD s 1-2 b 2 c 3", "XADD s 1-* c 3", "XADD s 2-* d 4", "XADD s 2-* e 5",
+		"XADD s 1-1 x y", "XADD s 2-1 x y", "XADD s 1-* x y", "XADD s 0-0 a b", "XADD t 0-0 a b", "XADD t 0-* a b",
+		"XADD s abc a b", "XADD s 1-x a b", "XADD s - a b", "XADD s + a b", "XADD s 5-1 a", "XADD s 5-1 a b c", "XADD s 5-1",
+		"XADD s NOMKSTREAM 6-1 a b", "XADD nostream NOMKSTREAM 1-1 a b", "EXISTS nostream",
+		"XADD s MAXLEN -1 7-1 a b", "XADD s MAXLEN x 7-1 a b", "XADD s MAXLEN 2 LIMIT 5 8-1 a b", "XADD s MAXLEN ~ 2 LIMIT -1 8-1 a b",
+		"XADD s MAXLEN 2 MINID 1 9-1 a b", "XADD s MINID bad 9-1 a b",
+		"XADD s 18446744073709551615-18446744073709551615 z z", "XADD s * z z",
+		"XADD u 10-1 f v", "XADD u 11-1 f v", "XADD u 12-1 f v", "XADD u 13-1 f v", "XADD u MAXLEN = 2 14-1 f v",
+		"XRANGE u - +", "XADD u MINID 14 15-1 f v", "XRANGE u - +", "XADD u MAXLEN 0 16-1 f v", "XLEN u", "EXISTS u", "TYPE u",
+		// XLEN, XRANGE, XREVRANGE
+		"XLEN s", "XLEN missing", "XRANGE s - +", "XRANGE s - + COUNT 2", "XRANGE s (1-1 +", "XRANGE s 1 1", "XRANGE s 1 (2-1",
+		"XRANGE s 2 1", "XREVRANGE s + -", "XREVRANGE s + - COUNT 1", "XREVRANGE s (2-2 -", "XREVRANGE s 1 2",
+		"XRANGE s - + COUNT 0", "XRANGE s - + COUNT -1", "XRANGE s - + COUNT x", "XRANGE s - + FOO", "XRANGE s - + COUNT",
+		"XRANGE s (18446744073709551615-18446744073709551615 +", "XRANGE s - (0-0", "XRANGE s x +", "XRANGE s - y",
+		"XRANGE missing - +", "XREVRANGE missing + -", "XRANGE missing - + COUNT 0",
+		// XDEL and what it leaves
+		"XDEL s 1-2 1-2 9-9", "XDEL s bad", "XDEL s -", "XDEL missing 1-1", "XRANGE s - +", "XLEN s",
+		// XTRIM
+		"XTRIM s MAXLEN 100", "XTRIM s MAXLEN 3", "XRANGE s - +", "XTRIM s MINID 2-1", "XRANGE s - +", "XTRIM s",
+		"XTRIM s FOO 1", "XTRIM s MAXLEN 1 LIMIT 1", "XTRIM s MAXLEN", "XTRIM s MAXLEN = 0", "XLEN s", "EXISTS s", "TYPE s",
+		"XTRIM missing MAXLEN 0", "OBJECT ENCODING s",
+		// XREAD without blocking
+		"XADD r 1-1 a 1", "XADD r 2-1 b 2", "XADD r 3-1 c 3",
+		"XREAD STREAMS r 0", "XREAD COUNT 2 STREAMS r 0", "XREAD COUNT 1 STREAMS r 1-1", "XREAD STREAMS r 3-1", "XREAD STREAMS r $",
+		"XREAD STREAMS r missing 0 0", "XREAD STREAMS r", "XREAD STREAMS r missing 0", "XREAD COUNT x STREAMS r 0",
+		"XREAD BLOCK -1 STREAMS r 0", "XREAD BLOCK x STREAMS r 0", "XREAD FOO STREAMS r 0", "XREAD COUNT 1", "XREAD STREAMS r bad",
+		"XREAD BLOCK 20 STREAMS missing 0", "XREAD BLOCK 20 STREAMS r $",
+		"MULTI", "XREAD BLOCK 0 STREAMS r $", "EXEC",
+		// types
+		"SET str x", "XADD str 1-1 a b", "XLEN str", "XRANGE str - +", "XRANGE str - + COUNT 0", "XREAD STREAMS str 0", "XDEL str 1-1", "XTRIM str MAXLEN 0",
+		"LPUSH lst a", "XREAD STREAMS r lst 0 0",
+		"XADD m 1-1 a b", "XADD m 2-1 a b", "XADD m 3-1 a b", "XTRIM m MAXLEN 1", "XINFO STREAM m", "XDEL m 3-1", "XINFO STREAM m",
+		"XINFO STREAM missing", "XINFO STREAM str", "XINFO FOO m",
+		"COPY r r2", "XRANGE r2 - +", "RENAME r2 r3", "XLEN r3",
+	))
+}
+
+// A blocked XREAD wakes for an entry after the ID it waits on ("$" meaning the last ID when it
+// blocked), in RESP2 and RESP3, and times out with a null reply.
+func TestXReadBlocks(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) { c.IOThreads = 2 })
+	for _, proto := range []int{2, 3} {
+		rc := redisClient(t, addr, proto)
+		rc.FlushAll(ctx())
+		rc.XAdd(ctx(), &redis.XAddArgs{Stream: "jobs", ID: "1-1", Values: []string{"n", "old"}})
+
+		got := make(chan []redis.XStream, 1)
+		errs := make(chan error, 1)
+		go func() {
+			res, err := rc.XRead(ctx(), &redis.XReadArgs{Streams: []string{"other", "jobs", "0", "$"}, Block: 5 * time.Second}).Result()
+			if err != nil {
+				errs <- err
+				return
+			}
+			got <- res
+		}()
+		waitBlocked(t, rc, 1)
+		// An entry that is not after the waiter's ID does not wake it for good; a write to
+		// another type does not either.
+		rc.Set(ctx(), "unrelated", "x", 0)
+		if _, err := rc.XAdd(ctx(), &redis.XAddArgs{Stream: "jobs", ID: "2-1", Values: []string{"n", "new"}}).Result(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case res := <-got:
+			if len(res) != 1 || res[0].Stream != "jobs" || len(res[0].Messages) != 1 || res[0].Messages[0].ID != "2-1" || res[0].Messages[0].Values["n"] != "new" {
+				t.Fatalf("RESP%d: XREAD woke with %+v", proto, res)
+			}
+		case err := <-errs:
+			t.Fatalf("RESP%d: XREAD: %v", proto, err)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("RESP%d: blocked XREAD was not woken by XADD", proto)
+		}
+
+		start := time.Now()
+		_, err := rc.XRead(ctx(), &redis.XReadArgs{Streams: []string{"jobs", "$"}, Block: 150 * time.Millisecond}).Result()
+		if err != redis.Nil {
+			t.Fatalf("RESP%d: XREAD timeout: got %v, want redis.Nil", proto, err)
+		}
+		if d := time.Since(start); d < 140*time.Millisecond || d > 3*time.Second {
+			t.Fatalf("RESP%d: XREAD BLOCK 150 returned after %v", proto, d)
+		}
+	}
+}
+
+// A blocked XREAD that a deletion wakes with nothing new blocks again and keeps its deadline.
+func TestXReadReblocksKeepingDeadline(t *testing.T) {
+	_, addr := startServer(t, nil)
+	rc := redisClient(t, addr, 2)
+	rc.XAdd(ctx(), &redis.XAddArgs{Stream: "s", ID: "5-1", Values: []string{"a", "b"}})
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := rc.XRead(ctx(), &redis.XReadArgs{Streams: []string{"s", "10-0"}, Block: 400 * time.Millisecond}).Result()
+		done <- err
+	}()
+	waitBlocked(t, rc, 1)
+	rc.XAdd(ctx(), &redis.XAddArgs{Stream: "s", ID: "9-1", Values: []string{"a", "b"}}) // not after 10-0
+	select {
+	case err := <-done:
+		if err != redis.Nil {
+			t.Fatalf("got %v, want a timeout (redis.Nil)", err)
+		}
+		if d := time.Since(start); d < 390*time.Millisecond || d > 3*time.Second {
+			t.Fatalf("timed out after %v, want the original 400ms", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("XREAD did not time out")
+	}
+}
+
+// Go clients use streams through their typed helpers: XADD with auto IDs and trimming, XRANGE,
+// XINFO STREAM.
+func TestStreamsWithGoClient(t *testing.T) {
+	_, addr := startServer(t, nil)
+	for _, proto := range []int{2, 3} {
+		rc := redisClient(t, addr, proto)
+		rc.Del(ctx(), "events")
+		var last string
+		for i := 0; i < 50; i++ {
+			id, err := rc.XAdd(ctx(), &redis.XAddArgs{Stream: "events", MaxLen: 20, Approx: true, Values: map[string]any{"i": i}}).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last != "" && !idLess(last, id) {
+				t.Fatalf("auto ID %s not after %s", id, last)
+			}
+			last = id
+		}
+		if n := rc.XLen(ctx(), "events").Val(); n < 20 || n > 50 {
+			t.Fatalf("XLEN after MAXLEN ~ 20: %d", n)
+		}
+		msgs, err := rc.XRevRangeN(ctx(), "events", "+", "-", 1).Result()
+		if err != nil || len(msgs) != 1 || msgs[0].ID != last || msgs[0].Values["i"] != "49" {
+			t.Fatalf("XREVRANGE: %+v %v", msgs, err)
+		}
+		info, err := rc.XInfoStream(ctx(), "events").Result()
+		if err != nil {
+			t.Fatalf("RESP%d XINFO STREAM: %v", proto, err)
+		}
+		if info.Length != rc.XLen(ctx(), "events").Val() || info.LastGeneratedID != last || info.EntriesAdded != 50 || info.LastEntry.ID != last {
+			t.Fatalf("RESP%d XINFO STREAM: %+v", proto, info)
+		}
+	}
+}
+
+func idLess(a, b string) bool {
+	am, as, _ := strings.Cut(a, "-")
+	bm, bs, _ := strings.Cut(b, "-")
+	if len(am) != len(bm) {
+		return len(am) < len(bm)
+	}
+	if am != bm {
+		return am < bm
+	}
+	if len(as) != len(bs) {
+		return len(as) < len(bs)
+	}
+	return as < bs
+}
