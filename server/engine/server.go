@@ -31,6 +31,7 @@ var ErrServerClosed = errors.New("iocache: server closed")
 type Server struct {
 	cfg  *config.Config
 	plan cpuset.Plan
+	lua  *scripting // created by the first script command
 
 	listeners  []*listener
 	mainPoller *poller

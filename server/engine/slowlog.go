@@ -105,6 +105,7 @@ var containerSubcommands = map[string][]string{
 	"memory":  {"doctor", "help", "malloc-stats", "purge", "stats", "usage"},
 	"object":  {"encoding", "freq", "help", "idletime", "refcount"},
 	"pubsub":  {"channels", "help", "numpat", "numsub", "shardchannels", "shardnumsub"},
+	"script":  {"debug", "exists", "flush", "help", "kill", "load"},
 	"slowlog": {"get", "help", "len", "reset"},
 	"xinfo":   {"consumers", "groups", "help", "stream"},
 }

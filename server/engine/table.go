@@ -177,6 +177,12 @@ func buildCommandTable() map[string]*command {
 		{"zremrangebyrank", cmdZRemRangeByRank, 4, w, 1, 1, 1, "sorted-set", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed."},
 		{"zremrangebyscore", cmdZRemRangeByScore, 4, w, 1, 1, 1, "sorted-set", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed."},
 		{"zunionstore", cmdZUnionStore, -4, w | oom, 1, 1, 1, "sorted-set", "Stores the union of multiple sorted sets in a key."},
+		// scripting
+		{"eval", cmdEval, -3, cmdNoScript | st | cmdSkipMonitor | cmdMayReplicate, 0, 0, 0, "scripting", "Executes a server-side Lua script."},
+		{"evalsha", cmdEvalSHA, -3, cmdNoScript | st | cmdSkipMonitor | cmdMayReplicate, 0, 0, 0, "scripting", "Executes a server-side Lua script by SHA1 digest."},
+		{"eval_ro", cmdEvalRO, -3, cmdNoScript | st | cmdSkipMonitor | r, 0, 0, 0, "scripting", "Executes a read-only server-side Lua script."},
+		{"evalsha_ro", cmdEvalSHARO, -3, cmdNoScript | st | cmdSkipMonitor | r, 0, 0, 0, "scripting", "Executes a read-only server-side Lua script by SHA1 digest."},
+		{"script", cmdScript, -2, cmdNoScript, 0, 0, 0, "scripting", "A container for Lua scripts management commands."},
 		// streams (no consumer groups)
 		{"xadd", cmdXAdd, -5, w | oom | f, 1, 1, 1, "stream", "Appends a new message to a stream. Creates the key if it doesn't exist."},
 		{"xlen", cmdXLen, 2, r | f, 1, 1, 1, "stream", "Return the number of messages in a stream."},

@@ -1,0 +1,511 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD|EXISTS|FLUSH|KILL, with
+// Redis 7.0's conversions between RESP and Lua values, its read-only globals and its error texts.
+// Scripts run on the main thread like any command, so each is atomic. The interpreter is
+// gopher-lua (Lua 5.1, the version Redis embeds), opened with the base, table, string and math
+// libraries only: no os, io or package, so a script cannot reach the file system. Redis's cjson,
+// cmsgpack, bit and struct libraries are not provided.
+//
+// Unlike Redis, a script that runs past busy-reply-threshold (default 5 s) is stopped with an
+// error, because a main thread that no other command can reach (no SCRIPT KILL while a script
+// runs here) would otherwise hang every client. Writes it made before that stay, as they would
+// after SCRIPT KILL's alternative in Redis, SHUTDOWN NOSAVE, did not.
+
+type scripting struct {
+	L        *lua.LState
+	scripts  map[string]*lua.LFunction // by lower-case SHA1 of the body
+	sc       *client                   // the client redis.call runs commands as
+	sha      string                    // the running script's SHA1
+	line     int                       // the script line of the last redis.call
+	readOnly bool
+}
+
+const scriptChunk = "@user_script"
+
+func (s *Server) scripting() *scripting {
+	if s.lua != nil {
+		return s.lua
+	}
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	for _, lib := range []struct {
+		name string
+		open lua.LGFunction
+	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath}} {
+		L.Push(L.NewFunction(lib.open))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	g := L.G.Global
+	for _, name := range []string{"dofile", "loadfile", "print", "module", "require"} {
+		g.RawSetString(name, lua.LNil)
+	}
+	sl := &scripting{L: L, scripts: map[string]*lua.LFunction{}}
+	sl.sc = &client{addr: "lua", authed: true, writable: true}
+	redisTable := L.NewTable()
+	L.SetFuncs(redisTable, map[string]lua.LGFunction{
+		"call":         func(L *lua.LState) int { return s.luaRedisCall(L, true) },
+		"pcall":        func(L *lua.LState) int { return s.luaRedisCall(L, false) },
+		"error_reply":  luaErrorReply,
+		"status_reply": luaStatusReply,
+		"sha1hex":      luaSHA1Hex,
+		"log":          func(L *lua.LState) int { return s.luaLog(L) },
+		"setresp": func(L *lua.LState) int {
+			if L.CheckInt(1) != 2 {
+				L.RaiseError("RESP version must be 2 here")
+			}
+			return 0
+		},
+		"set_repl":           func(L *lua.LState) int { return 0 },
+		"replicate_commands": func(L *lua.LState) int { L.Push(lua.LTrue); return 1 },
+	})
+	for name, v := range map[string]int{"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3, "REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3} {
+		redisTable.RawSetString(name, lua.LNumber(v))
+	}
+	g.RawSetString("redis", redisTable)
+	// Globals are read-only, as in Redis 7: scripts keep their state in locals and keys.
+	mt := L.NewTable()
+	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.CheckAny(2).String())
+		return 0
+	}))
+	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Attempt to modify a readonly table")
+		return 0
+	}))
+	L.SetMetatable(g, mt)
+	s.lua = sl
+	return sl
+}
+
+func sha1Hex(b []byte) string {
+	sum := sha1.Sum(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// load compiles a script body and caches it under its SHA1.
+func (sl *scripting) load(body []byte) (string, *lua.LFunction, error) {
+	sha := sha1Hex(body)
+	if fn, ok := sl.scripts[sha]; ok {
+		return sha, fn, nil
+	}
+	fn, err := sl.L.Load(strings.NewReader(string(body)), scriptChunk)
+	if err != nil {
+		return sha, nil, compileError(err, body)
+	}
+	sl.scripts[sha] = fn
+	return sha, fn, nil
+}
+
+func cmdEval(s *Server, c *client, argv [][]byte)      { evalGeneric(s, c, argv, false, false) }
+func cmdEvalSHA(s *Server, c *client, argv [][]byte)   { evalGeneric(s, c, argv, true, false) }
+func cmdEvalRO(s *Server, c *client, argv [][]byte)    { evalGeneric(s, c, argv, false, true) }
+func cmdEvalSHARO(s *Server, c *client, argv [][]byte) { evalGeneric(s, c, argv, true, true) }
+
+func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
+	numKeys, ok := parseInt(argv[2])
+	if !ok {
+		s.addError(c, errNotInt)
+		return
+	}
+	if numKeys > int64(len(argv)-3) {
+		s.addError(c, "ERR Number of keys can't be greater than number of args")
+		return
+	}
+	if numKeys < 0 {
+		s.addError(c, "ERR Number of keys can't be negative")
+		return
+	}
+	sl := s.scripting()
+	var fn *lua.LFunction
+	var sha string
+	if bySHA {
+		sha = strings.ToLower(string(argv[1]))
+		if fn = sl.scripts[sha]; fn == nil {
+			s.addError(c, "NOSCRIPT No matching script. Please use EVAL.")
+			return
+		}
+	} else {
+		var err error
+		if sha, fn, err = sl.load(argv[1]); err != nil {
+			s.addError(c, "ERR Error compiling script (new function): "+luaErrorText(err))
+			return
+		}
+	}
+	keys, args := argv[3:3+numKeys], argv[3+numKeys:]
+	L := sl.L
+	L.G.Global.RawSetString("KEYS", luaStrings(L, keys))
+	L.G.Global.RawSetString("ARGV", luaStrings(L, args))
+	sl.sha, sl.line, sl.readOnly = sha, 0, readOnly
+	sl.sc.db = c.db
+	sl.sc.w.RESP3 = false
+	if limit := s.cfg.BusyReplyThreshold; limit > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(limit)*time.Millisecond)
+		defer cancel()
+		L.SetContext(ctx)
+		defer L.RemoveContext()
+	}
+	L.Push(fn)
+	err := L.PCall(0, 1, nil)
+	if err != nil {
+		s.addError(c, sl.errorReply(err, s.cfg.BusyReplyThreshold))
+		return
+	}
+	ret := L.Get(-1)
+	L.Pop(1)
+	s.luaToReply(c, ret)
+}
+
+func luaStrings(L *lua.LState, args [][]byte) *lua.LTable {
+	t := L.CreateTable(len(args), 0)
+	for _, a := range args {
+		t.Append(lua.LString(a))
+	}
+	return t
+}
+
+var (
+	syntaxErrAt  = regexp.MustCompile(`^@user_script line:(\d+)\(column:\d+\) near '(.*)':\s+(.*)$`)
+	syntaxErrEOF = regexp.MustCompile(`^@user_script at EOF:\s+(.*)$`)
+)
+
+// compileError words gopher-lua's syntax errors as Lua's ("user_script:3: ... near 'x'"), which
+// is what clients and people reading logs know from Redis.
+func compileError(err error, body []byte) error {
+	msg := strings.TrimSpace(err.Error())
+	if m := syntaxErrAt.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("user_script:%s: %s near '%s'", m[1], m[3], m[2])
+	}
+	if m := syntaxErrEOF.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("user_script:%d: %s near '<eof>'", 1+strings.Count(string(body), "\n"), m[1])
+	}
+	return err
+}
+
+// luaErrorText turns gopher-lua's compile and runtime messages into Lua's own wording.
+func luaErrorText(err error) string {
+	msg := err.Error()
+	var apiErr *lua.ApiError
+	if errors.As(err, &apiErr) {
+		msg = apiErr.Object.String()
+	}
+	msg = strings.ReplaceAll(msg, scriptChunk+":", "user_script:")
+	if i := strings.Index(msg, "\nstack traceback:"); i >= 0 {
+		msg = msg[:i]
+	}
+	return strings.TrimSpace(msg)
+}
+
+// errorReply is the EVAL reply for a script that raised an error: Redis 7.0 appends
+// "script: <sha>, on @user_script:<line>." to the error.
+func (sl *scripting) errorReply(err error, limit int) string {
+	var apiErr *lua.ApiError
+	var msg string
+	line := sl.line
+	switch {
+	case errors.As(err, &apiErr) && apiErr.Type == lua.ApiErrorRun && isErrTable(apiErr.Object):
+		// redis.call's error reply, or a script's own error(redis.error_reply(...)).
+		msg = apiErr.Object.(*lua.LTable).RawGetString("err").String()
+	case errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "context deadline exceeded"):
+		return fmt.Sprintf("ERR Script stopped: it ran longer than busy-reply-threshold (%d ms) script: %s", limit, sl.sha)
+	default:
+		msg = luaErrorText(err)
+		if l := lineOf(msg); l > 0 {
+			line = l
+		}
+		msg = "ERR " + msg
+	}
+	msg = strings.TrimPrefix(msg, "-")
+	return fmt.Sprintf("%s script: %s, on @user_script:%d.", msg, sl.sha, line)
+}
+
+func isErrTable(v lua.LValue) bool {
+	t, ok := v.(*lua.LTable)
+	return ok && t.RawGetString("err").Type() == lua.LTString
+}
+
+// lineOf reads N from a "user_script:N: message" error.
+func lineOf(msg string) int {
+	rest, ok := strings.CutPrefix(msg, "user_script:")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.Atoi(rest[:max(strings.IndexByte(rest, ':'), 0)])
+	return n
+}
+
+// Commands a script may not run, as Redis 7.0 flags them noscript.
+func scriptForbidden(cmd *command) bool {
+	if cmd.flags&cmdNoScript != 0 {
+		return true
+	}
+	switch cmd.name {
+	case "multi", "exec", "discard", "watch", "unwatch", "subscribe", "psubscribe", "unsubscribe", "punsubscribe",
+		"blpop", "brpop", "brpoplpush", "blmove", "bzpopmin", "bzpopmax", "select", "swapdb", "script", "eval",
+		"evalsha", "eval_ro", "evalsha_ro":
+		return true
+	}
+	return false
+}
+
+// luaRedisCall is redis.call (raise on an error reply) and redis.pcall (return it as a table).
+func (s *Server) luaRedisCall(L *lua.LState, raise bool) int {
+	sl := s.lua
+	if d := L.Where(1); d != "" {
+		sl.line = lineOf(strings.ReplaceAll(d, scriptChunk+":", "user_script:"))
+	}
+	n := L.GetTop()
+	fail := func(msg string) int {
+		t := L.NewTable()
+		t.RawSetString("err", lua.LString(msg))
+		if raise {
+			L.Error(t, 0)
+			return 0
+		}
+		L.Push(t)
+		return 1
+	}
+	if n == 0 {
+		return fail("ERR Please specify at least one argument for this redis lib call")
+	}
+	argv := make([][]byte, n)
+	for i := 1; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			argv[i-1] = []byte(v)
+		case lua.LNumber:
+			argv[i-1] = []byte(luaNumberString(v))
+		default:
+			return fail("ERR Lua redis lib command arguments must be strings or integers")
+		}
+	}
+	cmd := s.lookupCommand(argv[0])
+	if cmd == nil {
+		return fail("ERR Unknown Redis command called from script")
+	}
+	if (cmd.arity > 0 && n != cmd.arity) || n < -cmd.arity {
+		return fail("ERR Wrong number of args calling Redis command from script")
+	}
+	if scriptForbidden(cmd) {
+		return fail("ERR This Redis command is not allowed from script")
+	}
+	if sl.readOnly && cmd.flags&cmdWrite != 0 {
+		return fail("ERR Write commands are not allowed from read-only scripts.")
+	}
+	sc := sl.sc
+	sc.w.Buf = sc.w.Buf[:0]
+	sc.flags = flagExecuting // blocking commands answer at once, as inside MULTI
+	s.call(sc, argv)
+	v, _, isErr := s.respToLua(L, sc.w.Buf)
+	if isErr {
+		if raise {
+			L.Error(v, 0)
+			return 0
+		}
+	}
+	L.Push(v)
+	return 1
+}
+
+// luaNumberString formats a Lua number as Redis does for command arguments (%.17g).
+func luaNumberString(n lua.LNumber) string {
+	f := float64(n)
+	if f == float64(int64(f)) {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return strconv.FormatFloat(f, 'g', 17, 64)
+}
+
+// respToLua converts one RESP2 reply to a Lua value: integers to numbers, bulk strings to
+// strings, nulls to false, arrays to tables, status replies to {ok=...} and errors to {err=...}.
+func (s *Server) respToLua(L *lua.LState, b []byte) (v lua.LValue, rest []byte, isErr bool) {
+	if len(b) < 3 {
+		return lua.LFalse, nil, false
+	}
+	end := indexCRLF(b)
+	line, rest := b[1:end], b[end+2:]
+	switch b[0] {
+	case ':':
+		n, _ := strconv.ParseInt(string(line), 10, 64)
+		return lua.LNumber(n), rest, false
+	case '+':
+		t := L.NewTable()
+		t.RawSetString("ok", lua.LString(line))
+		return t, rest, false
+	case '-':
+		t := L.NewTable()
+		t.RawSetString("err", lua.LString(line))
+		return t, rest, true
+	case '$':
+		n, _ := strconv.Atoi(string(line))
+		if n < 0 {
+			return lua.LFalse, rest, false
+		}
+		return lua.LString(rest[:n]), rest[n+2:], false
+	case '*':
+		n, _ := strconv.Atoi(string(line))
+		if n < 0 {
+			return lua.LFalse, rest, false
+		}
+		t := L.CreateTable(n, 0)
+		for i := 0; i < n; i++ {
+			var e lua.LValue
+			e, rest, _ = s.respToLua(L, rest)
+			t.RawSetInt(i+1, e)
+		}
+		return t, rest, false
+	}
+	return lua.LFalse, nil, false
+}
+
+func indexCRLF(b []byte) int {
+	for i := 0; i+1 < len(b); i++ {
+		if b[i] == '\r' && b[i+1] == '\n' {
+			return i
+		}
+	}
+	return len(b) - 2
+}
+
+// luaToReply converts a script's return value for the caller: numbers to integers (truncated),
+// strings to bulk strings, true to 1, false and nil to null, {ok=} to a status, {err=} to an
+// error and other tables to arrays up to their first nil.
+func (s *Server) luaToReply(c *client, v lua.LValue) {
+	switch v := v.(type) {
+	case lua.LNumber:
+		c.w.Int(int64(v))
+	case lua.LString:
+		c.w.Bulk([]byte(v))
+	case lua.LBool:
+		if v {
+			c.w.Int(1)
+		} else {
+			c.w.Null()
+		}
+	case *lua.LTable:
+		if e := v.RawGetString("err"); e.Type() == lua.LTString {
+			s.addError(c, strings.TrimPrefix(e.String(), "-"))
+			return
+		}
+		if ok := v.RawGetString("ok"); ok.Type() == lua.LTString {
+			c.w.Simple(ok.String())
+			return
+		}
+		n := 0
+		for v.RawGetInt(n+1) != lua.LNil {
+			n++
+		}
+		c.w.Array(n)
+		for i := 1; i <= n; i++ {
+			s.luaToReply(c, v.RawGetInt(i))
+		}
+	default:
+		c.w.Null()
+	}
+}
+
+func luaErrorReply(L *lua.LState) int {
+	t := L.NewTable()
+	msg := L.CheckString(1)
+	if !strings.HasPrefix(msg, "-") {
+		msg = "-" + msg
+	}
+	t.RawSetString("err", lua.LString(msg))
+	L.Push(t)
+	return 1
+}
+
+func luaStatusReply(L *lua.LState) int {
+	t := L.NewTable()
+	t.RawSetString("ok", lua.LString(L.CheckString(1)))
+	L.Push(t)
+	return 1
+}
+
+func luaSHA1Hex(L *lua.LState) int {
+	L.Push(lua.LString(sha1Hex([]byte(L.CheckString(1)))))
+	return 1
+}
+
+func (s *Server) luaLog(L *lua.LState) int {
+	level := L.CheckInt(1)
+	parts := make([]string, 0, L.GetTop()-1)
+	for i := 2; i <= L.GetTop(); i++ {
+		parts = append(parts, L.Get(i).String())
+	}
+	lv := logNotice
+	switch level {
+	case 0:
+		lv = logDebug
+	case 1:
+		lv = logVerbose
+	case 3:
+		lv = logWarning
+	}
+	s.logf(lv, "%s", strings.Join(parts, " "))
+	return 0
+}
+
+// SCRIPT LOAD|EXISTS|FLUSH|KILL|HELP
+func cmdScript(s *Server, c *client, argv [][]byte) {
+	sub := argv[1]
+	switch {
+	case equalFold(sub, "load") && len(argv) == 3:
+		sha, _, err := s.scripting().load(argv[2])
+		if err != nil {
+			s.addError(c, "ERR Error compiling script (new function): "+luaErrorText(err))
+			return
+		}
+		c.w.BulkString(sha)
+	case equalFold(sub, "exists") && len(argv) >= 3:
+		sl := s.scripting()
+		c.w.Array(len(argv) - 2)
+		for _, a := range argv[2:] {
+			if sl.scripts[strings.ToLower(string(a))] != nil {
+				c.w.Int(1)
+			} else {
+				c.w.Int(0)
+			}
+		}
+	case equalFold(sub, "flush") && len(argv) <= 3:
+		if len(argv) == 3 && !equalFold(argv[2], "sync") && !equalFold(argv[2], "async") {
+			s.addError(c, "ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+			return
+		}
+		if s.lua != nil {
+			s.lua.L.Close()
+			s.lua = nil
+		}
+		c.w.OK()
+	case equalFold(sub, "kill") && len(argv) == 2:
+		// A script holds the main thread until it ends, so none is ever running when this runs.
+		s.addError(c, "NOTBUSY No scripts in execution right now.")
+	case equalFold(sub, "help") && len(argv) == 2:
+		writeHelp(c, "SCRIPT", []string{
+			"EXISTS <sha1> [<sha1> ...]", "    Return information about the existence of the scripts in the script cache.",
+			"FLUSH [ASYNC|SYNC]", "    Flush the Lua scripts cache. Very dangerous on replicas.",
+			"    When called without the optional mode argument, the behavior is determined by the",
+			"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+			"    * ASYNC: Asynchronously flush the scripts cache.",
+			"    * SYNC: Synchronously flush the scripts cache.",
+			"KILL", "    Kill the currently executing Lua script.",
+			"LOAD <script>", "    Load a script into the scripts cache without executing it.",
+		})
+	default:
+		s.subcommandError(c, argv)
+	}
+}

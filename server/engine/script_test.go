@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/iocache/iocache/server/config"
+)
+
+// Scripts return and raise exactly what redis-server's do, byte for byte, in RESP2 and RESP3:
+// the value conversions both ways, redis.call and redis.pcall errors with the script's SHA and
+// line, argument validation, the script cache and commands a script may not run.
+func TestScriptsMatchRedis(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) { c.IOThreads = 2 })
+	loaded := sha1Hex([]byte("return 'loaded'"))
+	differential(t, addr, [][]string{
+		{"SET", "s", "x"},
+		{"EVAL", "return redis.call('incr',KEYS[1])", "1", "s"},
+		{"EVAL", "return redis.pcall('incr',KEYS[1])", "1", "s"},
+		{"EVAL", "local r = redis.pcall('incr',KEYS[1])\nreturn r['err']", "1", "s"},
+		{"EVAL", "\n\nreturn redis.call('nosuch')", "0"},
+		{"EVAL", "return redis.call('multi')", "0"},
+		{"EVAL", "return redis.call('blpop','nolist',0)", "0"},
+		{"EVAL", "return redis.call('get')", "0"},
+		{"EVAL", "return redis.pcall('get')", "0"},
+		{"EVAL", "return redis.call()", "0"},
+		{"EVAL", "return {1,2,{3,'x'},false,nil,5}", "0"},
+		{"EVAL", "return 3.9", "0"}, {"EVAL", "return -3.9", "0"},
+		{"EVAL", "return true", "0"}, {"EVAL", "return false", "0"}, {"EVAL", "return nil", "0"},
+		{"EVAL", "return {ok='fine'}", "0"},
+		{"EVAL", "return {err='My bad'}", "0"},
+		{"EVAL", "return redis.error_reply('x y')", "0"},
+		{"EVAL", "return redis.status_reply('yo')", "0"},
+		{"EVAL", "return redis.sha1hex('')", "0"},
+		{"EVAL", "return 1", "-1"}, {"EVAL", "return 1", "2", "a"}, {"EVAL", "return 1", "x"},
+		{"EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "0"},
+		{"SCRIPT", "LOAD", "return 'loaded'"},
+		{"EVALSHA", loaded, "0"}, {"EVALSHA", strings.ToUpper(loaded), "0"},
+		{"SCRIPT", "EXISTS", loaded, "ffff"},
+		{"EVAL", "return redis.call('set',KEYS[1],ARGV[1])", "1", "k", "v"}, {"GET", "k"},
+		{"HSET", "h", "a", "1", "b", "2"},
+		{"EVAL", "return redis.call('hgetall',KEYS[1])", "1", "h"},
+		{"EVAL", "return #redis.call('hgetall',KEYS[1])", "1", "h"},
+		{"EVAL", "return redis.call('get',KEYS[1])", "1", "nokey"},
+		{"EVAL", "return {redis.call('get',KEYS[1]) == false}", "1", "nokey"},
+		{"EVAL", "return redis.call('incrbyfloat',KEYS[1],ARGV[1])", "1", "f", "1.5"},
+		{"EVAL", "return redis.call('incrby',KEYS[1],2.0)", "1", "n"},
+		{"EVAL", "return redis.call('set',KEYS[1],3.25)", "1", "fl"}, {"GET", "fl"},
+		{"EVAL", "return redis.call('ping')", "0"},
+		{"EVAL", "return redis.call('lrange','nolist',0,-1)", "0"},
+		{"EVAL_RO", "return redis.call('set','a','b')", "0"},
+		{"EVAL_RO", "return redis.call('get','k')", "0"},
+		{"EVAL", "return ARGV[1] .. #KEYS", "2", "a", "b", "c"},
+		{"EVAL", "x = 5", "0"},
+		{"EVAL", "return os", "0"},
+		{"EVAL", "return string.format('%d-%s', 7, 'x')", "0"},
+		{"MULTI"}, {"EVAL", "return redis.call('incr','c')", "0"}, {"EXEC"},
+		{"SCRIPT", "FLUSH"}, {"SCRIPT", "EXISTS", loaded}, {"EVALSHA", loaded, "0"},
+		{"SCRIPT", "KILL"}, {"SCRIPT", "FOO"}, {"SCRIPT", "FLUSH", "bad"},
+	})
+}
+
+// go-redis's Script helper (EVALSHA, then EVAL on NOSCRIPT) runs the classic lock release.
+func TestScriptWithGoClient(t *testing.T) {
+	_, addr := startServer(t, nil)
+	rc := redisClient(t, addr, 3)
+	unlock := redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`)
+	rc.Set(ctx(), "lock", "token-1", 0)
+	if n, err := unlock.Run(ctx(), rc, []string{"lock"}, "token-2").Int(); err != nil || n != 0 {
+		t.Fatalf("unlock with the wrong token: %d %v", n, err)
+	}
+	if n, err := unlock.Run(ctx(), rc, []string{"lock"}, "token-1").Int(); err != nil || n != 1 {
+		t.Fatalf("unlock with the right token: %d %v", n, err)
+	}
+	if rc.Exists(ctx(), "lock").Val() != 0 {
+		t.Fatal("lock still there")
+	}
+}
+
+// A runaway script is stopped after busy-reply-threshold, with an error that says so, and the
+// server goes on serving.
+func TestScriptRunawayIsStopped(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) { c.BusyReplyThreshold = 200 })
+	rc := redisClient(t, addr, 2)
+	start := time.Now()
+	err := rc.Eval(ctx(), "while true do end", nil).Err()
+	if err == nil || !strings.Contains(err.Error(), "busy-reply-threshold") {
+		t.Fatalf("runaway script: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("stopped after %v", d)
+	}
+	if err := rc.Set(ctx(), "after", "1", 0).Err(); err != nil {
+		t.Fatalf("server after the runaway script: %v", err)
+	}
+	if v, err := rc.Eval(ctx(), "return 7", nil).Int(); err != nil || v != 7 {
+		t.Fatalf("next script: %d %v", v, err)
+	}
+}
+
+// A script cannot reach the file system or load code from it.
+func TestScriptSandbox(t *testing.T) {
+	_, addr := startServer(t, nil)
+	rc := redisClient(t, addr, 2)
+	for _, src := range []string{"return io.open('/etc/passwd')", "return os.execute('true')", "return dofile('/etc/passwd')", "return require('os')", "return loadfile('/etc/passwd')"} {
+		err := rc.Eval(ctx(), src, nil).Err()
+		if err == nil || !strings.Contains(err.Error(), "nonexistent global variable") {
+			t.Errorf("%s: got %v, want an error about a nonexistent global", src, err)
+		}
+	}
+	for src, want := range map[string]string{
+		"return (":                "ERR Error compiling script (new function): user_script:1: ",
+		"local a = 1\nreturn a +": "ERR Error compiling script (new function): user_script:2: ",
+		"local x = = 2":           "ERR Error compiling script (new function): user_script:1: ",
+	} {
+		err := rc.Eval(ctx(), src, nil).Err()
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q...", src, err, want)
+		}
+	}
+}
