@@ -8,9 +8,9 @@ import (
 	"github.com/iocache/iocache/server/keyspace"
 )
 
-// Streams: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM, XREAD (with BLOCK) and XINFO STREAM, with
-// Redis 7.0's arguments, replies and error texts. Consumer groups (XGROUP, XREADGROUP, XACK, ...)
-// are not implemented. As in Redis, a stream key stays when its last entry goes.
+// Streams: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM, XREAD (with BLOCK) and XINFO, with Redis
+// 7.0's arguments, replies and error texts; consumer groups are in cmd_stream_group.go. As in
+// Redis, a stream key stays when its last entry goes.
 
 const (
 	errInvalidStreamID = "ERR Invalid stream ID specified as stream command argument"
@@ -441,6 +441,12 @@ func cmdXRead(s *Server, c *client, argv [][]byte) {
 			i++
 		case equalFold(argv[i], "streams") && more:
 			streamsAt = i + 1
+		case equalFold(argv[i], "group") && i+2 < len(argv):
+			s.addError(c, "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
+			return
+		case equalFold(argv[i], "noack"):
+			s.addError(c, "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
+			return
 		default:
 			s.addError(c, errSyntax)
 			return
@@ -472,6 +478,10 @@ func cmdXRead(s *Server, c *client, argv [][]byte) {
 				after[i] = st.LastID
 			}
 			continue
+		}
+		if len(idArgs[i]) == 1 && idArgs[i][0] == '>' {
+			s.addError(c, "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
+			return
 		}
 		id, ok := parseStreamID(idArgs[i], 0, true, nil)
 		if !ok {
@@ -559,11 +569,17 @@ func (s *Server) serveXRead(c *client, keys [][]byte, after []keyspace.StreamID,
 func cmdXInfo(s *Server, c *client, argv [][]byte) {
 	if equalFold(argv[1], "help") && len(argv) == 2 {
 		writeHelp(c, "XINFO", []string{
+			"CONSUMERS <key> <groupname>", "    Show consumers of <groupname>.",
+			"GROUPS <key>", "    Show the stream consumer groups.",
 			"STREAM <key>", "    Show information about the stream.",
 		})
 		return
 	}
-	if !equalFold(argv[1], "stream") || len(argv) != 3 {
+	switch {
+	case equalFold(argv[1], "stream") && len(argv) == 3:
+	case equalFold(argv[1], "groups") && len(argv) == 3:
+	case equalFold(argv[1], "consumers") && len(argv) == 4:
+	default:
 		s.subcommandError(c, argv)
 		return
 	}
@@ -578,6 +594,14 @@ func cmdXInfo(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	st := db.Obj(r).(*keyspace.Stream)
+	switch {
+	case equalFold(argv[1], "groups"):
+		s.xinfoGroups(c, st)
+		return
+	case equalFold(argv[1], "consumers"):
+		s.xinfoConsumers(c, argv[2], st, argv[3])
+		return
+	}
 	first, hasFirst := st.First()
 	last, hasLast := st.Last()
 	// There is no radix tree here; the node figures are those of Redis's layout at its default
@@ -599,7 +623,7 @@ func cmdXInfo(s *Server, c *client, argv [][]byte) {
 	c.w.BulkString("recorded-first-entry-id")
 	s.writeStreamID(c, first.ID)
 	c.w.BulkString("groups")
-	c.w.Int(0)
+	c.w.Int(int64(len(st.Groups)))
 	c.w.BulkString("first-entry")
 	if hasFirst {
 		s.writeStreamEntry(c, first)

@@ -107,6 +107,7 @@ var containerSubcommands = map[string][]string{
 	"pubsub":  {"channels", "help", "numpat", "numsub", "shardchannels", "shardnumsub"},
 	"script":  {"debug", "exists", "flush", "help", "kill", "load"},
 	"slowlog": {"get", "help", "len", "reset"},
+	"xgroup":  {"create", "createconsumer", "delconsumer", "destroy", "help", "setid"},
 	"xinfo":   {"consumers", "groups", "help", "stream"},
 }
 

@@ -183,3 +183,88 @@ func idLess(a, b string) bool {
 	}
 	return as < bs
 }
+
+// Consumer groups reply as redis-server does, byte for byte (XINFO CONSUMERS and XPENDING's
+// extended form report idle times, which differ by the milliseconds between the two servers:
+// TestConsumerGroupWorkers covers them).
+func TestConsumerGroupsMatchRedis(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) { c.IOThreads = 2 })
+	differential(t, addr, split(
+		"XGROUP CREATE s g $", "XGROUP CREATE s g $ MKSTREAM", "XGROUP CREATE s g $ MKSTREAM", "TYPE s", "XINFO GROUPS s",
+		"XGROUP CREATE s g2 0 FOO", "XGROUP CREATE s g3 0 ENTRIESREAD -5", "XGROUP CREATE s g3 bad", "XGROUP CREATE s",
+		"XGROUP SETID s nog 0", "XGROUP SETID nokey g 0", "XGROUP DESTROY nokey g", "XGROUP DESTROY s nog",
+		"XGROUP CREATECONSUMER s nog c", "XGROUP FOO",
+		"XADD s 1-1 a 1", "XADD s 2-1 b 2", "XADD s 3-1 c 3", "XINFO GROUPS s", "XINFO STREAM s",
+		"XREADGROUP GROUP g c COUNT 1 STREAMS s >", "XINFO GROUPS s",
+		"XREADGROUP GROUP g c STREAMS s 0", "XREADGROUP GROUP g c STREAMS s 1-1", "XREADGROUP GROUP g nobody STREAMS s 0",
+		"XREADGROUP GROUP g c2 STREAMS s >", "XREADGROUP GROUP g c2 STREAMS s >", "XREADGROUP GROUP g c2 BLOCK 10 STREAMS s >",
+		"XPENDING s g", "XPENDING s nog", "XPENDING nokey g", "XPENDING s g - + 0", "XPENDING s g IDLE x - + 10", "XPENDING s g - + x", "XPENDING s g - +", "XPENDING s g IDLE 10 - +", "XPENDING s g bad + 10", "XPENDING s g - + 10 nobody", "XPENDING s g - + 10 a b", "XINFO CONSUMERS s nog", "XINFO CONSUMERS nokey g",
+		"XACK s g 1-1 9-9", "XACK s g bad", "XACK s nog bad", "XACK nokey g 1-1", "XPENDING s g",
+		"XDEL s 2-1", "XREADGROUP GROUP g c2 STREAMS s 0", "XINFO GROUPS s",
+		"XCLAIM s g c3 0 3-1 JUSTID", "XPENDING s g", "XCLAIM s g c3 0 2-1", "XPENDING s g",
+		"XCLAIM s g c3 0 1-1 FORCE", "XPENDING s g", "XCLAIM s g c3 0 1-1", "XCLAIM s g c3 0 9-9 FORCE",
+		"XCLAIM s nog c 0 1-1", "XCLAIM s g c x 1-1", "XCLAIM s g c 0 1-1 BOGUS", "XCLAIM s g c 0 1-1 RETRYCOUNT x", "XCLAIM s g c 0 1-1 IDLE x", "XCLAIM s g c 0 1-1 TIME x", "XCLAIM s g c 0 1-1 RETRYCOUNT 5 JUSTID", "XPENDING s g", "XCLAIM s g c 0 1-1 LASTID bad",
+		"XADD s 4-1 d 4", "XADD s 5-1 e 5", "XREADGROUP GROUP g c5 STREAMS s >", "XDEL s 4-1",
+		"XAUTOCLAIM s g c4 0 0 COUNT 1", "XAUTOCLAIM s g c4 0 0", "XAUTOCLAIM s g c4 0 0 JUSTID", "XAUTOCLAIM s g c4 0 0 COUNT 0",
+		"XAUTOCLAIM s g c4 0 bad", "XAUTOCLAIM s g c4 x 0", "XAUTOCLAIM s nog c 0 0", "XAUTOCLAIM s g c4 0 (5-1", "XPENDING s g",
+		"XINFO STREAM s", "COPY s s2", "XINFO GROUPS s2", "XPENDING s2 g",
+		"XGROUP CREATECONSUMER s g c6", "XGROUP CREATECONSUMER s g c6", "XGROUP DELCONSUMER s g c4", "XGROUP DELCONSUMER s g nobody",
+		"XGROUP SETID s g 0", "XINFO GROUPS s", "XGROUP SETID s g $ ENTRIESREAD 3", "XINFO GROUPS s", "XGROUP SETID s g bad",
+		"XREADGROUP GROUP g c STREAMS s $", "XREADGROUP GROUP g c STREAMS s", "XREADGROUP GROUP g STREAMS s >",
+		"XREADGROUP COUNT 1 NOACK STREAMS s >", "XREAD GROUP g c STREAMS s 0", "XREAD STREAMS s >", "XREAD NOACK STREAMS s 0",
+		"XADD s 6-1 f 6", "XREADGROUP GROUP g c NOACK STREAMS s >", "XPENDING s g",
+		"MULTI", "XREADGROUP GROUP g c BLOCK 0 STREAMS s >", "EXEC",
+		"XGROUP DESTROY s g", "XGROUP DESTROY s g", "XINFO GROUPS s", "XREADGROUP GROUP g c STREAMS s >",
+		"SET str x", "XGROUP CREATE str g $", "XREADGROUP GROUP g c STREAMS str >", "XACK str g 1-1", "XPENDING str g", "XINFO GROUPS str",
+		"XCLAIM str g c 0 1-1", "XAUTOCLAIM str g c 0 0",
+	))
+}
+
+// A work queue the way applications build one with go-redis: producers XADD, workers block in
+// XREADGROUP, acknowledge, and a sweeper claims what a dead worker left pending.
+func TestConsumerGroupWorkers(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) { c.IOThreads = 2 })
+	rc := redisClient(t, addr, 3)
+	if err := rc.XGroupCreateMkStream(ctx(), "jobs", "workers", "$").Err(); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []redis.XStream, 1)
+	go func() {
+		res, err := rc.XReadGroup(ctx(), &redis.XReadGroupArgs{Group: "workers", Consumer: "w1", Streams: []string{"jobs", ">"}, Block: 5 * time.Second}).Result()
+		if err != nil {
+			t.Errorf("blocked XREADGROUP: %v", err)
+		}
+		got <- res
+	}()
+	waitBlocked(t, rc, 1)
+	id := rc.XAdd(ctx(), &redis.XAddArgs{Stream: "jobs", Values: []string{"task", "resize"}}).Val()
+	select {
+	case res := <-got:
+		if len(res) != 1 || len(res[0].Messages) != 1 || res[0].Messages[0].ID != id {
+			t.Fatalf("woken XREADGROUP got %+v, want %s", res, id)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("blocked XREADGROUP was not woken by XADD")
+	}
+	// w1 dies holding the job; after it idles 50 ms a sweeper claims it.
+	time.Sleep(60 * time.Millisecond)
+	pending, err := rc.XPendingExt(ctx(), &redis.XPendingExtArgs{Stream: "jobs", Group: "workers", Start: "-", End: "+", Count: 10, Idle: 50 * time.Millisecond}).Result()
+	if err != nil || len(pending) != 1 || pending[0].Consumer != "w1" || pending[0].RetryCount != 1 || pending[0].Idle < 50*time.Millisecond {
+		t.Fatalf("XPENDING IDLE: %+v %v", pending, err)
+	}
+	claimed, next, err := rc.XAutoClaim(ctx(), &redis.XAutoClaimArgs{Stream: "jobs", Group: "workers", Consumer: "sweeper", MinIdle: 50 * time.Millisecond, Start: "0"}).Result()
+	if err != nil || len(claimed) != 1 || claimed[0].ID != id || next != "0-0" {
+		t.Fatalf("XAUTOCLAIM: %+v %q %v", claimed, next, err)
+	}
+	consumers, err := rc.XInfoConsumers(ctx(), "jobs", "workers").Result()
+	if err != nil || len(consumers) != 2 || consumers[0].Name != "sweeper" || consumers[0].Pending != 1 || consumers[1].Name != "w1" || consumers[1].Pending != 0 {
+		t.Fatalf("XINFO CONSUMERS: %+v %v", consumers, err)
+	}
+	if n := rc.XAck(ctx(), "jobs", "workers", id).Val(); n != 1 {
+		t.Fatalf("XACK: %d", n)
+	}
+	groups, err := rc.XInfoGroups(ctx(), "jobs").Result()
+	if err != nil || len(groups) != 1 || groups[0].Pending != 0 || groups[0].LastDeliveredID != id || groups[0].Lag != 0 {
+		t.Fatalf("XINFO GROUPS: %+v %v", groups, err)
+	}
+}

@@ -183,7 +183,7 @@ func buildCommandTable() map[string]*command {
 		{"eval_ro", cmdEvalRO, -3, cmdNoScript | st | cmdSkipMonitor | r, 0, 0, 0, "scripting", "Executes a read-only server-side Lua script."},
 		{"evalsha_ro", cmdEvalSHARO, -3, cmdNoScript | st | cmdSkipMonitor | r, 0, 0, 0, "scripting", "Executes a read-only server-side Lua script by SHA1 digest."},
 		{"script", cmdScript, -2, cmdNoScript, 0, 0, 0, "scripting", "A container for Lua scripts management commands."},
-		// streams (no consumer groups)
+		// streams
 		{"xadd", cmdXAdd, -5, w | oom | f, 1, 1, 1, "stream", "Appends a new message to a stream. Creates the key if it doesn't exist."},
 		{"xlen", cmdXLen, 2, r | f, 1, 1, 1, "stream", "Return the number of messages in a stream."},
 		{"xrange", cmdXRange, -4, r, 1, 1, 1, "stream", "Returns the messages from a stream within a range of IDs."},
@@ -191,6 +191,12 @@ func buildCommandTable() map[string]*command {
 		{"xdel", cmdXDel, -3, w | f, 1, 1, 1, "stream", "Returns the number of messages after removing them from a stream."},
 		{"xtrim", cmdXTrim, -4, w, 1, 1, 1, "stream", "Deletes messages from the beginning of a stream."},
 		{"xread", cmdXRead, -4, r | blk, 0, 0, 0, "stream", "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise."},
+		{"xgroup", cmdXGroup, -2, w, 0, 0, 0, "stream", "A container for consumer groups commands."},
+		{"xreadgroup", cmdXReadGroup, -7, w | blk, 0, 0, 0, "stream", "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise."},
+		{"xack", cmdXAck, -4, w | f, 1, 1, 1, "stream", "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream."},
+		{"xpending", cmdXPending, -3, r, 1, 1, 1, "stream", "Returns the information and entries from a stream consumer group's pending entries list."},
+		{"xclaim", cmdXClaim, -6, w | f, 1, 1, 1, "stream", "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member."},
+		{"xautoclaim", cmdXAutoClaim, -6, w | f, 1, 1, 1, "stream", "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member."},
 		{"xinfo", cmdXInfo, -2, r, 0, 0, 0, "stream", "A container for stream introspection commands."},
 		{"zinterstore", cmdZInterStore, -4, w | oom, 1, 1, 1, "sorted-set", "Stores the intersect of multiple sorted sets in a key."},
 		{"zscan", cmdZScan, -3, r, 1, 1, 1, "sorted-set", "Iterates over members and scores of a sorted set."},

@@ -70,6 +70,7 @@ type Stream struct {
 	LastID       StreamID // the last ID ever added, even if deleted since
 	MaxDeletedID StreamID
 	EntriesAdded uint64
+	Groups       map[string]*Group // consumer groups by name; nil until the first
 }
 
 // NewStream returns an empty stream.
@@ -79,7 +80,9 @@ func NewStream() *Stream { return &Stream{} }
 func (s *Stream) Len() int { return len(s.entries) - s.head - s.tombstones }
 
 // Bytes is the memory the stream accounts for.
-func (s *Stream) Bytes() int64 { return s.bytes + int64(cap(s.entries))*int64(streamEntryOverhead) }
+func (s *Stream) Bytes() int64 {
+	return s.bytes + int64(cap(s.entries))*int64(streamEntryOverhead) + s.groupBytes()
+}
 
 // streamEntryOverhead is a StreamEntry's own size: ID, slice header.
 const streamEntryOverhead = 16 + 24
@@ -240,5 +243,6 @@ func (s *Stream) Clone() *Stream {
 		n.entries = append(n.entries, StreamEntry{ID: e.ID, Fields: own})
 		n.bytes += fieldBytes(own)
 	}
+	s.cloneGroups(n)
 	return n
 }
