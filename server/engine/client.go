@@ -58,25 +58,28 @@ type client struct {
 	killPending bool     // a kill arrived while inFlight
 
 	// Main-thread state.
-	mainOwned       bool
-	nextCmd         int // index into cmdEnds of the next command to run (blocking resumes here)
-	flags           int
-	db              int
-	name            string
-	authed          bool
-	lastCmd         string
-	multiQueue      []queuedCommand
-	watched         []watchedKey
-	channels        map[string]struct{}
-	patterns        map[string]struct{}
-	blocked         *blockState
-	rerunDeadline   int64 // while a blocked command runs again: its deadline (-1: none)
-	obufSoftAt      int64 // unix ms when the output first went over the soft limit (0 = not over)
-	monitorDB       int
-	argvMem         int64
-	lastInteraction atomic.Int64 // unix seconds of the last read or command
-	qbufLen         atomic.Int64
-	omem            atomic.Int64
+	mainOwned     bool
+	nextCmd       int // index into cmdEnds of the next command to run (blocking resumes here)
+	flags         int
+	db            int
+	name          string
+	authed        bool
+	lastCmd       string
+	multiQueue    []queuedCommand
+	watched       []watchedKey
+	channels      map[string]struct{}
+	patterns      map[string]struct{}
+	blocked       *blockState
+	rerunDeadline int64 // while a blocked command runs again: its deadline (-1: none)
+	// CLIENT REPLY: replyOff drops every reply; replySkip drops this command's, and
+	// replySkipNext turns into replySkip for the command after CLIENT REPLY SKIP.
+	replyOff, replySkip, replySkipNext bool
+	obufSoftAt                         int64 // unix ms when the output first went over the soft limit (0 = not over)
+	monitorDB                          int
+	argvMem                            int64
+	lastInteraction                    atomic.Int64 // unix seconds of the last read or command
+	qbufLen                            atomic.Int64
+	omem                               atomic.Int64
 	// peerGone is set by the I/O thread when the peer hangs up while the main thread holds the
 	// client (blocked): the main thread then drops it instead of serving it.
 	peerGone atomic.Bool

@@ -239,12 +239,22 @@ func cmdClient(s *Server, c *client, argv [][]byte) {
 	case equalFold(sub, "no-touch") && len(argv) == 3:
 		c.w.OK()
 	case equalFold(sub, "reply") && len(argv) == 3:
-		// Reply suppression is not implemented; ON is accepted so clients that send it work.
-		if equalFold(argv[2], "on") {
+		// OFF and SKIP take effect in process, which drops the replies they silence (this
+		// command's own included).
+		switch {
+		case equalFold(argv[2], "on"):
+			c.replyOff, c.replySkipNext = false, false
+			c.replySkip = false
 			c.w.OK()
-			return
+		case equalFold(argv[2], "off"):
+			c.replyOff = true
+		case equalFold(argv[2], "skip"):
+			if !c.replyOff {
+				c.replySkipNext = true
+			}
+		default:
+			s.addError(c, errSyntax)
 		}
-		s.addError(c, "ERR CLIENT REPLY OFF|SKIP is not supported by iocache")
 	case equalFold(sub, "unblock") && (len(argv) == 3 || len(argv) == 4):
 		s.clientUnblock(c, argv)
 	case equalFold(sub, "help") && len(argv) == 2:

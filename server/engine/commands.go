@@ -82,7 +82,11 @@ func (s *Server) process(c *client) {
 			s.pause.waiting = append(s.pause.waiting, c)
 			return
 		}
+		mark := len(c.w.Buf)
 		s.call(c, argv)
+		if c.replyOff || c.replySkip || c.replySkipNext {
+			s.applyReplyMode(c, mark)
+		}
 		if c.blocked != nil {
 			return // stays mainOwned until unblocked
 		}
@@ -99,6 +103,18 @@ func (s *Server) process(c *client) {
 	s.checkOutputLimits(c)
 	c.lastInteraction.Store(s.unixtime)
 	c.mainOwned = false
+}
+
+// applyReplyMode drops the reply of the command that just ran when CLIENT REPLY OFF or SKIP
+// silences it, and moves SKIP on to the next command, as Redis does after each call.
+func (s *Server) applyReplyMode(c *client, mark int) {
+	if (c.replyOff || c.replySkip) && len(c.w.Buf) >= mark {
+		c.w.Buf = c.w.Buf[:mark]
+	}
+	c.replySkip = false
+	if c.replySkipNext {
+		c.replySkip, c.replySkipNext = true, false
+	}
 }
 
 // call validates and executes one command, as Redis's processCommand and call do.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/testpeer"
 )
 
@@ -142,4 +143,47 @@ func TestSubcommandErrorsMatchRedis(t *testing.T) {
 		"SLOWLOG FOO", "SLOWLOG LEN x", "MEMORY FOO", "MEMORY USAGE", "LATENCY FOO", "PUBSUB FOO", "XINFO FOO k", "XINFO STREAM",
 		"CLIENT FOO", "CLIENT SETNAME", "CLIENT GETNAME x", "COMMAND FOO",
 	))
+}
+
+// CLIENT REPLY OFF, SKIP and ON silence exactly the replies Redis silences: the byte stream a
+// pipeline gets back is the same from both servers.
+func TestClientReplyMatchesRedis(t *testing.T) {
+	for _, threads := range []int{1, 2} {
+		_, addr := startServer(t, func(c *config.Config) { c.IOThreads = threads })
+		redisAddr := startRedisPeer(t)
+		pipeline := [][]string{
+			{"SET", "a", "1"}, {"CLIENT", "REPLY", "OFF"}, {"SET", "b", "2"}, {"GET", "a"}, {"CLIENT", "REPLY", "SKIP"},
+			{"INCR", "a"}, {"CLIENT", "REPLY", "ON"}, {"GET", "a"}, {"CLIENT", "REPLY", "SKIP"}, {"GET", "b"}, {"GET", "b"},
+			{"CLIENT", "REPLY", "SKIP"}, {"CLIENT", "REPLY", "SKIP"}, {"PING"}, {"CLIENT", "REPLY", "BAD"}, {"ECHO", "end"},
+		}
+		var want, got string
+		for i, a := range []string{redisAddr, addr} {
+			p := dialPeer(t, a)
+			var b strings.Builder
+			for _, cmd := range pipeline {
+				fmt.Fprintf(&b, "*%d\r\n", len(cmd))
+				for _, arg := range cmd {
+					fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(arg), arg)
+				}
+			}
+			if _, err := io.WriteString(p.c, b.String()); err != nil {
+				t.Fatal(err)
+			}
+			_ = p.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			var out strings.Builder
+			for !strings.HasSuffix(out.String(), "$3\r\nend\r\n") {
+				if err := readRawReply(p.br, &out); err != nil {
+					t.Fatalf("reading: %v (so far %q)", err, out.String())
+				}
+			}
+			if i == 0 {
+				want = out.String()
+			} else {
+				got = out.String()
+			}
+		}
+		if want != got {
+			t.Fatalf("io-threads %d:\n redis:   %q\n iocache: %q", threads, want, got)
+		}
+	}
 }
