@@ -74,7 +74,9 @@ type client struct {
 	// CLIENT REPLY: replyOff drops every reply; replySkip drops this command's, and
 	// replySkipNext turns into replySkip for the command after CLIENT REPLY SKIP.
 	replyOff, replySkip, replySkipNext bool
-	obufSoftAt                         int64 // unix ms when the output first went over the soft limit (0 = not over)
+	tracking                           *trackingOptions // CLIENT TRACKING; nil when off
+	pendingInvalidations               [][]byte         // to send after the current reply
+	obufSoftAt                         int64            // unix ms when the output first went over the soft limit (0 = not over)
 	monitorDB                          int
 	argvMem                            int64
 	lastInteraction                    atomic.Int64 // unix seconds of the last read or command

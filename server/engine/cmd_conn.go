@@ -179,6 +179,8 @@ func cmdReset(s *Server, c *client, argv [][]byte) {
 		s.pubsub.removeMonitor(c)
 	}
 	c.flags &^= flagMonitor | flagNoEvict
+	s.disableTracking(c)
+	c.replyOff, c.replySkip, c.replySkipNext = false, false, false
 	c.db = 0
 	c.name = ""
 	c.w.RESP3 = false
@@ -255,6 +257,14 @@ func cmdClient(s *Server, c *client, argv [][]byte) {
 		default:
 			s.addError(c, errSyntax)
 		}
+	case equalFold(sub, "tracking") && len(argv) >= 3:
+		cmdClientTracking(s, c, argv)
+	case equalFold(sub, "caching") && len(argv) == 3:
+		cmdClientCaching(s, c, argv)
+	case equalFold(sub, "getredir") && len(argv) == 2:
+		cmdClientGetRedir(s, c)
+	case equalFold(sub, "trackinginfo") && len(argv) == 2:
+		cmdClientTrackingInfo(s, c)
 	case equalFold(sub, "unblock") && (len(argv) == 3 || len(argv) == 4):
 		s.clientUnblock(c, argv)
 	case equalFold(sub, "help") && len(argv) == 2:

@@ -34,6 +34,9 @@ func cmdFlushDB(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	s.flushDB(c.db)
+	if s.tracking.clients > 0 {
+		s.trackingInvalidateAll()
+	}
 	c.w.OK()
 }
 
@@ -43,6 +46,9 @@ func cmdFlushAll(s *Server, c *client, argv [][]byte) {
 	}
 	for i := range s.dbs {
 		s.flushDB(i)
+	}
+	if s.tracking.clients > 0 {
+		s.trackingInvalidateAll()
 	}
 	c.w.OK()
 }

@@ -87,6 +87,9 @@ func (s *Server) process(c *client) {
 		if c.replyOff || c.replySkip || c.replySkipNext {
 			s.applyReplyMode(c, mark)
 		}
+		if c.tracking != nil || len(c.pendingInvalidations) > 0 {
+			s.trackingAfterCommand(c, argv[0])
+		}
 		if c.blocked != nil {
 			return // stays mainOwned until unblocked
 		}
@@ -157,7 +160,13 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 	}
 	errsBefore := s.stats.errorReplies
 	start := nanotime()
+	prev := s.executing
+	s.executing = c
 	cmd.handler(s, c, argv)
+	s.executing = prev
+	if c.tracking != nil && cmd.flags&cmdReadonly != 0 {
+		s.trackingRemember(c, cmd, argv)
+	}
 	dur := nanotime() - start
 	cmd.calls++
 	cmd.usecNs += dur

@@ -169,4 +169,7 @@ func (s *Server) modified(dbIndex int, key []byte) {
 	if s.blocking.waiting > 0 {
 		s.blocking.signalKey(dbIndex, key)
 	}
+	if s.tracking.clients > 0 {
+		s.trackingInvalidateKey(key)
+	}
 }

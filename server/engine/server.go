@@ -33,6 +33,9 @@ type Server struct {
 	plan cpuset.Plan
 	lua  *scripting // created by the first script command
 
+	tracking  trackingState
+	executing *client // the client whose command is running, for tracking's NOLOOP and ordering
+
 	listeners  []*listener
 	mainPoller *poller
 	threads    []*ioThread // threads[0] is the main thread
@@ -485,6 +488,7 @@ func (s *Server) unlinkClient(c *client) {
 		s.blocking.remove(c)
 	}
 	s.dropPaused(c)
+	s.disableTracking(c)
 	c.mainOwned = false
 }
 

@@ -1,0 +1,355 @@
+package engine
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/iocache/iocache/server/resp"
+)
+
+// Client-side caching (CLIENT TRACKING), as in Redis 7.0: the server remembers which keys each
+// tracking client read and, when one changes (written, deleted, expired, evicted, flushed), sends
+// that client an "invalidate" push message, so the client can keep a local copy until then.
+// Default mode remembers the keys of read-only commands (OPTIN: only after CLIENT CACHING YES;
+// OPTOUT: except after CLIENT CACHING NO); BCAST mode sends every change under the client's
+// prefixes instead. RESP3 clients get the messages on their own connection; REDIRECT sends them to
+// another client (as __redis__:invalidate pub/sub messages in RESP2). Like Redis, keys are tracked
+// by name across databases, and entries for clients that went away are dropped when the key is
+// next invalidated.
+//
+// Clients libraries use it for near-cache reads: rueidis turns it on at connect by default.
+
+const trackingChannel = "__redis__:invalidate"
+
+type trackingState struct {
+	clients int                         // clients with tracking on
+	table   map[string]map[int64]bool   // key → IDs of clients that may have cached it
+	bcast   map[string]map[*client]bool // prefix ("" = every key) → BCAST clients
+}
+
+// trackingOptions is a client's CLIENT TRACKING setting.
+type trackingOptions struct {
+	bcast, optin, optout, noloop bool
+	caching                      bool  // CLIENT CACHING given for the next command
+	redirect                     int64 // 0: none
+	prefixes                     []string
+}
+
+func cmdClientTracking(s *Server, c *client, argv [][]byte) {
+	var opt trackingOptions
+	for i := 3; i < len(argv); i++ {
+		more := i+1 < len(argv)
+		switch a := argv[i]; {
+		case equalFold(a, "redirect") && more:
+			if opt.redirect != 0 {
+				s.addError(c, "ERR A client can only redirect to a single other client")
+				return
+			}
+			id, ok := s.intArg(c, argv[i+1])
+			if !ok {
+				return
+			}
+			if id != c.id {
+				if _, exists := s.clients[id]; !exists {
+					s.addError(c, "ERR The client ID you want redirect to does not exist")
+					return
+				}
+			}
+			opt.redirect = id
+			i++
+		case equalFold(a, "bcast"):
+			opt.bcast = true
+		case equalFold(a, "optin"):
+			opt.optin = true
+		case equalFold(a, "optout"):
+			opt.optout = true
+		case equalFold(a, "noloop"):
+			opt.noloop = true
+		case equalFold(a, "prefix") && more:
+			opt.prefixes = append(opt.prefixes, string(argv[i+1]))
+			i++
+		default:
+			s.addError(c, errSyntax)
+			return
+		}
+	}
+	switch {
+	case equalFold(argv[2], "on"):
+		if !opt.bcast && len(opt.prefixes) > 0 {
+			s.addError(c, "ERR PREFIX option requires BCAST mode to be enabled")
+			return
+		}
+		if c.tracking != nil && c.tracking.bcast != opt.bcast {
+			s.addError(c, "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode.")
+			return
+		}
+		if opt.optin && opt.optout {
+			s.addError(c, "ERR You can't specify both OPTIN mode and OPTOUT mode")
+			return
+		}
+		if opt.bcast && (opt.optin || opt.optout) {
+			s.addError(c, "ERR OPTIN and OPTOUT are not compatible with BCAST")
+			return
+		}
+		if c.tracking != nil && ((opt.optin && c.tracking.optout) || (opt.optout && c.tracking.optin)) {
+			s.addError(c, "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.")
+			return
+		}
+		if opt.bcast && !s.checkPrefixes(c, opt.prefixes) {
+			return
+		}
+		s.enableTracking(c, opt)
+	case equalFold(argv[2], "off"):
+		s.disableTracking(c)
+	default:
+		s.addError(c, errSyntax)
+		return
+	}
+	c.w.OK()
+}
+
+// checkPrefixes refuses BCAST prefixes that overlap each other or the client's existing ones: a
+// key would otherwise be reported twice.
+func (s *Server) checkPrefixes(c *client, prefixes []string) bool {
+	var existing []string
+	if c.tracking != nil {
+		existing = c.tracking.prefixes
+	}
+	for i, p := range prefixes {
+		for _, q := range existing {
+			if strings.HasPrefix(p, q) || strings.HasPrefix(q, p) {
+				s.addError(c, "ERR Prefix '"+p+"' overlaps with an existing prefix '"+q+"'. Prefixes for a single client must not overlap.")
+				return false
+			}
+		}
+		for _, q := range prefixes[i+1:] {
+			if strings.HasPrefix(p, q) || strings.HasPrefix(q, p) {
+				s.addError(c, "ERR Prefix '"+p+"' overlaps with another provided prefix '"+q+"'. Prefixes for a single client must not overlap.")
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (s *Server) enableTracking(c *client, opt trackingOptions) {
+	t := &s.tracking
+	if c.tracking == nil {
+		t.clients++
+		c.tracking = &trackingOptions{}
+	}
+	cur := c.tracking
+	cur.redirect, cur.bcast, cur.noloop = opt.redirect, opt.bcast, opt.noloop
+	cur.optin, cur.optout, cur.caching = opt.optin, opt.optout, false
+	if opt.bcast {
+		if t.bcast == nil {
+			t.bcast = map[string]map[*client]bool{}
+		}
+		prefixes := opt.prefixes
+		if len(prefixes) == 0 && len(cur.prefixes) == 0 {
+			prefixes = []string{""}
+		}
+		for _, p := range prefixes {
+			if t.bcast[p] == nil {
+				t.bcast[p] = map[*client]bool{}
+			}
+			t.bcast[p][c] = true
+			cur.prefixes = append(cur.prefixes, p)
+		}
+	}
+}
+
+func (s *Server) disableTracking(c *client) {
+	if c.tracking == nil {
+		return
+	}
+	t := &s.tracking
+	for _, p := range c.tracking.prefixes {
+		delete(t.bcast[p], c)
+		if len(t.bcast[p]) == 0 {
+			delete(t.bcast, p)
+		}
+	}
+	c.tracking = nil
+	t.clients--
+}
+
+func cmdClientCaching(s *Server, c *client, argv [][]byte) {
+	if c.tracking == nil {
+		s.addError(c, "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled")
+		return
+	}
+	switch {
+	case equalFold(argv[2], "yes"):
+		if !c.tracking.optin {
+			s.addError(c, "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.")
+			return
+		}
+	case equalFold(argv[2], "no"):
+		if !c.tracking.optout {
+			s.addError(c, "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.")
+			return
+		}
+	default:
+		s.addError(c, errSyntax)
+		return
+	}
+	c.tracking.caching = true
+	c.w.OK()
+}
+
+func cmdClientGetRedir(s *Server, c *client) {
+	if c.tracking == nil {
+		c.w.Int(-1)
+		return
+	}
+	c.w.Int(c.tracking.redirect)
+}
+
+func cmdClientTrackingInfo(s *Server, c *client) {
+	c.w.Map(3)
+	c.w.BulkString("flags")
+	t := c.tracking
+	if t == nil {
+		c.w.Set(1)
+		c.w.BulkString("off")
+		c.w.BulkString("redirect")
+		c.w.Int(-1)
+		c.w.BulkString("prefixes")
+		c.w.EmptyArray()
+		return
+	}
+	flags := []string{"on"}
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{t.bcast, "bcast"}, {t.optin, "optin"}, {t.optout, "optout"}, {t.caching && t.optin, "caching-yes"}, {t.caching && t.optout, "caching-no"}, {t.noloop, "noloop"}} {
+		if f.on {
+			flags = append(flags, f.name)
+		}
+	}
+	if _, ok := s.clients[t.redirect]; t.redirect != 0 && !ok {
+		flags = append(flags, "broken_redirect")
+	}
+	c.w.Set(len(flags))
+	for _, f := range flags {
+		c.w.BulkString(f)
+	}
+	c.w.BulkString("redirect")
+	c.w.Int(t.redirect)
+	c.w.BulkString("prefixes")
+	prefixes := slices.Sorted(slices.Values(t.prefixes)) // Redis lists them in radix-tree order
+	if len(prefixes) == 1 && prefixes[0] == "" {
+		prefixes = nil
+	}
+	c.w.Array(len(prefixes))
+	for _, p := range prefixes {
+		c.w.BulkString(p)
+	}
+}
+
+// trackingRemember records the keys a read-only command of a tracking client read.
+func (s *Server) trackingRemember(c *client, cmd *command, argv [][]byte) {
+	t := c.tracking
+	if t.bcast || (t.optin && !t.caching) || (t.optout && t.caching) {
+		return
+	}
+	if s.tracking.table == nil {
+		s.tracking.table = map[string]map[int64]bool{}
+	}
+	for _, k := range commandKeys(cmd, argv) {
+		ids := s.tracking.table[string(k)]
+		if ids == nil {
+			ids = map[int64]bool{}
+			s.tracking.table[string(k)] = ids
+		}
+		ids[c.id] = true
+	}
+}
+
+// trackingAfterCommand ends what CLIENT CACHING applied to (the next command, or the next
+// transaction) and sends the invalidations the client's own command caused, after its reply.
+func (s *Server) trackingAfterCommand(c *client, name []byte) {
+	if c.tracking != nil && c.tracking.caching && c.flags&flagMulti == 0 && !equalFold(name, "client") {
+		c.tracking.caching = false
+	}
+	for _, m := range c.pendingInvalidations {
+		c.w.Buf = append(c.w.Buf, m...)
+	}
+	clear(c.pendingInvalidations)
+	c.pendingInvalidations = c.pendingInvalidations[:0]
+}
+
+// trackingInvalidateKey tells every client that may have cached key that it changed.
+func (s *Server) trackingInvalidateKey(key []byte) {
+	t := &s.tracking
+	for prefix, clients := range t.bcast {
+		if !strings.HasPrefix(string(key), prefix) {
+			continue
+		}
+		for target := range clients {
+			s.sendInvalidation(target, key, false)
+		}
+	}
+	ids, ok := t.table[string(key)]
+	if !ok {
+		return
+	}
+	delete(t.table, string(key))
+	for id := range ids {
+		target := s.clients[id]
+		if target == nil || target.tracking == nil || target.tracking.bcast {
+			continue
+		}
+		s.sendInvalidation(target, key, false)
+	}
+}
+
+// trackingInvalidateAll is FLUSHDB's and FLUSHALL's: every tracking client drops everything.
+func (s *Server) trackingInvalidateAll() {
+	for _, target := range s.clients {
+		if target.tracking != nil {
+			s.sendInvalidation(target, nil, true)
+		}
+	}
+	s.tracking.table = nil
+}
+
+// sendInvalidation delivers one invalidation (all keys when all is set) to a tracking client or
+// the client it redirects to.
+func (s *Server) sendInvalidation(target *client, key []byte, all bool) {
+	if target.tracking.noloop && target == s.executing {
+		return
+	}
+	dest := target
+	if r := target.tracking.redirect; r != 0 && r != target.id {
+		if dest = s.clients[r]; dest == nil {
+			return // the redirect target is gone; CLIENT TRACKINGINFO says broken_redirect
+		}
+	}
+	var w resp.Writer
+	w.RESP3 = dest.w.RESP3
+	switch {
+	case dest.w.RESP3:
+		w.Push(2)
+		w.BulkString("invalidate")
+	case dest != target && dest.flags&flagPubSub != 0:
+		w.Push(3)
+		w.BulkString("message")
+		w.BulkString(trackingChannel)
+	default:
+		return // RESP2 on its own connection, or a redirect target not subscribed: nowhere to send it
+	}
+	if all {
+		w.Null() // $-1 in RESP2, as Redis sends it
+	} else {
+		w.Array(1)
+		w.Bulk(key)
+	}
+	if dest == s.executing {
+		// The reply to the command being executed comes first.
+		dest.pendingInvalidations = append(dest.pendingInvalidations, w.Buf)
+		return
+	}
+	s.pushTo(dest, w.Buf)
+}

@@ -1,0 +1,197 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/iocache/iocache/server/config"
+)
+
+// readUntil reads whole replies until one equals last, and returns them all.
+func (p *peerConn) readUntil(last string) string {
+	p.t.Helper()
+	_ = p.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var all strings.Builder
+	for {
+		var one strings.Builder
+		if err := readRawReply(p.br, &one); err != nil {
+			p.t.Fatalf("reading: %v (so far %q)", err, all.String())
+		}
+		all.WriteString(one.String())
+		if one.String() == last {
+			return all.String()
+		}
+	}
+}
+
+// send writes a command without reading its reply.
+func (p *peerConn) send(args ...string) {
+	p.t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := io.WriteString(p.c, b.String()); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// trackingTranscript drives a tracking client and a writer through default, NOLOOP, BCAST and
+// OPTIN modes, transactions and FLUSHALL, and returns every byte the tracking client received.
+func trackingTranscript(t *testing.T, addr string) string {
+	reader, writer := dialPeer(t, addr), dialPeer(t, addr)
+	reader.do("HELLO", "3") // server name and version differ: not part of the transcript
+	var out strings.Builder
+	step := func(args ...string) { out.WriteString(reader.do(args...)) }
+	sync := func() { reader.send("PING"); out.WriteString(reader.readUntil("+PONG\r\n")) }
+	for _, bad := range [][]string{
+		{"CLIENT", "TRACKING", "ON", "PREFIX", "x"}, {"CLIENT", "TRACKING", "ON", "OPTIN", "OPTOUT"},
+		{"CLIENT", "TRACKING", "ON", "BCAST", "OPTIN"}, {"CLIENT", "TRACKING", "MAYBE"}, {"CLIENT", "TRACKING", "ON", "FOO"},
+		{"CLIENT", "TRACKING", "ON", "REDIRECT", "x"}, {"CLIENT", "CACHING", "YES"}, {"CLIENT", "GETREDIR"}, {"CLIENT", "TRACKINGINFO"},
+	} {
+		step(bad...)
+	}
+	// Default mode: a key read is invalidated once, by anyone's write, our own included.
+	step("CLIENT", "TRACKING", "ON")
+	step("CLIENT", "TRACKINGINFO")
+	step("CLIENT", "GETREDIR")
+	step("MGET", "a", "b")
+	writer.do("SET", "a", "1")
+	writer.do("SET", "a", "2") // no second message: a was not read again
+	sync()
+	step("GET", "b")
+	step("SET", "b", "1")
+	sync()
+	step("CLIENT", "CACHING", "YES")
+	// NOLOOP: our own writes are not reported.
+	step("CLIENT", "TRACKING", "ON", "NOLOOP")
+	step("GET", "c")
+	step("SET", "c", "1")
+	writer.do("DEL", "c")
+	sync()
+	// BCAST with prefixes: every change under them, read or not.
+	step("CLIENT", "TRACKING", "OFF")
+	step("CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "user:", "PREFIX", "user")
+	step("CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "user:", "PREFIX", "job:")
+	step("CLIENT", "TRACKINGINFO")
+	writer.do("SET", "user:1", "x")
+	writer.do("SET", "other", "y")
+	writer.do("LPUSH", "job:q", "1")
+	sync()
+	// OPTIN: only reads after CLIENT CACHING YES (for one command, or one transaction).
+	step("CLIENT", "TRACKING", "OFF")
+	step("CLIENT", "TRACKING", "ON", "OPTIN")
+	step("CLIENT", "CACHING", "NO")
+	step("GET", "d")
+	step("CLIENT", "CACHING", "YES")
+	step("GET", "e")
+	step("GET", "f")
+	step("CLIENT", "CACHING", "YES")
+	step("MULTI")
+	step("GET", "g")
+	step("EXEC")
+	writer.do("MSET", "d", "1", "e", "1", "f", "1", "g", "1")
+	sync()
+	// Expiry and FLUSHALL.
+	step("CLIENT", "CACHING", "YES")
+	step("GET", "h")
+	writer.do("SET", "h", "1", "PX", "100")
+	step("CLIENT", "CACHING", "YES")
+	step("GET", "h")
+	time.Sleep(150 * time.Millisecond)
+	writer.do("GET", "h")
+	sync()
+	writer.do("FLUSHALL")
+	sync()
+	step("RESET")
+	step("CLIENT", "TRACKINGINFO")
+	return out.String()
+}
+
+// The tracking client sees byte for byte what redis-server sends it.
+func TestClientTrackingMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) { c.IOThreads = 2 })
+	want, got := trackingTranscript(t, startRedisPeer(t)), trackingTranscript(t, addr)
+	if want != got {
+		t.Fatalf("transcripts differ:\n redis:   %q\n iocache: %q", want, got)
+	}
+}
+
+// rueidis, with its defaults, turns client-side caching on at connect: cached reads are served
+// locally until another client's write invalidates them.
+func TestRueidisClientSideCaching(t *testing.T) {
+	for _, threads := range []int{1, 2} {
+		_, addr := startServer(t, func(c *config.Config) { c.IOThreads = threads })
+		cached, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableRetry: true})
+		if err != nil {
+			t.Fatalf("io-threads %d: rueidis connect: %v", threads, err)
+		}
+		defer cached.Close()
+		writer, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer writer.Close()
+		ctx := context.Background()
+		if err := writer.Do(ctx, writer.B().Set().Key("k").Value("v1").Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+		get := func() (string, bool) {
+			t.Helper()
+			r := cached.DoCache(ctx, cached.B().Get().Key("k").Cache(), time.Minute)
+			v, err := r.ToString()
+			if err != nil {
+				t.Fatalf("DoCache GET: %v", err)
+			}
+			return v, r.IsCacheHit()
+		}
+		if v, hit := get(); v != "v1" || hit {
+			t.Fatalf("io-threads %d: first read %q hit=%v, want v1 from the server", threads, v, hit)
+		}
+		if v, hit := get(); v != "v1" || !hit {
+			t.Fatalf("io-threads %d: second read %q hit=%v, want v1 from the local cache", threads, v, hit)
+		}
+		if err := writer.Do(ctx, writer.B().Set().Key("k").Value("v2").Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(3 * time.Second)
+		for {
+			v, hit := get()
+			if v == "v2" && !hit {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("io-threads %d: after another client's SET, reads still return %q (hit=%v)", threads, v, hit)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// REDIRECT sends a RESP2 client's invalidations to another connection subscribed to
+// __redis__:invalidate, as pub/sub messages; that connection sees what redis-server sends it.
+func TestClientTrackingRedirectMatchesRedis(t *testing.T) {
+	transcript := func(addr string) string {
+		sub, tracked, writer := dialPeer(t, addr), dialPeer(t, addr), dialPeer(t, addr)
+		id := strings.TrimSpace(strings.TrimPrefix(sub.do("CLIENT", "ID"), ":"))
+		out := sub.do("SUBSCRIBE", "__redis__:invalidate")
+		out += tracked.do("CLIENT", "TRACKING", "ON", "REDIRECT", id)
+		out += tracked.do("CLIENT", "GETREDIR")[:1] // an ID: only its type compares
+		tracked.do("GET", "k")
+		writer.do("SET", "k", "1")
+		writer.do("FLUSHALL")
+		sub.send("PING")
+		return out + sub.readUntil("*2\r\n$4\r\npong\r\n$0\r\n\r\n")
+	}
+	_, addr := startServer(t, nil)
+	if want, got := transcript(startRedisPeer(t)), transcript(addr); want != got {
+		t.Fatalf("transcripts differ:\n redis:   %q\n iocache: %q", want, got)
+	}
+}
