@@ -201,27 +201,29 @@ func cmdHIncrByFloat(s *Server, c *client, argv [][]byte) {
 		s.addError(c, errNotFloat)
 		return
 	}
+	if math.IsNaN(incr) || math.IsInf(incr, 0) {
+		s.addError(c, "ERR value is NaN or Infinity")
+		return
+	}
 	h, ok := s.getHash(c, argv[1], forCreate)
 	if !ok {
 		return
 	}
-	var cur float64
+	cur := []byte("0")
 	if v, found := h.Get(argv[2]); found {
-		f, ok := parseFloat(v)
-		if !ok {
+		if _, ok := parseFloat(v); !ok {
 			s.addError(c, "ERR hash value is not a float")
 			s.dropIfEmpty(c, argv[1], h.Len())
 			return
 		}
-		cur = f
+		cur = v
 	}
-	cur += incr
-	if math.IsNaN(cur) || math.IsInf(cur, 0) {
+	out, ok := addLongDouble(cur, argv[3])
+	if !ok {
 		s.addError(c, "ERR increment would produce NaN or Infinity")
 		s.dropIfEmpty(c, argv[1], h.Len())
 		return
 	}
-	out := formatFloat(cur)
 	done := accountObject(s.dbs[c.db], h)
 	h.Set(argv[2], out)
 	done()

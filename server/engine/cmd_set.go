@@ -187,6 +187,10 @@ func cmdSMove(s *Server, c *client, argv [][]byte) {
 	if !ok {
 		return
 	}
+	if src == nil {
+		c.w.Int(0) // Redis answers a missing source before looking at the destination's type
+		return
+	}
 	db := s.dbs[c.db]
 	if r, exists := s.lookupWrite(c, argv[2]); exists && db.Type(r) != keyspace.TypeSet {
 		s.wrongType(c)

@@ -385,39 +385,33 @@ func isRangeErr(err error) bool {
 	return ok && ne.Err == strconv.ErrRange
 }
 
-// formatFloat writes an INCRBYFLOAT result as Redis does: plain decimal notation, no exponent,
-// no trailing zeros.
-func formatFloat(f float64) []byte {
-	return strconv.AppendFloat(nil, f, 'f', -1, 64)
-}
 
+// cmdIncrByFloat checks in Redis's order: the key's type, its value, then the increment; it adds
+// in long double precision as Redis does (longdouble.go).
 func cmdIncrByFloat(s *Server, c *client, argv [][]byte) {
-	incr, ok := parseFloat(argv[2])
-	if !ok {
-		s.addError(c, errNotFloat)
-		return
-	}
 	db := s.dbs[c.db]
 	r, exists := s.lookupWrite(c, argv[1])
-	var cur float64
+	cur := []byte("0")
 	if exists {
 		if db.Type(r) != keyspace.TypeString {
 			s.wrongType(c)
 			return
 		}
-		v, ok := parseFloat(db.Str(r))
-		if !ok {
+		cur = db.Str(r)
+		if _, ok := parseFloat(cur); !ok {
 			s.addError(c, errNotFloat)
 			return
 		}
-		cur = v
 	}
-	cur += incr
-	if math.IsNaN(cur) || math.IsInf(cur, 0) {
+	if _, ok := parseFloat(argv[2]); !ok {
+		s.addError(c, errNotFloat)
+		return
+	}
+	out, ok := addLongDouble(cur, argv[2])
+	if !ok {
 		s.addError(c, "ERR increment would produce NaN or Infinity")
 		return
 	}
-	out := formatFloat(cur)
 	if exists {
 		_, v := db.ResizeString(r, len(out))
 		copy(v, out)

@@ -351,12 +351,40 @@ type zrangeSpec struct {
 	start, stop []byte
 }
 
+// zrangeRun parses the range first, then looks the key up: Redis reports a bad range before a
+// wrong type.
 func (s *Server) zrangeRun(c *client, key []byte, sp zrangeSpec) {
-	var entries []keyspace.Entry
+	var rankLo, rankHi int64
+	var scores keyspace.ScoreRange
+	var lexes keyspace.LexRange
+	lo, hi := sp.start, sp.stop
+	if sp.rev && sp.by != "rank" {
+		lo, hi = hi, lo
+	}
+	var ok bool
+	switch sp.by {
+	case "rank":
+		a, ok1 := parseInt(sp.start)
+		b, ok2 := parseInt(sp.stop)
+		if !ok1 || !ok2 {
+			s.addError(c, errNotInt)
+			return
+		}
+		rankLo, rankHi = a, b
+	case "score":
+		if scores, ok = s.scoreRange(c, lo, hi); !ok {
+			return
+		}
+	case "lex":
+		if lexes, ok = s.lexRange(c, lo, hi); !ok {
+			return
+		}
+	}
 	z, ok := s.getZSet(c, key, forRead)
 	if !ok {
 		return
 	}
+	var entries []keyspace.Entry
 	collect := func(e keyspace.Entry) bool {
 		if sp.hasLimit {
 			if sp.offset > 0 {
@@ -373,42 +401,16 @@ func (s *Server) zrangeRun(c *client, key []byte, sp zrangeSpec) {
 		entries = append(entries, e)
 		return true
 	}
-	switch sp.by {
-	case "rank":
-		a, ok1 := parseInt(sp.start)
-		b, ok2 := parseInt(sp.stop)
-		if !ok1 || !ok2 {
-			s.addError(c, errNotInt)
-			return
-		}
-		if z != nil {
-			if lo, hi, ok := clampRange(a, b, z.Len()); ok {
+	if z != nil {
+		switch sp.by {
+		case "rank":
+			if lo, hi, ok := clampRange(rankLo, rankHi, z.Len()); ok {
 				z.RangeByRank(lo, hi, sp.rev, collect)
 			}
-		}
-	case "score":
-		lo, hi := sp.start, sp.stop
-		if sp.rev {
-			lo, hi = hi, lo
-		}
-		r, ok := s.scoreRange(c, lo, hi)
-		if !ok {
-			return
-		}
-		if z != nil {
-			z.RangeByScore(r, sp.rev, collect)
-		}
-	case "lex":
-		lo, hi := sp.start, sp.stop
-		if sp.rev {
-			lo, hi = hi, lo
-		}
-		r, ok := s.lexRange(c, lo, hi)
-		if !ok {
-			return
-		}
-		if z != nil {
-			z.RangeByLex(r, sp.rev, collect)
+		case "score":
+			z.RangeByScore(scores, sp.rev, collect)
+		case "lex":
+			z.RangeByLex(lexes, sp.rev, collect)
 		}
 	}
 	writeEntries(c, entries, sp.withScores)
@@ -642,6 +644,24 @@ func cmdZRemRangeByScore(s *Server, c *client, argv [][]byte) {
 	}
 	var victims []string
 	z.RangeByScore(r, false, func(e keyspace.Entry) bool { victims = append(victims, e.Member); return true })
+	s.zremMembers(c, argv[1], z, victims)
+}
+
+func cmdZRemRangeByLex(s *Server, c *client, argv [][]byte) {
+	r, ok := s.lexRange(c, argv[2], argv[3])
+	if !ok {
+		return
+	}
+	z, ok := s.getZSet(c, argv[1], forWrite)
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.w.Int(0)
+		return
+	}
+	var victims []string
+	z.RangeByLex(r, false, func(e keyspace.Entry) bool { victims = append(victims, e.Member); return true })
 	s.zremMembers(c, argv[1], z, victims)
 }
 

@@ -187,3 +187,14 @@ func TestClientReplyMatchesRedis(t *testing.T) {
 		}
 	}
 }
+
+// INCRBYFLOAT and HINCRBYFLOAT add in long double and print like Redis: 0.1 + 0.2 is 0.3.
+func TestFloatIncrementsMatchRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, split(
+		"INCRBYFLOAT f 0.1", "INCRBYFLOAT f 0.2", "INCRBYFLOAT f -0.3", "INCRBYFLOAT f 1e20", "INCRBYFLOAT f 3.0e-5",
+		"SET g 9223372036854775807", "INCRBYFLOAT g 1", "INCRBYFLOAT g -2.5", "SET h -0", "INCRBYFLOAT h 0",
+		"INCRBYFLOAT f inf", "INCRBYFLOAT f x", "SET s abc", "INCRBYFLOAT s 1", "INCRBYFLOAT n 5.0e3", "INCRBYFLOAT n 1.23456789012345678",
+		"HINCRBYFLOAT k a 0.1", "HINCRBYFLOAT k a 0.2", "HINCRBYFLOAT k a 10.5", "HINCRBYFLOAT k a -inf", "HSET k b x", "HINCRBYFLOAT k b 1",
+	))
+}

@@ -176,6 +176,7 @@ func buildCommandTable() map[string]*command {
 		{"bzpopmax", cmdBZPopMax, -3, w | f | blk, 1, -2, 1, "sorted-set", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped."},
 		{"zremrangebyrank", cmdZRemRangeByRank, 4, w, 1, 1, 1, "sorted-set", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed."},
 		{"zremrangebyscore", cmdZRemRangeByScore, 4, w, 1, 1, 1, "sorted-set", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed."},
+		{"zremrangebylex", cmdZRemRangeByLex, 4, w, 1, 1, 1, "sorted-set", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed."},
 		{"zunionstore", cmdZUnionStore, -4, w | oom, 1, 1, 1, "sorted-set", "Stores the union of multiple sorted sets in a key."},
 		// scripting
 		{"eval", cmdEval, -3, cmdNoScript | st | cmdSkipMonitor | cmdMayReplicate, 0, 0, 0, "scripting", "Executes a server-side Lua script."},
