@@ -385,7 +385,6 @@ func isRangeErr(err error) bool {
 	return ok && ne.Err == strconv.ErrRange
 }
 
-
 // cmdIncrByFloat checks in Redis's order: the key's type, its value, then the increment; it adds
 // in long double precision as Redis does (longdouble.go).
 func cmdIncrByFloat(s *Server, c *client, argv [][]byte) {

@@ -66,6 +66,10 @@ func randomCommand(rng *rand.Rand) []string {
 		return pick(rng, "0", "1.5", "-2.5", "inf", "-inf", "x", "1e3", "3", "0.1", "0.2", "-0.3", "1e-5")
 	}
 	score := func() string { return pick(rng, "0", "1", "1.5", "-2", "10", "(1", "-inf", "+inf", "x") }
+	bitOff := func() string { return pick(rng, "0", "1", "7", "8", "15", "33", "-1", "x") }
+	bitVal := func() string { return pick(rng, "0", "1", "1", "2") }
+	bfType := func() string { return pick(rng, "i8", "u4", "i5", "u1", "i64", "u63", "u64", "x3", "i1") }
+	bfOff := func() string { return pick(rng, "0", "3", "#1", "#2", "13", "-1") }
 	lex := func() string { return pick(rng, "-", "+", "[a", "(b", "[c", "a") }
 	templates := [][]func() string{
 		// strings
@@ -112,6 +116,16 @@ func randomCommand(rng *rand.Rand) []string {
 		{c("ZREMRANGEBYRANK"), key, small, small}, {c("ZREMRANGEBYSCORE"), key, score, score},
 		{c("ZUNIONSTORE"), key, c("2"), key, key}, {c("ZUNIONSTORE"), key, c("2"), key, key, c("WEIGHTS"), c("1"), c("2")},
 		{c("ZINTERSTORE"), key, c("2"), key, key, c("AGGREGATE"), c("MAX")},
+		// bitmaps
+		{c("SETBIT"), key, bitOff, bitVal}, {c("GETBIT"), key, bitOff}, {c("BITCOUNT"), key}, {c("BITCOUNT"), key, small, small},
+		{c("BITCOUNT"), key, small, small, c("BIT")}, {c("BITCOUNT"), key, small}, {c("BITPOS"), key, bitVal},
+		{c("BITPOS"), key, bitVal, small}, {c("BITPOS"), key, bitVal, small, small}, {c("BITPOS"), key, bitVal, small, small, c("BIT")},
+		{c("BITPOS"), key, bitVal, small, small, c("BYTE")}, {c("BITOP"), c("AND"), key, key, key}, {c("BITOP"), c("OR"), key, key, key},
+		{c("BITOP"), c("XOR"), key, key, key}, {c("BITOP"), c("NOT"), key, key}, {c("BITOP"), c("NOT"), key, key, key},
+		{c("BITFIELD"), key, c("GET"), bfType, bfOff}, {c("BITFIELD"), key, c("SET"), bfType, bfOff, integer},
+		{c("BITFIELD"), key, c("INCRBY"), bfType, bfOff, integer}, {c("BITFIELD"), key, c("OVERFLOW"), c("SAT"), c("INCRBY"), bfType, bfOff, integer},
+		{c("BITFIELD"), key, c("OVERFLOW"), c("FAIL"), c("INCRBY"), bfType, bfOff, small, c("GET"), bfType, bfOff},
+		{c("BITFIELD_RO"), key, c("GET"), bfType, bfOff}, {c("BITFIELD_RO"), key, c("SET"), bfType, bfOff, small},
 		// streams
 		{c("XADD"), key, c("*"), val, val}, {c("XLEN"), key}, {c("XTRIM"), key, c("MAXLEN"), small}, {c("XDEL"), key, c("0-1")},
 	}

@@ -178,6 +178,14 @@ func buildCommandTable() map[string]*command {
 		{"zremrangebyscore", cmdZRemRangeByScore, 4, w, 1, 1, 1, "sorted-set", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed."},
 		{"zremrangebylex", cmdZRemRangeByLex, 4, w, 1, 1, 1, "sorted-set", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed."},
 		{"zunionstore", cmdZUnionStore, -4, w | oom, 1, 1, 1, "sorted-set", "Stores the union of multiple sorted sets in a key."},
+		// bitmaps
+		{"setbit", cmdSetBit, 4, w | oom, 1, 1, 1, "bitmap", "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist."},
+		{"getbit", cmdGetBit, 3, r | f, 1, 1, 1, "bitmap", "Returns a bit value by offset."},
+		{"bitcount", cmdBitCount, -2, r, 1, 1, 1, "bitmap", "Counts the number of set bits (population counting) in a string."},
+		{"bitpos", cmdBitPos, -3, r, 1, 1, 1, "bitmap", "Finds the first set (1) or clear (0) bit in a string."},
+		{"bitop", cmdBitOp, -4, w | oom, 2, -1, 1, "bitmap", "Performs bitwise operations on multiple strings, and stores the result."},
+		{"bitfield", cmdBitField, -2, w | oom, 1, 1, 1, "bitmap", "Performs arbitrary bitfield integer operations on strings."},
+		{"bitfield_ro", cmdBitFieldRO, -2, r | f, 1, 1, 1, "bitmap", "Performs arbitrary read-only bitfield integer operations on strings."},
 		// scripting
 		{"eval", cmdEval, -3, cmdNoScript | st | cmdSkipMonitor | cmdMayReplicate, 0, 0, 0, "scripting", "Executes a server-side Lua script."},
 		{"evalsha", cmdEvalSHA, -3, cmdNoScript | st | cmdSkipMonitor | cmdMayReplicate, 0, 0, 0, "scripting", "Executes a server-side Lua script by SHA1 digest."},
