@@ -2,7 +2,6 @@ package engine
 
 import (
 	"math"
-	"strings"
 
 	"github.com/iocache/iocache/server/glob"
 	"github.com/iocache/iocache/server/keyspace"
@@ -351,9 +350,16 @@ type zrangeSpec struct {
 	start, stop []byte
 }
 
-// zrangeRun parses the range first, then looks the key up: Redis reports a bad range before a
-// wrong type.
+// zrangeRun replies with a ZRANGE-family range.
 func (s *Server) zrangeRun(c *client, key []byte, sp zrangeSpec) {
+	if entries, ok := s.zrangeCollect(c, key, sp); ok {
+		writeEntries(c, entries, sp.withScores)
+	}
+}
+
+// zrangeCollect parses the range first, then looks the key up (Redis reports a bad range before
+// a wrong type), and returns the entries in range.
+func (s *Server) zrangeCollect(c *client, key []byte, sp zrangeSpec) ([]keyspace.Entry, bool) {
 	var rankLo, rankHi int64
 	var scores keyspace.ScoreRange
 	var lexes keyspace.LexRange
@@ -368,21 +374,21 @@ func (s *Server) zrangeRun(c *client, key []byte, sp zrangeSpec) {
 		b, ok2 := parseInt(sp.stop)
 		if !ok1 || !ok2 {
 			s.addError(c, errNotInt)
-			return
+			return nil, false
 		}
 		rankLo, rankHi = a, b
 	case "score":
 		if scores, ok = s.scoreRange(c, lo, hi); !ok {
-			return
+			return nil, false
 		}
 	case "lex":
 		if lexes, ok = s.lexRange(c, lo, hi); !ok {
-			return
+			return nil, false
 		}
 	}
 	z, ok := s.getZSet(c, key, forRead)
 	if !ok {
-		return
+		return nil, false
 	}
 	var entries []keyspace.Entry
 	collect := func(e keyspace.Entry) bool {
@@ -413,7 +419,7 @@ func (s *Server) zrangeRun(c *client, key []byte, sp zrangeSpec) {
 			z.RangeByLex(lexes, sp.rev, collect)
 		}
 	}
-	writeEntries(c, entries, sp.withScores)
+	return entries, true
 }
 
 func writeEntries(c *client, entries []keyspace.Entry, withScores bool) {
@@ -664,143 +670,6 @@ func cmdZRemRangeByLex(s *Server, c *client, argv [][]byte) {
 	z.RangeByLex(r, false, func(e keyspace.Entry) bool { victims = append(victims, e.Member); return true })
 	s.zremMembers(c, argv[1], z, victims)
 }
-
-// zsetStore implements ZUNIONSTORE and ZINTERSTORE (inputs may be sets, with score 1).
-func zsetStore(s *Server, c *client, argv [][]byte, union bool) {
-	n, ok := parseInt(argv[2])
-	if !ok {
-		s.addError(c, errNotInt)
-		return
-	}
-	if n < 1 {
-		s.addError(c, "ERR at least 1 input key is needed for '"+lowerASCII(string(argv[0]))+"' command")
-		return
-	}
-	if int64(len(argv)-3) < n {
-		s.addError(c, errSyntax)
-		return
-	}
-	keys := argv[3 : 3+n]
-	weights := make([]float64, n)
-	for i := range weights {
-		weights[i] = 1
-	}
-	agg := "sum"
-	rest := argv[3+n:]
-	for i := 0; i < len(rest); i++ {
-		switch {
-		case equalFold(rest[i], "weights") && int64(len(rest)-i-1) >= n:
-			for j := int64(0); j < n; j++ {
-				w, ok := parseFloat(rest[i+1+int(j)])
-				if !ok {
-					s.addError(c, "ERR weight value is not a float")
-					return
-				}
-				weights[j] = w
-			}
-			i += int(n)
-		case equalFold(rest[i], "aggregate") && i+1 < len(rest):
-			agg = strings.ToLower(string(rest[i+1]))
-			if agg != "sum" && agg != "min" && agg != "max" {
-				s.addError(c, errSyntax)
-				return
-			}
-			i++
-		default:
-			s.addError(c, errSyntax)
-			return
-		}
-	}
-	db := s.dbs[c.db]
-	type input map[string]float64
-	inputs := make([]input, n)
-	for i, k := range keys {
-		r, exists := s.lookupRead(c, k)
-		in := input{}
-		if exists {
-			switch db.Type(r) {
-			case keyspace.TypeZSet:
-				db.Obj(r).(*keyspace.ZSet).Each(func(e keyspace.Entry) bool { in[e.Member] = e.Score; return true })
-			case keyspace.TypeSet:
-				for _, m := range db.Obj(r).(*keyspace.Set).Members() {
-					in[m] = 1
-				}
-			default:
-				s.wrongType(c)
-				return
-			}
-		}
-		inputs[i] = in
-	}
-	combine := func(a, b float64) float64 {
-		switch agg {
-		case "min":
-			return math.Min(a, b)
-		case "max":
-			return math.Max(a, b)
-		}
-		v := a + b
-		if math.IsNaN(v) {
-			return 0
-		}
-		return v
-	}
-	result := map[string]float64{}
-	if union {
-		for i, in := range inputs {
-			for m, sc := range in {
-				v := sc * weights[i]
-				if math.IsNaN(v) {
-					v = 0
-				}
-				if cur, ok := result[m]; ok {
-					result[m] = combine(cur, v)
-				} else {
-					result[m] = v
-				}
-			}
-		}
-	} else {
-		for m, sc := range inputs[0] {
-			v := sc * weights[0]
-			if math.IsNaN(v) {
-				v = 0
-			}
-			in := true
-			for i := 1; i < len(inputs); i++ {
-				o, ok := inputs[i][m]
-				if !ok {
-					in = false
-					break
-				}
-				w := o * weights[i]
-				if math.IsNaN(w) {
-					w = 0
-				}
-				v = combine(v, w)
-			}
-			if in {
-				result[m] = v
-			}
-		}
-	}
-	if r, exists := s.lookupWrite(c, argv[1]); exists {
-		s.deleteKey(db, r)
-	}
-	if len(result) > 0 {
-		z := keyspace.NewZSet()
-		for m, sc := range result {
-			z.Add([]byte(m), sc)
-		}
-		db.AddObjectBytes(z.Bytes())
-		db.SetObject(argv[1], keyspace.TypeZSet, z, s.initialClock())
-	}
-	s.modified(c.db, argv[1])
-	c.w.Int(int64(len(result)))
-}
-
-func cmdZUnionStore(s *Server, c *client, argv [][]byte) { zsetStore(s, c, argv, true) }
-func cmdZInterStore(s *Server, c *client, argv [][]byte) { zsetStore(s, c, argv, false) }
 
 func cmdZScan(s *Server, c *client, argv [][]byte) {
 	a, ok := s.parseScan(c, argv, 2, false)

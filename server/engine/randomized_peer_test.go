@@ -116,6 +116,12 @@ func randomCommand(rng *rand.Rand) []string {
 		{c("ZREMRANGEBYRANK"), key, small, small}, {c("ZREMRANGEBYSCORE"), key, score, score},
 		{c("ZUNIONSTORE"), key, c("2"), key, key}, {c("ZUNIONSTORE"), key, c("2"), key, key, c("WEIGHTS"), c("1"), c("2")},
 		{c("ZINTERSTORE"), key, c("2"), key, key, c("AGGREGATE"), c("MAX")},
+		{c("ZINTERSTORE"), key, c("2"), key, key, c("WEIGHTS"), float, float}, {c("ZUNION"), c("2"), key, key, c("WITHSCORES")},
+		{c("ZUNION"), c("3"), key, key, key, c("AGGREGATE"), c("MIN"), c("WITHSCORES")}, {c("ZINTER"), c("2"), key, key},
+		{c("ZINTER"), c("2"), key, key, c("WITHSCORES"), c("AGGREGATE"), c("SUM")}, {c("ZDIFF"), c("2"), key, key, c("WITHSCORES")},
+		{c("ZDIFFSTORE"), key, c("2"), key, key}, {c("ZINTERCARD"), c("2"), key, key}, {c("ZINTERCARD"), c("2"), key, key, c("LIMIT"), small},
+		{c("ZUNION"), small, key, key}, {c("ZDIFF"), c("1"), key, c("WEIGHTS"), c("1")},
+		{c("ZRANGESTORE"), key, key, small, small}, {c("ZRANGESTORE"), key, key, score, score, c("BYSCORE"), c("LIMIT"), c("0"), small},
 		// bitmaps
 		{c("SETBIT"), key, bitOff, bitVal}, {c("GETBIT"), key, bitOff}, {c("BITCOUNT"), key}, {c("BITCOUNT"), key, small, small},
 		{c("BITCOUNT"), key, small, small, c("BIT")}, {c("BITCOUNT"), key, small}, {c("BITPOS"), key, bitVal},

@@ -208,6 +208,12 @@ func buildCommandTable() map[string]*command {
 		{"xautoclaim", cmdXAutoClaim, -6, w | f, 1, 1, 1, "stream", "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member."},
 		{"xinfo", cmdXInfo, -2, r, 0, 0, 0, "stream", "A container for stream introspection commands."},
 		{"zinterstore", cmdZInterStore, -4, w | oom, 1, 1, 1, "sorted-set", "Stores the intersect of multiple sorted sets in a key."},
+		{"zdiffstore", cmdZDiffStore, -4, w | oom, 1, 1, 1, "sorted-set", "Stores the difference of multiple sorted sets in a key."},
+		{"zunion", cmdZUnion, -3, r, 0, 0, 0, "sorted-set", "Returns the union of multiple sorted sets."},
+		{"zinter", cmdZInter, -3, r, 0, 0, 0, "sorted-set", "Returns the intersect of multiple sorted sets."},
+		{"zdiff", cmdZDiff, -3, r, 0, 0, 0, "sorted-set", "Returns the difference between multiple sorted sets."},
+		{"zintercard", cmdZInterCard, -3, r, 0, 0, 0, "sorted-set", "Returns the number of members of the intersect of multiple sorted sets."},
+		{"zrangestore", cmdZRangeStore, -5, w | oom, 1, 2, 1, "sorted-set", "Stores a range of members from sorted set in a key."},
 		{"zscan", cmdZScan, -3, r, 1, 1, 1, "sorted-set", "Iterates over members and scores of a sorted set."},
 		// transactions
 		{"multi", cmdMulti, 1, f | ld | st | cmdNoScript | cmdAllowBusy, 0, 0, 0, "transactions", "Starts a transaction."},
