@@ -92,6 +92,8 @@ func randomCommand(rng *rand.Rand) []string {
 		{c("LTRIM"), key, small, small}, {c("LPOS"), key, val}, {c("LPOS"), key, val, c("RANK"), small},
 		{c("LPOS"), key, val, c("COUNT"), small}, {c("LMOVE"), key, key, c("LEFT"), c("RIGHT")},
 		{c("LMOVE"), key, key, c("RIGHT"), c("LEFT")}, {c("RPOPLPUSH"), key, key},
+		{c("LMPOP"), c("2"), key, key, c("LEFT")}, {c("LMPOP"), c("3"), key, key, key, c("RIGHT"), c("COUNT"), small},
+		{c("LMPOP"), small, key, c("LEFT")}, {c("LMPOP"), c("1"), key, c("UP")}, {c("BLMPOP"), c("0.01"), c("2"), key, key, c("LEFT")},
 		// hashes
 		{c("HSET"), key, val, val}, {c("HSET"), key, val, val, val, val}, {c("HSETNX"), key, val, val}, {c("HGET"), key, val},
 		{c("HMGET"), key, val, val}, {c("HGETALL"), key}, {c("HDEL"), key, val, val}, {c("HLEN"), key}, {c("HEXISTS"), key, val},
@@ -112,7 +114,8 @@ func randomCommand(rng *rand.Rand) []string {
 		{c("ZRANGE"), key, score, score, c("BYSCORE"), c("REV")}, {c("ZRANGE"), c("lexkey"), lex, lex, c("BYLEX")},
 		{c("ZRANGEBYSCORE"), key, score, score, c("WITHSCORES")}, {c("ZREVRANGE"), key, small, small},
 		{c("ZREVRANGEBYSCORE"), key, score, score}, {c("ZRANGEBYLEX"), c("lexkey"), lex, lex}, {c("ZADD"), c("lexkey"), c("0"), val}, {c("ZREVRANGEBYLEX"), c("lexkey"), lex, lex},
-		{c("ZLEXCOUNT"), c("lexkey"), lex, lex}, {c("ZREMRANGEBYLEX"), c("lexkey"), lex, lex}, {c("ZPOPMIN"), key}, {c("ZPOPMAX"), key, small},
+		{c("ZLEXCOUNT"), c("lexkey"), lex, lex}, {c("ZREMRANGEBYLEX"), c("lexkey"), lex, lex}, {c("ZPOPMIN"), key}, {c("ZMPOP"), c("2"), key, key, c("MIN")}, {c("ZMPOP"), c("2"), key, key, c("MAX"), c("COUNT"), small},
+		{c("ZMPOP"), c("1"), key, c("MIN"), c("COUNT"), c("1"), c("COUNT"), c("2")}, {c("BZMPOP"), c("0.01"), c("1"), key, c("MAX")}, {c("ZPOPMAX"), key, small},
 		{c("ZREMRANGEBYRANK"), key, small, small}, {c("ZREMRANGEBYSCORE"), key, score, score},
 		{c("ZUNIONSTORE"), key, c("2"), key, key}, {c("ZUNIONSTORE"), key, c("2"), key, key, c("WEIGHTS"), c("1"), c("2")},
 		{c("ZINTERSTORE"), key, c("2"), key, key, c("AGGREGATE"), c("MAX")},

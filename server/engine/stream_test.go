@@ -268,3 +268,37 @@ func TestConsumerGroupWorkers(t *testing.T) {
 		t.Fatalf("XINFO GROUPS: %+v %v", groups, err)
 	}
 }
+
+// BLMPOP and BZMPOP block until one of their keys gets data, and pop up to COUNT from it.
+func TestBlockingMPop(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) { c.IOThreads = 2 })
+	rc := redisClient(t, addr, 3)
+	type popped struct {
+		key  string
+		vals []string
+		err  error
+	}
+	got := make(chan popped, 1)
+	go func() {
+		k, v, err := rc.BLMPop(ctx(), 5*time.Second, "right", 2, "q1", "q2").Result()
+		got <- popped{k, v, err}
+	}()
+	waitBlocked(t, rc, 1)
+	rc.RPush(ctx(), "q2", "a", "b", "c")
+	if p := <-got; p.err != nil || p.key != "q2" || len(p.vals) != 2 || p.vals[0] != "c" || p.vals[1] != "b" {
+		t.Fatalf("BLMPOP: %+v", p)
+	}
+	zgot := make(chan []redis.Z, 1)
+	go func() {
+		_, zs, err := rc.BZMPop(ctx(), 5*time.Second, "min", 5, "z").Result()
+		if err != nil {
+			t.Errorf("BZMPOP: %v", err)
+		}
+		zgot <- zs
+	}()
+	waitBlocked(t, rc, 1)
+	rc.ZAdd(ctx(), "z", redis.Z{Score: 2, Member: "b"}, redis.Z{Score: 1, Member: "a"})
+	if zs := <-zgot; len(zs) != 2 || zs[0].Member != "a" || zs[1].Score != 2 {
+		t.Fatalf("BZMPOP: %+v", zs)
+	}
+}

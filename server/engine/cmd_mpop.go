@@ -1,0 +1,168 @@
+package engine
+
+import (
+	"github.com/iocache/iocache/server/keyspace"
+)
+
+// LMPOP, BLMPOP, ZMPOP and BZMPOP (Redis 7.0): pop up to COUNT elements from the first non-empty
+// list or sorted set among several keys, replying with the key and what was popped.
+
+// mpopArgs reads numkeys at argv[at], the keys, the direction word and an optional COUNT.
+func (s *Server) mpopArgs(c *client, argv [][]byte, at int, dirA, dirB string) (keys [][]byte, first bool, count int64, ok bool) {
+	n, isInt := parseInt(argv[at])
+	if !isInt || n < 1 {
+		s.addError(c, "ERR numkeys should be greater than 0")
+		return nil, false, 0, false
+	}
+	dirAt := int64(at) + n + 1
+	if dirAt >= int64(len(argv)) {
+		s.addError(c, errSyntax)
+		return nil, false, 0, false
+	}
+	switch d := argv[dirAt]; {
+	case equalFold(d, dirA):
+		first = true
+	case equalFold(d, dirB):
+	default:
+		s.addError(c, errSyntax)
+		return nil, false, 0, false
+	}
+	count = -1
+	for j := int(dirAt) + 1; j < len(argv); j++ {
+		if count == -1 && equalFold(argv[j], "count") && j+1 < len(argv) {
+			v, isInt := parseInt(argv[j+1])
+			if !isInt || v < 1 {
+				s.addError(c, "ERR count should be greater than 0")
+				return nil, false, 0, false
+			}
+			count = v
+			j++
+			continue
+		}
+		s.addError(c, errSyntax)
+		return nil, false, 0, false
+	}
+	if count == -1 {
+		count = 1
+	}
+	return argv[at+1 : dirAt], first, count, true
+}
+
+// lmpop pops from the first non-empty list; it reports whether it replied (with data or an
+// error).
+func (s *Server) lmpop(c *client, keys [][]byte, left bool, count int64) bool {
+	db := s.dbs[c.db]
+	for _, k := range keys {
+		r, exists := s.lookupWrite(c, k)
+		if !exists {
+			continue
+		}
+		if db.Type(r) != keyspace.TypeList {
+			s.wrongType(c)
+			return true
+		}
+		l := db.Obj(r).(*keyspace.List)
+		if l.Len() == 0 {
+			continue
+		}
+		done := accountObject(db, l)
+		n := min(count, int64(l.Len()))
+		c.w.Array(2)
+		c.w.Bulk(k)
+		c.w.Array(int(n))
+		for i := int64(0); i < n; i++ {
+			c.w.Bulk(popOne(l, left))
+		}
+		done()
+		s.dropIfEmpty(c, k, l.Len())
+		s.modified(c.db, k)
+		return true
+	}
+	return false
+}
+
+// zmpop pops from the first non-empty sorted set.
+func (s *Server) zmpop(c *client, keys [][]byte, lowest bool, count int64) bool {
+	db := s.dbs[c.db]
+	for _, k := range keys {
+		r, exists := s.lookupWrite(c, k)
+		if !exists {
+			continue
+		}
+		if db.Type(r) != keyspace.TypeZSet {
+			s.wrongType(c)
+			return true
+		}
+		z := db.Obj(r).(*keyspace.ZSet)
+		if z.Len() == 0 {
+			continue
+		}
+		done := accountObject(db, z)
+		n := min(count, int64(z.Len()))
+		c.w.Array(2)
+		c.w.Bulk(k)
+		c.w.Array(int(n))
+		for i := int64(0); i < n; i++ {
+			e, _ := z.First(!lowest)
+			z.Remove([]byte(e.Member))
+			c.w.Array(2)
+			c.w.BulkString(e.Member)
+			c.w.Double(e.Score)
+		}
+		done()
+		s.dropIfEmpty(c, k, z.Len())
+		s.modified(c.db, k)
+		return true
+	}
+	return false
+}
+
+func cmdLMPop(s *Server, c *client, argv [][]byte) {
+	keys, left, count, ok := s.mpopArgs(c, argv, 1, "left", "right")
+	if ok && !s.lmpop(c, keys, left, count) {
+		c.w.NullArray()
+	}
+}
+
+func cmdZMPop(s *Server, c *client, argv [][]byte) {
+	keys, lowest, count, ok := s.mpopArgs(c, argv, 1, "min", "max")
+	if ok && !s.zmpop(c, keys, lowest, count) {
+		c.w.NullArray()
+	}
+}
+
+// bmpop is BLMPOP and BZMPOP: the same, blocking until one of the keys gets data.
+func bmpop(s *Server, c *client, argv [][]byte, t keyspace.Type) {
+	deadline, ok := s.timeoutArg(c, argv[1])
+	if !ok {
+		return
+	}
+	dirA, dirB := "left", "right"
+	if t == keyspace.TypeZSet {
+		dirA, dirB = "min", "max"
+	}
+	keys, first, count, ok := s.mpopArgs(c, argv, 2, dirA, dirB)
+	if !ok {
+		return
+	}
+	served := false
+	if t == keyspace.TypeList {
+		served = s.lmpop(c, keys, first, count)
+	} else {
+		served = s.zmpop(c, keys, first, count)
+	}
+	if served {
+		return
+	}
+	if c.flags&flagExecuting != 0 {
+		c.w.NullArray()
+		return
+	}
+	if c.rerunDeadline != 0 {
+		deadline = max(c.rerunDeadline, 0)
+	}
+	s.block(c, s.commands[lowerASCII(string(argv[0]))], argv, keys, deadline, t)
+}
+
+func cmdBLMPop(s *Server, c *client, argv [][]byte) { bmpop(s, c, argv, keyspace.TypeList) }
+func cmdBZMPop(s *Server, c *client, argv [][]byte) { bmpop(s, c, argv, keyspace.TypeZSet) }
