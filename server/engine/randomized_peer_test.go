@@ -70,6 +70,8 @@ func randomCommand(rng *rand.Rand) []string {
 	bitVal := func() string { return pick(rng, "0", "1", "1", "2") }
 	bfType := func() string { return pick(rng, "i8", "u4", "i5", "u1", "i64", "u63", "u64", "x3", "i1") }
 	bfOff := func() string { return pick(rng, "0", "3", "#1", "#2", "13", "-1") }
+	weightKey := func() string { return "w_" + val() }
+	hashKey := func() string { return "h_" + val() }
 	lex := func() string { return pick(rng, "-", "+", "[a", "(b", "[c", "a") }
 	templates := [][]func() string{
 		// strings
@@ -135,6 +137,14 @@ func randomCommand(rng *rand.Rand) []string {
 		{c("BITFIELD"), key, c("INCRBY"), bfType, bfOff, integer}, {c("BITFIELD"), key, c("OVERFLOW"), c("SAT"), c("INCRBY"), bfType, bfOff, integer},
 		{c("BITFIELD"), key, c("OVERFLOW"), c("FAIL"), c("INCRBY"), bfType, bfOff, small, c("GET"), bfType, bfOff},
 		{c("BITFIELD_RO"), key, c("GET"), bfType, bfOff}, {c("BITFIELD_RO"), key, c("SET"), bfType, bfOff, small},
+		// SORT (no BY nosort without STORE: a set has no order of its own; no ALPHA BY: elements whose
+		// external values are both missing tie, in an order Redis leaves undefined)
+		{c("SET"), weightKey, float}, {c("HSET"), hashKey, c("f"), val}, {c("SORT"), key}, {c("SORT"), key, c("ALPHA")},
+		{c("SORT"), key, c("DESC"), c("LIMIT"), small, small}, {c("SORT"), key, c("BY"), c("w_*")}, {c("SORT"), key, c("BY"), c("w_*"), c("DESC")},
+		{c("SORT"), key, c("BY"), c("h_*->f"), c("GET"), c("#"), c("GET"), c("w_*"), c("GET"), c("h_*->f")},
+		{c("SORT"), key, c("ALPHA"), c("STORE"), key}, {c("SORT"), key, c("BY"), c("w_*"), c("STORE"), key}, {c("SORT_RO"), key, c("ALPHA"), c("LIMIT"), small, small},
+		{c("SORT_RO"), key, c("STORE"), key}, {c("SORT"), key, c("LIMIT"), c("x"), c("1")}, {c("SORT"), key, c("BY"), c("nosort"), c("STORE"), key},
+		{c("SORT"), key, c("ALPHA"), c("GET"), c("nosuchpattern")},
 		// streams
 		{c("XADD"), key, c("*"), val, val}, {c("XLEN"), key}, {c("XTRIM"), key, c("MAXLEN"), small}, {c("XDEL"), key, c("0-1")},
 	}

@@ -75,6 +75,8 @@ func buildCommandTable() map[string]*command {
 		{"copy", cmdCopy, -3, w | oom, 1, 2, 1, "generic", "Copies the value of a key to a new key."},
 		{"move", cmdMove, 3, w | f, 1, 1, 1, "generic", "Moves a key to another database."},
 		{"object", cmdObject, -2, r, 2, 2, 1, "generic", "A container for object introspection commands."},
+		{"sort", cmdSort, -2, w | oom, 1, 1, 1, "generic", "Sorts the elements in a list, a set, or a sorted set, optionally storing the result."},
+		{"sort_ro", cmdSortRO, -2, r, 1, 1, 1, "generic", "Returns the sorted elements of a list, a set, or a sorted set."},
 		// strings
 		{"get", cmdGet, 2, r | f, 1, 1, 1, "string", "Returns the string value of a key."},
 		{"set", cmdSet, -3, w | oom, 1, 1, 1, "string", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist."},

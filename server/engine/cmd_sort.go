@@ -1,0 +1,262 @@
+package engine
+
+import (
+	"bytes"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/iocache/iocache/server/keyspace"
+)
+
+// SORT and SORT_RO, as Redis 7.0's sortCommandGeneric: numeric or ALPHA order, BY an external
+// key or hash field ("weight_*", "obj_*->field"), BY a pattern without '*' to skip sorting, LIMIT,
+// GET patterns ("#" for the element itself) and STORE into a list. Ties between equal scores are
+// broken by comparing the elements' bytes, so the order is deterministic. Comparisons are
+// byte-wise, as Redis's are under the C locale.
+
+type sortItem struct {
+	elem   []byte
+	score  float64
+	cmpObj []byte // ALPHA with BY: the external value (nil when missing)
+}
+
+func cmdSort(s *Server, c *client, argv [][]byte)   { sortGeneric(s, c, argv, false) }
+func cmdSortRO(s *Server, c *client, argv [][]byte) { sortGeneric(s, c, argv, true) }
+
+func sortGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
+	desc, alpha, dontSort := false, false, false
+	limitStart, limitCount := int64(0), int64(-1)
+	var sortBy, storeKey []byte
+	var gets [][]byte
+	for j := 2; j < len(argv); j++ {
+		left := len(argv) - j - 1
+		a := argv[j]
+		switch {
+		case equalFold(a, "asc"):
+			desc = false
+		case equalFold(a, "desc"):
+			desc = true
+		case equalFold(a, "alpha"):
+			alpha = true
+		case equalFold(a, "limit") && left >= 2:
+			st, ok := s.intArg(c, argv[j+1])
+			if !ok {
+				return
+			}
+			cnt, ok := s.intArg(c, argv[j+2])
+			if !ok {
+				return
+			}
+			limitStart, limitCount = st, cnt
+			j += 2
+		case !readOnly && equalFold(a, "store") && left >= 1:
+			storeKey = argv[j+1]
+			j++
+		case equalFold(a, "by") && left >= 1:
+			sortBy = argv[j+1]
+			dontSort = bytes.IndexByte(sortBy, '*') < 0
+			j++
+		case equalFold(a, "get") && left >= 1:
+			gets = append(gets, argv[j+1])
+			j++
+		default:
+			s.addError(c, errSyntax)
+			return
+		}
+	}
+	db := s.dbs[c.db]
+	var elems [][]byte
+	typ := keyspace.TypeList
+	if r, ok := s.lookupRead(c, argv[1]); ok {
+		typ = db.Type(r)
+		switch typ {
+		case keyspace.TypeList:
+			l := db.Obj(r).(*keyspace.List)
+			for i := 0; i < l.Len(); i++ {
+				elems = append(elems, l.Index(i))
+			}
+		case keyspace.TypeSet:
+			for _, m := range db.Obj(r).(*keyspace.Set).Members() {
+				elems = append(elems, []byte(m))
+			}
+		case keyspace.TypeZSet:
+			db.Obj(r).(*keyspace.ZSet).Each(func(e keyspace.Entry) bool { elems = append(elems, []byte(e.Member)); return true })
+		default:
+			s.wrongType(c)
+			return
+		}
+	}
+	if dontSort && typ == keyspace.TypeSet && storeKey != nil {
+		// Sets have no order of their own: what is stored must not depend on the hash table.
+		dontSort, alpha, sortBy = false, true, nil
+	}
+	n := int64(len(elems))
+	start := max(limitStart, 0)
+	end := n - 1
+	if limitCount >= 0 {
+		end = start + limitCount - 1
+	}
+	if start >= n {
+		start, end = n-1, n-2
+	}
+	end = min(end, n-1)
+	if dontSort && desc && typ != keyspace.TypeSet {
+		// Lists and sorted sets keep their own order, reversed by DESC.
+		for i, k := 0, len(elems)-1; i < k; i, k = i+1, k-1 {
+			elems[i], elems[k] = elems[k], elems[i]
+		}
+	}
+	items := make([]sortItem, len(elems))
+	convErr := false
+	for i, e := range elems {
+		items[i].elem = e
+		if dontSort {
+			continue
+		}
+		by := e
+		if sortBy != nil {
+			v, ok := s.sortLookup(c, sortBy, e)
+			if !ok {
+				continue
+			}
+			by = v
+		}
+		if alpha {
+			if sortBy != nil {
+				items[i].cmpObj = by
+			}
+			continue
+		}
+		f, ok := strtod(by)
+		if !ok {
+			convErr = true
+		}
+		items[i].score = f
+	}
+	if !dontSort {
+		sort.SliceStable(items, func(a, b int) bool {
+			cmp := sortCompare(&items[a], &items[b], alpha, sortBy != nil)
+			if desc {
+				cmp = -cmp
+			}
+			return cmp < 0
+		})
+	}
+	if convErr {
+		s.addError(c, "ERR One or more scores can't be converted into double")
+		return
+	}
+	var out [][]byte
+	nilAt := map[int]bool{}
+	for j := start; j <= end; j++ {
+		e := items[j].elem
+		if len(gets) == 0 {
+			out = append(out, e)
+		}
+		for _, g := range gets {
+			v, ok := s.sortLookup(c, g, e)
+			if !ok {
+				nilAt[len(out)] = true
+			}
+			out = append(out, v)
+		}
+	}
+	if storeKey == nil {
+		c.w.Array(len(out))
+		for i, v := range out {
+			if nilAt[i] {
+				c.w.Null()
+			} else {
+				c.w.Bulk(v)
+			}
+		}
+		return
+	}
+	if r, ok := s.lookupWrite(c, storeKey); ok {
+		s.deleteKey(db, r)
+	}
+	if len(out) > 0 {
+		l := keyspace.NewList()
+		for _, v := range out {
+			l.PushBack(v) // a missing GET value is stored as an empty string
+		}
+		db.AddObjectBytes(l.Bytes())
+		db.SetObject(storeKey, keyspace.TypeList, l, s.initialClock())
+	}
+	s.modified(c.db, storeKey)
+	c.w.Int(int64(len(out)))
+}
+
+// sortLookup resolves a BY or GET pattern for one element: "#" is the element; the first '*' is
+// replaced by it, and "->field" reads a hash field. ok is false when there is nothing there.
+func (s *Server) sortLookup(c *client, pattern, elem []byte) ([]byte, bool) {
+	if len(pattern) == 1 && pattern[0] == '#' {
+		return elem, true
+	}
+	star := bytes.IndexByte(pattern, '*')
+	if star < 0 {
+		return nil, false
+	}
+	keyPat, field := pattern, []byte(nil)
+	if f := bytes.Index(pattern[star+1:], []byte("->")); f >= 0 && star+1+f+2 < len(pattern) {
+		keyPat, field = pattern[:star+1+f], pattern[star+1+f+2:]
+	}
+	key := make([]byte, 0, len(keyPat)+len(elem))
+	key = append(key, keyPat[:star]...)
+	key = append(key, elem...)
+	key = append(key, keyPat[star+1:]...)
+	db := s.dbs[c.db]
+	r, ok := s.lookupLive(db, c.db, key)
+	if !ok {
+		return nil, false
+	}
+	if field != nil {
+		if db.Type(r) != keyspace.TypeHash {
+			return nil, false
+		}
+		return db.Obj(r).(*keyspace.Hash).Get(field)
+	}
+	if db.Type(r) != keyspace.TypeString {
+		return nil, false
+	}
+	return db.Str(r), true
+}
+
+// strtod reads a sort weight as C's strtod does for SORT: leading spaces skipped, the whole rest
+// a number, the empty string 0, NaN refused.
+func strtod(b []byte) (float64, bool) {
+	t := strings.TrimLeft(string(b), " \t\n\v\f\r")
+	if t == "" {
+		return 0, len(b) == 0
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f != f {
+		return f, false
+	}
+	return f, true
+}
+
+func sortCompare(a, b *sortItem, alpha, byPattern bool) int {
+	if !alpha {
+		switch {
+		case a.score > b.score:
+			return 1
+		case a.score < b.score:
+			return -1
+		}
+		return bytes.Compare(a.elem, b.elem)
+	}
+	if byPattern {
+		switch {
+		case a.cmpObj == nil && b.cmpObj == nil:
+			return 0
+		case a.cmpObj == nil:
+			return -1
+		case b.cmpObj == nil:
+			return 1
+		}
+		return bytes.Compare(a.cmpObj, b.cmpObj)
+	}
+	return bytes.Compare(a.elem, b.elem)
+}
