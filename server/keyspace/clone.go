@@ -9,11 +9,12 @@ func (l *List) Clone() *List {
 	return n
 }
 
-// Clone returns a deep copy of the hash.
+// Clone returns a deep copy of the hash, in the same order.
 func (h *Hash) Clone() *Hash {
-	n := &Hash{m: make(map[string][]byte, len(h.m)), bytes: h.bytes}
-	for k, v := range h.m {
-		n.m[k] = append([]byte(nil), v...)
+	n := &Hash{fields: make([]hashField, len(h.fields)), index: make(map[string]int32, len(h.index)), bytes: h.bytes}
+	for i, f := range h.fields {
+		n.fields[i] = hashField{name: f.name, value: append([]byte(nil), f.value...)}
+		n.index[f.name] = int32(i)
 	}
 	return n
 }
