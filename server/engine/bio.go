@@ -52,8 +52,9 @@ func (b *bio) start(wg *sync.WaitGroup) {
 }
 
 // confineRuntimeThreads pins every thread that is not a server thread to bio_cpulist. Threads the
-// runtime creates later inherit this mask: Go creates threads for locked goroutines from its
-// template thread, which is among those moved here.
+// runtime creates later normally inherit this mask (Go creates threads for locked goroutines from
+// its template thread, which is among those moved here); the cron checks again once a second for
+// any that did not.
 func (b *bio) confineRuntimeThreads() {
 	if len(b.cpus) == 0 {
 		return

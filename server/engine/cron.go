@@ -21,6 +21,12 @@ func (s *Server) cron() {
 	s.measureMemory()
 	s.clientsCron()
 	s.cpuTicker.sample(s)
+	if s.nowMs >= s.nextConfine {
+		// A thread the runtime creates from one that was not yet confined (a race at start, or
+		// a future runtime's choice) would run on the server's CPUs: check once a second.
+		s.nextConfine = s.nowMs + 1000
+		s.bio.confineRuntimeThreads()
+	}
 	if s.cfg.MaxMemory > 0 && !s.pause.active(s.nowMs) {
 		s.freeMemoryIfNeeded()
 	}

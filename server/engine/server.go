@@ -36,6 +36,8 @@ type Server struct {
 	tracking  trackingState
 	executing *client // the client whose command is running, for tracking's NOLOOP and ordering
 
+	nextConfine int64 // unix ms of the next check that runtime threads stay on bio_cpulist
+
 	listeners  []*listener
 	mainPoller *poller
 	threads    []*ioThread // threads[0] is the main thread
@@ -75,7 +77,6 @@ type Server struct {
 	bio          *bio
 	nextCron     int64
 	stopping     atomic.Bool
-	shutdownErr  error
 	logger       *logger
 	cpuTicker    cpuSampler
 	metrics      *metricsServer
@@ -248,6 +249,7 @@ func (s *Server) Serve() error {
 	if err := s.startMetrics(); err != nil {
 		s.logf(logWarning, "metrics endpoint disabled: %v", err)
 	}
+	s.bio.confineRuntimeThreads() // again: starting the metrics server may have added threads
 	s.logf(logNotice, "Ready to accept connections tcp %s (io-threads %d, server CPUs %s, bio CPUs %s)", s.Addr(), s.plan.IOThreads, cpuset.Format(s.plan.Server), cpuset.Format(s.plan.Bio))
 	s.readyOnce.Do(func() { close(s.ready) })
 	s.mainLoop()
