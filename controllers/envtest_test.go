@@ -72,7 +72,7 @@ func startEnv(t *testing.T) *cluster {
 }
 
 func startCluster() (*cluster, error) {
-	var logOut io.Writer = io.Discard
+	logOut := io.Discard
 	if testing.Verbose() {
 		logOut = os.Stderr
 	}

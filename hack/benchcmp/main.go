@@ -267,7 +267,9 @@ func fill(s *server, n int) float64 {
 		k := fmt.Sprintf("key:%012d", i)
 		fmt.Fprintf(w, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$3\r\nxxx\r\n", len(k), k)
 	}
-	w.Flush()
+	if err := w.Flush(); err != nil {
+		fatalf("fill: %v", err)
+	}
 	if err := <-done; err != nil {
 		fatalf("fill: %v", err)
 	}

@@ -166,7 +166,9 @@ func io_ReadFull(r *bufio.Reader, buf []byte) (int, error) {
 
 func (c *conn) info(field string) string {
 	c.cmd("INFO", "all")
-	c.w.Flush()
+	if err := c.w.Flush(); err != nil {
+		return ""
+	}
 	s, err := c.reply()
 	if err != nil {
 		return ""
@@ -241,7 +243,9 @@ func measure(name, bin string, args []string, limit int64, factor int) run {
 		sent++
 		res.written += int64(size + len(key))
 		if sent%64 == 0 {
-			w.w.Flush()
+			if err := w.w.Flush(); err != nil {
+				break
+			}
 			for sent-acked > 2048 {
 				time.Sleep(100 * time.Microsecond)
 			}
@@ -254,7 +258,7 @@ func measure(name, bin string, args []string, limit int64, factor int) run {
 			res.maxUsed = max(res.maxUsed, used)
 		}
 	}
-	w.w.Flush()
+	_ = w.w.Flush() // a writer that failed above stopped the loop; what it measured stands
 	time.Sleep(500 * time.Millisecond)
 	res.finalRSS = rss(cmd.Process.Pid)
 	res.finalUsd, _ = strconv.ParseInt(probe.info("used_memory"), 10, 64)

@@ -40,9 +40,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	res := run(o)
 	switch {
 	case o.JSONFull:
-		stdout.Write(FullJSON(res))
+		_, _ = stdout.Write(FullJSON(res))
 	case o.JSON:
-		stdout.Write(CompactJSON(res))
+		_, _ = stdout.Write(CompactJSON(res))
 	default:
 		writeTable(stdout, res, o.Quiet)
 	}

@@ -29,7 +29,7 @@ type control struct {
 // status or error reply.
 func (c *control) call(timeout time.Duration, args ...string) (string, error) {
 	_ = c.nc.SetDeadline(time.Now().Add(timeout))
-	defer c.nc.SetDeadline(time.Time{})
+	defer func() { _ = c.nc.SetDeadline(time.Time{}) }()
 	if _, err := c.nc.Write(encodeCommand(args...)); err != nil {
 		return "", err
 	}

@@ -284,7 +284,7 @@ func setOutputBufferLimits(c *Config, a []string) error {
 	}
 	limits := c.ClientOutputBufferLimit
 	for i := 0; i < len(a); i += 4 {
-		class := -1
+		var class int
 		switch strings.ToLower(a[i]) {
 		case "normal":
 			class = ClassNormal

@@ -3,7 +3,6 @@ package engine
 import (
 	"sync/atomic"
 
-	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/resp"
 )
 
@@ -51,7 +50,6 @@ type client struct {
 	readPending bool
 	moreToParse bool
 	scheduled   bool // on its thread's pending list
-	eof         bool
 	inFlight    bool
 	closed      bool
 	pendingPush [][]byte // pub/sub messages that arrived while inFlight
@@ -77,9 +75,7 @@ type client struct {
 	tracking                           *trackingOptions // CLIENT TRACKING; nil when off
 	pendingInvalidations               [][]byte         // to send after the current reply
 	obufSoftAt                         int64            // unix ms when the output first went over the soft limit (0 = not over)
-	monitorDB                          int
-	argvMem                            int64
-	lastInteraction                    atomic.Int64 // unix seconds of the last read or command
+	lastInteraction                    atomic.Int64     // unix seconds of the last read or command
 	qbufLen                            atomic.Int64
 	omem                               atomic.Int64
 	// peerGone is set by the I/O thread when the peer hangs up while the main thread holds the
@@ -116,6 +112,3 @@ func (c *client) subscriptions() int { return len(c.channels) + len(c.patterns) 
 
 // pendingOutput is the bytes waiting to be written.
 func (c *client) pendingOutput() int { return len(c.w.Buf) - c.outPos }
-
-// dbRef is the keyspace of the client's selected database.
-func (s *Server) dbOf(c *client) *keyspace.DB { return s.dbs[c.db] }

@@ -96,8 +96,7 @@ func cloneObject(obj any) any {
 
 func renameGeneric(s *Server, c *client, argv [][]byte, nx bool) {
 	db := s.dbs[c.db]
-	r, ok := s.lookupWrite(c, argv[1])
-	if !ok {
+	if _, ok := s.lookupWrite(c, argv[1]); !ok {
 		s.addError(c, errNoKey)
 		return
 	}
@@ -113,7 +112,8 @@ func renameGeneric(s *Server, c *client, argv [][]byte, nx bool) {
 		c.w.Int(0)
 		return
 	}
-	r, _ = db.Find(argv[1])
+	// Looked up again: the destination's lookup may have expired a key and moved records.
+	r, _ := db.Find(argv[1])
 	src := append([]byte(nil), argv[1]...)
 	s.copyValue(db, r, db, c.db, argv[2], true)
 	s.modified(c.db, src)
@@ -436,8 +436,7 @@ func cmdCopy(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	src := s.dbs[c.db]
-	r, ok := s.lookupWrite(c, argv[1])
-	if !ok {
+	if _, ok := s.lookupWrite(c, argv[1]); !ok {
 		c.w.Int(0)
 		return
 	}
@@ -446,7 +445,7 @@ func cmdCopy(s *Server, c *client, argv [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	r, _ = src.Find(argv[1])
+	r, _ := src.Find(argv[1]) // again: the destination's lookup may have moved records
 	s.copyValue(src, r, dst, dstIdx, argv[2], false)
 	c.w.Int(1)
 }
@@ -462,8 +461,7 @@ func cmdMove(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	src, dst := s.dbs[c.db], s.dbs[v]
-	r, ok := s.lookupWrite(c, argv[1])
-	if !ok {
+	if _, ok := s.lookupWrite(c, argv[1]); !ok {
 		c.w.Int(0)
 		return
 	}
@@ -471,7 +469,7 @@ func cmdMove(s *Server, c *client, argv [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	r, _ = src.Find(argv[1])
+	r, _ := src.Find(argv[1]) // again: the destination's lookup may have moved records
 	key := append([]byte(nil), argv[1]...)
 	s.copyValue(src, r, dst, int(v), key, true)
 	s.modified(c.db, key)

@@ -41,7 +41,6 @@ type command struct {
 	step     int
 	group    string
 	summary  string
-	subs     []string // subcommands, for COMMAND DOCS/INFO
 
 	calls, usecNs, rejected, failed int64
 	hist                            [latencyBuckets]int64 // execution time, log2 µs buckets

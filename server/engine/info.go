@@ -150,7 +150,9 @@ func rss() int64 {
 		return 0
 	}
 	var size, res int64
-	fmt.Sscan(string(b), &size, &res)
+	if _, err := fmt.Sscan(string(b), &size, &res); err != nil {
+		return 0
+	}
 	return res * int64(os.Getpagesize())
 }
 

@@ -334,7 +334,7 @@ func (s *Server) startMetrics() error {
 	reg.MustRegister(collector{s})
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok")) })
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	host := "0.0.0.0"
 	if len(s.cfg.Bind) == 1 {
 		host, _ = isIPv6Optional(s.cfg.Bind[0])

@@ -55,10 +55,6 @@ func (p *poller) add(fd int, events uint32) error {
 	return nil
 }
 
-func (p *poller) del(fd int) {
-	_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, fd, nil)
-}
-
 // wait blocks up to timeoutMs (-1 forever, 0 not at all) and returns the ready events.
 func (p *poller) wait(timeoutMs int) []unix.EpollEvent {
 	for {
@@ -92,7 +88,8 @@ var one = [8]byte{1}
 
 // wake makes the loop's next (or current) wait return.
 func (p *poller) wake() {
-	unix.RawSyscall(unix.SYS_WRITE, uintptr(p.wakefd), uintptr(unsafe.Pointer(&one[0])), 8)
+	// EAGAIN means the counter is already non-zero: the wake-up is pending, which is all we want.
+	_, _, _ = unix.RawSyscall(unix.SYS_WRITE, uintptr(p.wakefd), uintptr(unsafe.Pointer(&one[0])), 8)
 }
 
 func (p *poller) close() {
@@ -193,14 +190,6 @@ func listenUnix(path string, perm uint32, backlog int) (*listener, error) {
 
 func sockaddrString(fd int) string {
 	sa, err := unix.Getsockname(fd)
-	if err != nil {
-		return ""
-	}
-	return formatSockaddr(sa)
-}
-
-func peerString(fd int) string {
-	sa, err := unix.Getpeername(fd)
 	if err != nil {
 		return ""
 	}

@@ -6,7 +6,6 @@ type stats struct {
 	connectionsReceived int64
 	rejectedConns       int64
 	expiredKeys         int64
-	expiredStalePerc    float64
 	evictedKeys         int64
 	keyspaceHits        int64
 	keyspaceMisses      int64

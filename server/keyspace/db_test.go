@@ -44,7 +44,7 @@ func TestStringsAndExpiry(t *testing.T) {
 	}
 	// Grow a value, keep the TTL.
 	r, _ := db.Find([]byte("key:3"))
-	r, v := db.ResizeString(r, 1000)
+	_, v := db.ResizeString(r, 1000)
 	for i := range v[2:] {
 		v[2+i] = 'x'
 	}

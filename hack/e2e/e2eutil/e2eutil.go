@@ -220,7 +220,7 @@ func (e *Env) Redis(ctx context.Context, ci *cachev1alpha1.CacheInstance) (rdb *
 	})
 	if dialed == nil {
 		rdb := redis.NewClient(&redis.Options{Addr: addr, Password: password, DialTimeout: 3 * time.Second, ReadTimeout: 5 * time.Second})
-		return rdb, "Service ClusterIP " + addr, func() { rdb.Close() }, nil
+		return rdb, "Service ClusterIP " + addr, func() { _ = rdb.Close() }, nil
 	}
 	pod, err := e.ServerPod(ctx, ci)
 	if err != nil {
@@ -231,7 +231,7 @@ func (e *Env) Redis(ctx context.Context, ci *cachev1alpha1.CacheInstance) (rdb *
 		return nil, "", nil, err
 	}
 	rdb = redis.NewClient(&redis.Options{Addr: local, Password: password, DialTimeout: 3 * time.Second, ReadTimeout: 5 * time.Second})
-	return rdb, "port-forward " + local + " -> pod " + pod.Name, func() { rdb.Close(); stop() }, nil
+	return rdb, "port-forward " + local + " -> pod " + pod.Name, func() { _ = rdb.Close(); stop() }, nil
 }
 
 // PortForward forwards a free loopback port to the pod's port, as kubectl port-forward does.
@@ -305,7 +305,7 @@ func Threads(info map[string]string) []Thread {
 			case "cpus":
 				t.CPUs = vv
 			case "tid":
-				fmt.Sscanf(vv, "%d", &t.TID)
+				_, _ = fmt.Sscanf(vv, "%d", &t.TID) // no tid: the thread is reported without one
 			}
 		}
 		ts = append(ts, t)
