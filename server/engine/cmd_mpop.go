@@ -14,6 +14,10 @@ func (s *Server) mpopArgs(c *client, argv [][]byte, at int, dirA, dirB string) (
 		s.addError(c, "ERR numkeys should be greater than 0")
 		return nil, false, 0, false
 	}
+	if n >= int64(len(argv)) { // also keeps at+n+1 from overflowing
+		s.addError(c, errSyntax)
+		return nil, false, 0, false
+	}
 	dirAt := int64(at) + n + 1
 	if dirAt >= int64(len(argv)) {
 		s.addError(c, errSyntax)

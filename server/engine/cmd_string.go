@@ -491,7 +491,7 @@ func cmdSetRange(s *Server, c *client, argv [][]byte) {
 		}
 		return
 	}
-	if off+int64(len(val)) > s.cfg.ProtoMaxBulkLen {
+	if off > s.cfg.ProtoMaxBulkLen-int64(len(val)) { // written so that a huge offset cannot overflow
 		s.addError(c, errStringTooBig)
 		return
 	}
