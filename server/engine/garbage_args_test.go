@@ -85,3 +85,51 @@ func TestGarbageArgumentsNeverCrash(t *testing.T) {
 		}
 	}
 }
+
+// TestGarbageAdminArgumentsNeverCrash does the same for the administrative containers: CONFIG SET
+// of every directive to random values (except those that would lock the test out), and CLIENT
+// and DEBUG subcommands that do not end, pause or silence the session.
+func TestGarbageAdminArgumentsNeverCrash(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) { c.IOThreads = 2 })
+	p := dialPeer(t, addr)
+	raw := p.do("CONFIG", "GET", "*")
+	var directives []string
+	lines := strings.Split(raw, "\r\n")
+	for i := 2; i < len(lines); i += 4 { // *N, then $len, name, $len, value
+		if name := lines[i]; name != "" && name != "requirepass" && name != "requirepass-file" && name != "maxclients" {
+			directives = append(directives, name)
+		}
+	}
+	if len(directives) < 30 {
+		t.Fatalf("CONFIG GET * listed only %d directives", len(directives))
+	}
+	values := []string{"0", "1", "-1", "yes", "no", "x", "", "100", "9223372036854775807", "-9223372036854775808",
+		"1gb", "10mb", "0-1", "auto", "1,2", "normal 0 0 0", "pubsub 1mb 1kb 60", "allkeys-lru", "noeviction",
+		"warning", "4294967296", "1 2 3", "nan", "inf"}
+	clientSubs := [][]string{{"SETNAME"}, {"GETNAME"}, {"ID"}, {"INFO"}, {"LIST"}, {"LIST", "TYPE"}, {"LIST", "ID"},
+		{"NO-EVICT"}, {"UNBLOCK"}, {"TRACKING"}, {"CACHING"}, {"GETREDIR"}, {"TRACKINGINFO"}, {"UNPAUSE"}, {"HELP"}, {"FOO"}}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 5000; i++ {
+		var args []string
+		switch rng.IntN(3) {
+		case 0:
+			args = []string{"CONFIG", "SET", directives[rng.IntN(len(directives))], values[rng.IntN(len(values))]}
+			if rng.IntN(4) == 0 {
+				args = append(args, directives[rng.IntN(len(directives))], values[rng.IntN(len(values))])
+			}
+		case 1:
+			args = append([]string{"CLIENT"}, clientSubs[rng.IntN(len(clientSubs))]...)
+			for n := rng.IntN(4); n > 0; n-- {
+				args = append(args, pick(rng, "ON", "OFF", "BCAST", "PREFIX", "OPTIN", "YES", "NO", "x", "-1", "0", "normal", "pubsub", "ERROR"))
+			}
+		default:
+			args = []string{"DEBUG", pick(rng, "OBJECT", "SET-ACTIVE-EXPIRE", "HELP", "FOO"), pick(rng, "k0", "0", "1", "x")}
+		}
+		p.do(args...)
+		if i%250 == 249 {
+			if pong := p.do("PING"); pong != "+PONG\r\n" {
+				t.Fatalf("after %q: PING answered %q", args, pong)
+			}
+		}
+	}
+}
