@@ -198,3 +198,25 @@ func TestFloatIncrementsMatchRedis(t *testing.T) {
 		"HINCRBYFLOAT k a 0.1", "HINCRBYFLOAT k a 0.2", "HINCRBYFLOAT k a 10.5", "HINCRBYFLOAT k a -inf", "HSET k b x", "HINCRBYFLOAT k b 1",
 	))
 }
+
+// HyperLogLogs are Redis's bytes: the same registers, encodings, cached counts and estimates.
+func TestHyperLogLogMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	many := func(prefix string, n int) []string {
+		out := []string{"PFADD", prefix}
+		for i := 0; i < n; i++ {
+			out = append(out, fmt.Sprintf("%s-%d", prefix, i))
+		}
+		return out
+	}
+	cmds := split(
+		"PFADD h a b c", "GET h", "PFCOUNT h", "GET h", "PFADD h a", "PFADD h d", "PFCOUNT h", "PFADD e", "GET e", "PFCOUNT e",
+		"PFADD h2 x y z a", "PFMERGE h3 h h2", "GET h3", "PFCOUNT h3", "PFCOUNT h h2", "PFCOUNT h nokey", "PFCOUNT nokey",
+		"SET s x", "PFADD s a", "PFCOUNT s", "PFMERGE s h", "PFMERGE h s", "LPUSH l a", "PFADD l a", "PFCOUNT h l",
+		"SET bad HYLLbad", "PFCOUNT bad", "PFADD bad a",
+	)
+	cmds = append(cmds, many("mid", 200), []string{"GET", "mid"}, []string{"PFCOUNT", "mid"},
+		many("big", 4000), []string{"GET", "big"}, []string{"PFCOUNT", "big"}, []string{"PFMERGE", "mix", "h", "big"},
+		[]string{"GET", "mix"}, []string{"PFCOUNT", "mix", "mid", "h"}, []string{"STRLEN", "big"}, []string{"STRLEN", "mid"})
+	differential(t, addr, cmds)
+}

@@ -71,6 +71,7 @@ func randomCommand(rng *rand.Rand) []string {
 	bfType := func() string { return pick(rng, "i8", "u4", "i5", "u1", "i64", "u63", "u64", "x3", "i1") }
 	bfOff := func() string { return pick(rng, "0", "3", "#1", "#2", "13", "-1") }
 	weightKey := func() string { return "w_" + val() }
+	hllKey := func() string { return pick(rng, "hll0", "hll1", "hll2") }
 	hashKey := func() string { return "h_" + val() }
 	lex := func() string { return pick(rng, "-", "+", "[a", "(b", "[c", "a") }
 	templates := [][]func() string{
@@ -145,6 +146,10 @@ func randomCommand(rng *rand.Rand) []string {
 		{c("SORT"), key, c("ALPHA"), c("STORE"), key}, {c("SORT"), key, c("BY"), c("w_*"), c("STORE"), key}, {c("SORT_RO"), key, c("ALPHA"), c("LIMIT"), small, small},
 		{c("SORT_RO"), key, c("STORE"), key}, {c("SORT"), key, c("LIMIT"), c("x"), c("1")}, {c("SORT"), key, c("BY"), c("nosort"), c("STORE"), key},
 		{c("SORT"), key, c("ALPHA"), c("GET"), c("nosuchpattern")},
+		// HyperLogLog (on keys of their own too, so GET compares their bytes as they grow)
+		{c("PFADD"), key, val, val}, {c("PFCOUNT"), key}, {c("PFCOUNT"), key, key}, {c("PFMERGE"), key, key, key},
+		{c("PFADD"), hllKey, val, val, val}, {c("PFADD"), hllKey, integer, float, score, lex}, {c("PFCOUNT"), hllKey},
+		{c("PFCOUNT"), hllKey, hllKey}, {c("PFMERGE"), hllKey, hllKey, hllKey}, {c("GET"), hllKey},
 		// streams
 		{c("XADD"), key, c("*"), val, val}, {c("XLEN"), key}, {c("XTRIM"), key, c("MAXLEN"), small}, {c("XDEL"), key, c("0-1")},
 	}

@@ -192,6 +192,10 @@ func buildCommandTable() map[string]*command {
 		{"bitop", cmdBitOp, -4, w | oom, 2, -1, 1, "bitmap", "Performs bitwise operations on multiple strings, and stores the result."},
 		{"bitfield", cmdBitField, -2, w | oom, 1, 1, 1, "bitmap", "Performs arbitrary bitfield integer operations on strings."},
 		{"bitfield_ro", cmdBitFieldRO, -2, r | f, 1, 1, 1, "bitmap", "Performs arbitrary read-only bitfield integer operations on strings."},
+		// hyperloglog
+		{"pfadd", cmdPFAdd, -2, w | oom | f, 1, 1, 1, "hyperloglog", "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist."},
+		{"pfcount", cmdPFCount, -2, r, 1, -1, 1, "hyperloglog", "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s)."},
+		{"pfmerge", cmdPFMerge, -2, w | oom, 1, -1, 1, "hyperloglog", "Merges one or more HyperLogLog values into a single key."},
 		// scripting
 		{"eval", cmdEval, -3, cmdNoScript | st | cmdSkipMonitor | cmdMayReplicate, 0, 0, 0, "scripting", "Executes a server-side Lua script."},
 		{"evalsha", cmdEvalSHA, -3, cmdNoScript | st | cmdSkipMonitor | cmdMayReplicate, 0, 0, 0, "scripting", "Executes a server-side Lua script by SHA1 digest."},
