@@ -229,7 +229,16 @@ func buildTable() map[string]*directive {
 		stringDirective("appendfilename", false, func(c *Config) *string { return &c.AppendFilename }),
 		enumDirective("appendfsync", true, []string{"always", "everysec", "no"}, func(c *Config) *string { return &c.AppendFsync }),
 		boolDirective("stop-writes-on-bgsave-error", true, func(c *Config) *bool { return &c.StopWritesOnBGSaveError }),
-		stringDirective("notify-keyspace-events", true, func(c *Config) *string { return &c.NotifyKeyspaceEvents }),
+		{name: "notify-keyspace-events", mutable: true,
+			set: func(c *Config, a []string) error {
+				flags, err := ParseNotifyFlags(a[0])
+				if err != nil {
+					return err
+				}
+				c.NotifyKeyspaceEvents = FormatNotifyFlags(flags)
+				return nil
+			},
+			get: func(c *Config) string { return c.NotifyKeyspaceEvents }},
 		intDirective("active-expire-effort", true, 1, 10, func(c *Config) *int { return &c.ActiveExpireEffort }),
 		intDirective("list-max-listpack-size", true, -5, 1<<31-1, func(c *Config) *int { return &c.ListMaxListpackSize }),
 		intDirective("hash-max-listpack-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.HashMaxListpackEntries }),

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/iocache/iocache/server/config"
 	"math"
 	"math/bits"
 	"strconv"
@@ -48,24 +49,25 @@ func (s *Server) stringForBits(c *client, key []byte) ([]byte, bool, bool) {
 	return db.Str(r), true, true
 }
 
-// growString returns key's string grown with zero bytes to at least n bytes, creating it.
-func (s *Server) growString(c *client, key []byte, n int) ([]byte, bool) {
+// growString returns key's string grown with zero bytes to at least n bytes, creating it;
+// grown reports that it was created or lengthened.
+func (s *Server) growString(c *client, key []byte, n int) (v []byte, grown, ok bool) {
 	db := s.dbs[c.db]
 	r, exists := s.lookupWrite(c, key)
 	if exists && db.Type(r) != keyspace.TypeString {
 		s.wrongType(c)
-		return nil, false
+		return nil, false, false
 	}
 	if !exists {
 		r, _ = db.SetString(key, nil, 0, false, s.initialClock())
 	}
 	old := len(db.Str(r))
 	if n <= old {
-		return db.Str(r), true
+		return db.Str(r), !exists, true
 	}
-	_, v := db.ResizeString(r, n)
+	_, v = db.ResizeString(r, n)
 	clear(v[old:])
-	return v, true
+	return v, true, true
 }
 
 func getBit(v []byte, off int64) int {
@@ -94,13 +96,17 @@ func cmdSetBit(s *Server, c *client, argv [][]byte) {
 		s.addError(c, errBitValue)
 		return
 	}
-	v, ok := s.growString(c, argv[1], int(off>>3)+1)
+	v, grown, ok := s.growString(c, argv[1], int(off>>3)+1)
 	if !ok {
 		return
 	}
 	old := getBit(v, off)
 	setBit(v, off, int(on))
-	s.modified(c.db, argv[1])
+	if grown || old != int(on) {
+		// Like Redis, a SETBIT that changes nothing is not a write: no WATCH abort, no event.
+		s.modified(c.db, argv[1])
+		s.notify(config.NotifyString, "setbit", argv[1], c.db)
+	}
 	c.w.Int(int64(old))
 }
 
@@ -349,9 +355,11 @@ func cmdBitOp(s *Server, c *client, argv [][]byte) {
 	if maxLen > 0 {
 		db.SetString(dest, res, 0, false, s.initialClock())
 		s.modified(c.db, dest)
+		s.notify(config.NotifyString, "set", dest, c.db)
 	} else if r, ok := s.lookupWrite(c, dest); ok {
 		s.deleteKey(db, r)
 		s.modified(c.db, dest)
+		s.notify(config.NotifyGeneric, "del", dest, c.db)
 	}
 	c.w.Int(int64(maxLen))
 }
@@ -432,9 +440,10 @@ func bitfieldGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 		return
 	}
 	var v []byte
+	grown := false
 	if writes {
 		var ok bool
-		if v, ok = s.growString(c, argv[1], int(highest>>3)+1); !ok {
+		if v, grown, ok = s.growString(c, argv[1], int(highest>>3)+1); !ok {
 			return
 		}
 	} else {
@@ -463,15 +472,16 @@ func bitfieldGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 			continue
 		}
 		writeBitfield(v, op.offset, op.width, nv)
-		changed = true
+		changed = changed || nv != old || grown
 		if op.kind == 's' {
 			c.w.Int(old)
 		} else {
 			c.w.Int(nv)
 		}
 	}
-	if changed {
+	if changed { // as in Redis: a write that changes no bit of an existing string is not announced
 		s.modified(c.db, argv[1])
+		s.notify(config.NotifyString, "setbit", argv[1], c.db)
 	}
 }
 

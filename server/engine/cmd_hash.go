@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/iocache/iocache/server/config"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -27,6 +28,7 @@ func hsetGeneric(s *Server, c *client, argv [][]byte, name string, replyOK bool)
 	}
 	done()
 	s.modified(c.db, argv[1])
+	s.notify(config.NotifyHash, "hset", argv[1], c.db)
 	if replyOK {
 		c.w.OK()
 	} else {
@@ -50,6 +52,7 @@ func cmdHSetNX(s *Server, c *client, argv [][]byte) {
 	h.Set(argv[2], argv[3])
 	done()
 	s.modified(c.db, argv[1])
+	s.notify(config.NotifyHash, "hset", argv[1], c.db)
 	c.w.Int(1)
 }
 
@@ -128,7 +131,7 @@ func cmdHDel(s *Server, c *client, argv [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	s.removeMembers(c, argv[1], h, argv[2:], h.Delete)
+	s.removeMembers(c, argv[1], h, argv[2:], h.Delete, config.NotifyHash, "hdel")
 }
 
 func cmdHLen(s *Server, c *client, argv [][]byte) {
@@ -177,14 +180,14 @@ func cmdHIncrBy(s *Server, c *client, argv [][]byte) {
 		n, ok := parseInt(v)
 		if !ok {
 			s.addError(c, "ERR hash value is not an integer")
-			s.dropIfEmpty(c, argv[1], h.Len())
+			s.discardIfEmpty(c, argv[1], h.Len())
 			return
 		}
 		cur = n
 	}
 	if (delta < 0 && cur < 0 && delta < math.MinInt64-cur) || (delta > 0 && cur > 0 && delta > math.MaxInt64-cur) {
 		s.addError(c, errOverflow)
-		s.dropIfEmpty(c, argv[1], h.Len())
+		s.discardIfEmpty(c, argv[1], h.Len())
 		return
 	}
 	cur += delta
@@ -192,6 +195,7 @@ func cmdHIncrBy(s *Server, c *client, argv [][]byte) {
 	h.Set(argv[2], strconv.AppendInt(nil, cur, 10))
 	done()
 	s.modified(c.db, argv[1])
+	s.notify(config.NotifyHash, "hincrby", argv[1], c.db)
 	c.w.Int(cur)
 }
 
@@ -213,7 +217,7 @@ func cmdHIncrByFloat(s *Server, c *client, argv [][]byte) {
 	if v, found := h.Get(argv[2]); found {
 		if _, ok := parseFloat(v); !ok {
 			s.addError(c, "ERR hash value is not a float")
-			s.dropIfEmpty(c, argv[1], h.Len())
+			s.discardIfEmpty(c, argv[1], h.Len())
 			return
 		}
 		cur = v
@@ -221,13 +225,14 @@ func cmdHIncrByFloat(s *Server, c *client, argv [][]byte) {
 	out, ok := addLongDouble(cur, argv[3])
 	if !ok {
 		s.addError(c, "ERR increment would produce NaN or Infinity")
-		s.dropIfEmpty(c, argv[1], h.Len())
+		s.discardIfEmpty(c, argv[1], h.Len())
 		return
 	}
 	done := accountObject(s.dbs[c.db], h)
 	h.Set(argv[2], out)
 	done()
 	s.modified(c.db, argv[1])
+	s.notify(config.NotifyHash, "hincrbyfloat", argv[1], c.db)
 	c.w.Bulk(out)
 }
 

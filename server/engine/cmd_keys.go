@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/iocache/iocache/server/config"
 	"math"
 
 	"github.com/iocache/iocache/server/glob"
@@ -14,6 +15,7 @@ func delGeneric(s *Server, c *client, argv [][]byte) {
 		if r, ok := s.lookupWrite(c, k); ok {
 			s.deleteKey(db, r)
 			s.modified(c.db, k)
+			s.notify(config.NotifyGeneric, "del", k, c.db)
 			n++
 		}
 	}
@@ -117,6 +119,8 @@ func renameGeneric(s *Server, c *client, argv [][]byte, nx bool) {
 	src := append([]byte(nil), argv[1]...)
 	s.copyValue(db, r, db, c.db, argv[2], true)
 	s.modified(c.db, src)
+	s.notify(config.NotifyGeneric, "rename_from", src, c.db)
+	s.notify(config.NotifyGeneric, "rename_to", argv[2], c.db)
 	if nx {
 		c.w.Int(1)
 	} else {
@@ -193,11 +197,13 @@ func expireGeneric(s *Server, c *client, argv [][]byte, unitMs int64, absolute b
 	if when <= s.nowMs {
 		s.deleteKey(db, r)
 		s.modified(c.db, argv[1])
+		s.notify(config.NotifyGeneric, "del", argv[1], c.db)
 		c.w.Int(1)
 		return
 	}
 	db.SetExpire(r, when)
 	s.modified(c.db, argv[1])
+	s.notify(config.NotifyGeneric, "expire", argv[1], c.db)
 	c.w.Int(1)
 }
 
@@ -258,6 +264,7 @@ func cmdPersist(s *Server, c *client, argv [][]byte) {
 	}
 	db.Persist(r)
 	s.modified(c.db, argv[1])
+	s.notify(config.NotifyGeneric, "persist", argv[1], c.db)
 	c.w.Int(1)
 }
 
@@ -447,6 +454,7 @@ func cmdCopy(s *Server, c *client, argv [][]byte) {
 	}
 	r, _ := src.Find(argv[1]) // again: the destination's lookup may have moved records
 	s.copyValue(src, r, dst, dstIdx, argv[2], false)
+	s.notify(config.NotifyGeneric, "copy_to", argv[2], dstIdx)
 	c.w.Int(1)
 }
 
@@ -473,6 +481,8 @@ func cmdMove(s *Server, c *client, argv [][]byte) {
 	key := append([]byte(nil), argv[1]...)
 	s.copyValue(src, r, dst, int(v), key, true)
 	s.modified(c.db, key)
+	s.notify(config.NotifyGeneric, "move_from", key, c.db)
+	s.notify(config.NotifyGeneric, "move_to", key, int(v))
 	c.w.Int(1)
 }
 

@@ -1,17 +1,46 @@
 package engine
 
 import (
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
 )
 
-// dropIfEmpty deletes a collection key that became empty, as Redis never keeps empty ones.
-func (s *Server) dropIfEmpty(c *client, key []byte, n int) {
+// discardIfEmpty deletes, without a keyspace event, an empty collection that a failed command
+// created.
+func (s *Server) discardIfEmpty(c *client, key []byte, n int) {
 	if n == 0 {
 		db := s.dbs[c.db]
 		if r, ok := db.Find(key); ok {
 			s.deleteKey(db, r)
 		}
 	}
+}
+
+// dropIfEmpty deletes a collection key that became empty, as Redis never keeps empty ones, and
+// announces it ("del").
+func (s *Server) dropIfEmpty(c *client, key []byte, n int) {
+	if n == 0 {
+		db := s.dbs[c.db]
+		if r, ok := db.Find(key); ok {
+			s.deleteKey(db, r)
+			s.notify(config.NotifyGeneric, "del", key, c.db)
+		}
+	}
+}
+
+// pushEvent and popEvent are the keyspace events of adding at and taking from each end.
+func pushEvent(front bool) string {
+	if front {
+		return "lpush"
+	}
+	return "rpush"
+}
+
+func popEvent(front bool) string {
+	if front {
+		return "lpop"
+	}
+	return "rpop"
 }
 
 func pushGeneric(s *Server, c *client, argv [][]byte, front, onlyExisting bool) {
@@ -37,6 +66,7 @@ func pushGeneric(s *Server, c *client, argv [][]byte, front, onlyExisting bool) 
 	}
 	done()
 	s.modified(c.db, argv[1])
+	s.notify(config.NotifyList, pushEvent(front), argv[1], c.db)
 	c.w.Int(int64(l.Len()))
 }
 
@@ -84,8 +114,11 @@ func popGeneric(s *Server, c *client, argv [][]byte, front bool) {
 		}
 	}
 	done()
-	s.dropIfEmpty(c, argv[1], l.Len())
-	s.modified(c.db, argv[1])
+	if !hasCount || count > 0 { // LPOP key 0 pops nothing and announces nothing
+		s.notify(config.NotifyList, popEvent(front), argv[1], c.db)
+		s.dropIfEmpty(c, argv[1], l.Len())
+		s.modified(c.db, argv[1])
+	}
 }
 
 func popOne(l *keyspace.List, front bool) []byte {
@@ -198,6 +231,7 @@ func cmdLSet(s *Server, c *client, argv [][]byte) {
 	l.Set(int(idx), argv[3])
 	done()
 	s.modified(c.db, argv[1])
+	s.notify(config.NotifyList, "lset", argv[1], c.db)
 	c.w.OK()
 }
 
@@ -228,6 +262,7 @@ func cmdLInsert(s *Server, c *client, argv [][]byte) {
 			l.Insert(i, argv[4])
 			done()
 			s.modified(c.db, argv[1])
+			s.notify(config.NotifyList, "linsert", argv[1], c.db)
 			c.w.Int(int64(l.Len()))
 			return
 		}
@@ -271,6 +306,7 @@ func cmdLRem(s *Server, c *client, argv [][]byte) {
 	}
 	done()
 	if removed > 0 {
+		s.notify(config.NotifyList, "lrem", argv[1], c.db)
 		s.dropIfEmpty(c, argv[1], l.Len())
 		s.modified(c.db, argv[1])
 	}
@@ -303,6 +339,7 @@ func cmdLTrim(s *Server, c *client, argv [][]byte) {
 		l.Trim(a, b)
 	}
 	done()
+	s.notify(config.NotifyList, "ltrim", argv[1], c.db)
 	s.dropIfEmpty(c, argv[1], l.Len())
 	s.modified(c.db, argv[1])
 	c.w.OK()
@@ -424,8 +461,6 @@ func (s *Server) lmove(c *client, src, dst []byte, fromFront, toFront bool) (don
 	doneSrc := accountObject(db, sl)
 	v := popOne(sl, fromFront)
 	doneSrc()
-	s.dropIfEmpty(c, src, sl.Len())
-	s.modified(c.db, src)
 	dl, _ := s.getList(c, dst, forCreate)
 	doneDst := accountObject(db, dl)
 	if toFront {
@@ -434,6 +469,11 @@ func (s *Server) lmove(c *client, src, dst []byte, fromFront, toFront bool) (don
 		dl.PushBack(v)
 	}
 	doneDst()
+	// Redis announces the push, then the pop, then the source's deletion.
+	s.notify(config.NotifyList, pushEvent(toFront), dst, c.db)
+	s.notify(config.NotifyList, popEvent(fromFront), src, c.db)
+	s.dropIfEmpty(c, src, sl.Len())
+	s.modified(c.db, src)
 	s.modified(c.db, dst)
 	c.w.Bulk(v)
 	return true
@@ -483,6 +523,7 @@ func bpopGeneric(s *Server, c *client, argv [][]byte, front bool) {
 		c.w.Array(2)
 		c.w.Bulk(k)
 		c.w.Bulk(v)
+		s.notify(config.NotifyList, popEvent(front), k, c.db)
 		s.dropIfEmpty(c, k, l.Len())
 		s.modified(c.db, k)
 		return

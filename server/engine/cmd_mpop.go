@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
 )
 
@@ -78,6 +79,7 @@ func (s *Server) lmpop(c *client, keys [][]byte, left bool, count int64) bool {
 			c.w.Bulk(popOne(l, left))
 		}
 		done()
+		s.notify(config.NotifyList, popEvent(left), k, c.db)
 		s.dropIfEmpty(c, k, l.Len())
 		s.modified(c.db, k)
 		return true
@@ -114,6 +116,11 @@ func (s *Server) zmpop(c *client, keys [][]byte, lowest bool, count int64) bool 
 			c.w.Double(e.Score)
 		}
 		done()
+		event := "zpopmax"
+		if lowest {
+			event = "zpopmin"
+		}
+		s.notify(config.NotifyZSet, event, k, c.db)
 		s.dropIfEmpty(c, k, z.Len())
 		s.modified(c.db, k)
 		return true

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/iocache/iocache/server/config"
 	"math/rand/v2"
 	"sort"
 
@@ -22,6 +23,9 @@ func cmdSAdd(s *Server, c *client, argv [][]byte) {
 	}
 	done()
 	s.modified(c.db, argv[1])
+	if n > 0 {
+		s.notify(config.NotifySet, "sadd", argv[1], c.db)
+	}
 	c.w.Int(int64(n))
 }
 
@@ -34,7 +38,7 @@ func cmdSRem(s *Server, c *client, argv [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	s.removeMembers(c, argv[1], st, argv[2:], st.Remove)
+	s.removeMembers(c, argv[1], st, argv[2:], st.Remove, config.NotifySet, "srem")
 }
 
 func writeMembers(c *client, members []string) {
@@ -129,6 +133,7 @@ func cmdSPop(s *Server, c *client, argv [][]byte) {
 		}
 	}
 	done()
+	s.notify(config.NotifySet, "spop", argv[1], c.db)
 	s.dropIfEmpty(c, argv[1], st.Len())
 	s.modified(c.db, argv[1])
 }
@@ -207,10 +212,13 @@ func cmdSMove(s *Server, c *client, argv [][]byte) {
 	doneSrc := accountObject(db, src)
 	src.Remove(argv[3])
 	doneSrc()
+	s.notify(config.NotifySet, "srem", argv[1], c.db)
 	s.dropIfEmpty(c, argv[1], src.Len())
 	dst, _ := s.getSet(c, argv[2], forCreate)
 	doneDst := accountObject(db, dst)
-	dst.Add(argv[3])
+	if dst.Add(argv[3]) {
+		s.notify(config.NotifySet, "sadd", argv[2], c.db)
+	}
 	doneDst()
 	s.modified(c.db, argv[1])
 	s.modified(c.db, argv[2])
@@ -294,9 +302,11 @@ func setOpStore(s *Server, c *client, argv [][]byte, op string) {
 		return
 	}
 	db := s.dbs[c.db]
-	if r, exists := s.lookupWrite(c, argv[1]); exists {
+	r, existed := s.lookupWrite(c, argv[1])
+	if existed {
 		s.deleteKey(db, r)
 	}
+	s.notifyStore(c, config.NotifySet, "s"+op+"store", argv[1], len(out) > 0, existed)
 	if len(out) > 0 {
 		st := keyspace.NewSet()
 		for _, m := range out {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"github.com/iocache/iocache/server/config"
 	"sort"
 	"strconv"
 	"strings"
@@ -173,9 +174,11 @@ func sortGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 		}
 		return
 	}
-	if r, ok := s.lookupWrite(c, storeKey); ok {
+	r, existed := s.lookupWrite(c, storeKey)
+	if existed {
 		s.deleteKey(db, r)
 	}
+	s.notifyStore(c, config.NotifyList, "sortstore", storeKey, len(out) > 0, existed)
 	if len(out) > 0 {
 		l := keyspace.NewList()
 		for _, v := range out {

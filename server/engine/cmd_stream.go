@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"github.com/iocache/iocache/server/config"
 	"math"
 	"strconv"
 
@@ -249,11 +250,16 @@ func cmdXAdd(s *Server, c *client, argv [][]byte) {
 	done := accountObject(s.dbs[c.db], st)
 	st.Append(id, argv[i+1:])
 	s.writeStreamID(c, id)
+	trimmed := 0
 	if trim.strategy != 0 {
-		trimStream(st, &trim)
+		trimmed = trimStream(st, &trim)
 	}
 	done()
 	s.modified(c.db, argv[1])
+	s.notify(config.NotifyStream, "xadd", argv[1], c.db)
+	if trimmed > 0 {
+		s.notify(config.NotifyStream, "xtrim", argv[1], c.db)
+	}
 }
 
 func cmdXLen(s *Server, c *client, argv [][]byte) {
@@ -366,6 +372,7 @@ func cmdXDel(s *Server, c *client, argv [][]byte) {
 	done()
 	if n > 0 {
 		s.modified(c.db, argv[1])
+		s.notify(config.NotifyStream, "xdel", argv[1], c.db)
 	}
 	c.w.Int(int64(n))
 }
@@ -404,6 +411,7 @@ func cmdXTrim(s *Server, c *client, argv [][]byte) {
 	done()
 	if n > 0 {
 		s.modified(c.db, argv[1])
+		s.notify(config.NotifyStream, "xtrim", argv[1], c.db)
 	}
 	c.w.Int(int64(n))
 }

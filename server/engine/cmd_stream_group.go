@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"github.com/iocache/iocache/server/config"
 	"math"
 
 	"github.com/iocache/iocache/server/keyspace"
@@ -143,6 +144,7 @@ func cmdXGroup(s *Server, c *client, argv [][]byte) {
 			s.addError(c, "BUSYGROUP Consumer Group name already exists")
 			return
 		}
+		s.notify(config.NotifyStream, "xgroup-create", key, c.db)
 		c.w.OK()
 	case setID:
 		var id keyspace.StreamID
@@ -153,6 +155,7 @@ func cmdXGroup(s *Server, c *client, argv [][]byte) {
 			return
 		}
 		g.LastID, g.EntriesRead = id, entriesRead
+		s.notify(config.NotifyStream, "xgroup-setid", key, c.db)
 		c.w.OK()
 	case equalFold(sub, "destroy"):
 		if g == nil {
@@ -162,6 +165,7 @@ func cmdXGroup(s *Server, c *client, argv [][]byte) {
 		done := accountObject(db, st)
 		delete(st.Groups, string(group))
 		done()
+		s.notify(config.NotifyStream, "xgroup-destroy", key, c.db)
 		c.w.Int(1)
 	case equalFold(sub, "createconsumer"):
 		_, created := g.Consumer(string(argv[4]), s.nowMs, true)
@@ -169,11 +173,13 @@ func cmdXGroup(s *Server, c *client, argv [][]byte) {
 			c.w.Int(0)
 			return
 		}
+		s.notify(config.NotifyStream, "xgroup-createconsumer", key, c.db)
 		c.w.Int(1)
 	case equalFold(sub, "delconsumer"):
 		done := accountObject(db, st)
 		c.w.Int(int64(g.DeleteConsumer(string(argv[4]))))
 		done()
+		s.notify(config.NotifyStream, "xgroup-delconsumer", key, c.db)
 	}
 	s.stats.dirty++
 }

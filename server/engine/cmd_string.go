@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/iocache/iocache/server/config"
 	"math"
 	"strconv"
 
@@ -115,6 +116,10 @@ func (s *Server) setGeneric(c *client, key, val []byte, o setOptions) {
 		s.freeObject(db, freed)
 	}
 	s.modified(c.db, key)
+	s.notify(config.NotifyString, "set", key, c.db)
+	if o.expireAt > 0 {
+		s.notify(config.NotifyGeneric, "expire", key, c.db)
+	}
 	if o.expireAt > 0 && o.expireAt <= s.nowMs {
 		// An absolute time in the past: the key is set and expires at once, as in Redis.
 		if r, ok := db.Find(key); ok {
@@ -134,6 +139,7 @@ func cmdSetNX(s *Server, c *client, argv [][]byte) {
 	}
 	db.SetString(argv[1], argv[2], 0, false, s.initialClock())
 	s.modified(c.db, argv[1])
+	s.notify(config.NotifyString, "set", argv[1], c.db)
 	c.w.Int(1)
 }
 
@@ -166,6 +172,7 @@ func cmdGetDel(s *Server, c *client, argv [][]byte) {
 	c.w.Bulk(db.Str(r))
 	db.Delete(r)
 	s.modified(c.db, argv[1])
+	s.notify(config.NotifyGeneric, "del", argv[1], c.db)
 }
 
 func cmdGetEx(s *Server, c *client, argv [][]byte) {
@@ -205,14 +212,18 @@ func cmdGetEx(s *Server, c *client, argv [][]byte) {
 	c.w.Bulk(db.Str(r))
 	switch {
 	case at > 0 && at <= s.nowMs:
-		s.expireKey(db, c.db, r, argv[1])
+		s.deleteKey(db, r) // a time already past deletes the key, as Redis's GETEX does
+		s.modified(c.db, argv[1])
+		s.notify(config.NotifyGeneric, "del", argv[1], c.db)
 	case at > 0:
 		db.SetExpire(r, at)
 		s.modified(c.db, argv[1])
+		s.notify(config.NotifyGeneric, "expire", argv[1], c.db)
 	case persist:
 		if _, has := db.ExpireAt(r); has {
 			db.Persist(r)
 			s.modified(c.db, argv[1])
+			s.notify(config.NotifyGeneric, "persist", argv[1], c.db)
 		}
 	}
 }
@@ -242,6 +253,7 @@ func cmdMSet(s *Server, c *client, argv [][]byte) {
 			s.freeObject(db, freed)
 		}
 		s.modified(c.db, argv[i])
+		s.notify(config.NotifyString, "set", argv[i], c.db)
 	}
 	c.w.OK()
 }
@@ -261,6 +273,7 @@ func cmdMSetNX(s *Server, c *client, argv [][]byte) {
 	for i := 1; i < len(argv); i += 2 {
 		db.SetString(argv[i], argv[i+1], 0, false, s.initialClock())
 		s.modified(c.db, argv[i])
+		s.notify(config.NotifyString, "set", argv[i], c.db)
 	}
 	c.w.Int(1)
 }
@@ -271,6 +284,7 @@ func cmdAppend(s *Server, c *client, argv [][]byte) {
 	if !ok {
 		db.SetString(argv[1], argv[2], 0, false, s.initialClock())
 		s.modified(c.db, argv[1])
+		s.notify(config.NotifyString, "append", argv[1], c.db)
 		c.w.Int(int64(len(argv[2])))
 		return
 	}
@@ -286,6 +300,7 @@ func cmdAppend(s *Server, c *client, argv [][]byte) {
 	_, v := db.ResizeString(r, old+len(argv[2]))
 	copy(v[old:], argv[2])
 	s.modified(c.db, argv[1])
+	s.notify(config.NotifyString, "append", argv[1], c.db)
 	c.w.Int(int64(len(v)))
 }
 
@@ -334,6 +349,7 @@ func (s *Server) incrDecr(c *client, key []byte, delta int64) {
 		db.SetString(key, out, 0, false, s.initialClock())
 	}
 	s.modified(c.db, key)
+	s.notify(config.NotifyString, "incrby", key, c.db)
 	c.w.Int(cur)
 }
 
@@ -418,6 +434,7 @@ func cmdIncrByFloat(s *Server, c *client, argv [][]byte) {
 		db.SetString(argv[1], out, 0, false, s.initialClock())
 	}
 	s.modified(c.db, argv[1])
+	s.notify(config.NotifyString, "incrbyfloat", argv[1], c.db)
 	c.w.Bulk(out)
 }
 
@@ -510,5 +527,6 @@ func cmdSetRange(s *Server, c *client, argv [][]byte) {
 	}
 	copy(v[off:], val)
 	s.modified(c.db, argv[1])
+	s.notify(config.NotifyString, "setrange", argv[1], c.db)
 	c.w.Int(int64(len(v)))
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/iocache/iocache/server/config"
 	"math"
 
 	"github.com/iocache/iocache/server/glob"
@@ -105,9 +106,14 @@ pairs:
 		incrResult, incrApplied = newScore, true
 	}
 	done()
-	s.dropIfEmpty(c, argv[1], z.Len())
+	s.discardIfEmpty(c, argv[1], z.Len())
 	if added+changed > 0 {
 		s.modified(c.db, argv[1])
+		event := "zadd"
+		if incr {
+			event = "zincr"
+		}
+		s.notify(config.NotifyZSet, event, argv[1], c.db)
 	}
 	if incr {
 		if incrApplied {
@@ -137,7 +143,7 @@ func cmdZIncrBy(s *Server, c *client, argv [][]byte) {
 	cur, _ := z.Score(argv[3])
 	nv := cur + incr
 	if math.IsNaN(nv) {
-		s.dropIfEmpty(c, argv[1], z.Len())
+		s.discardIfEmpty(c, argv[1], z.Len())
 		s.addError(c, "ERR resulting score is not a number (NaN)")
 		return
 	}
@@ -145,6 +151,7 @@ func cmdZIncrBy(s *Server, c *client, argv [][]byte) {
 	z.Add(argv[3], nv)
 	done()
 	s.modified(c.db, argv[1])
+	s.notify(config.NotifyZSet, "zincr", argv[1], c.db)
 	c.w.Double(nv)
 }
 
@@ -157,7 +164,7 @@ func cmdZRem(s *Server, c *client, argv [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	s.removeMembers(c, argv[1], z, argv[2:], z.Remove)
+	s.removeMembers(c, argv[1], z, argv[2:], z.Remove, config.NotifyZSet, "zrem")
 }
 
 func cmdZCard(s *Server, c *client, argv [][]byte) {
@@ -542,6 +549,9 @@ func zpopGeneric(s *Server, c *client, argv [][]byte, max bool) {
 			entries = append(entries, e)
 		}
 		done()
+		if len(entries) > 0 {
+			s.notify(config.NotifyZSet, zpopEvent(max), argv[1], c.db)
+		}
 		s.dropIfEmpty(c, argv[1], z.Len())
 		if len(entries) > 0 {
 			s.modified(c.db, argv[1])
@@ -556,6 +566,13 @@ func zpopGeneric(s *Server, c *client, argv [][]byte, max bool) {
 		return
 	}
 	writeEntries(c, entries, true)
+}
+
+func zpopEvent(max bool) string {
+	if max {
+		return "zpopmax"
+	}
+	return "zpopmin"
 }
 
 func cmdZPopMin(s *Server, c *client, argv [][]byte) { zpopGeneric(s, c, argv, false) }
@@ -586,6 +603,7 @@ func bzpopGeneric(s *Server, c *client, argv [][]byte, max bool) {
 		c.w.Bulk(k)
 		c.w.BulkString(e.Member)
 		c.w.Double(e.Score)
+		s.notify(config.NotifyZSet, zpopEvent(max), k, c.db)
 		s.dropIfEmpty(c, k, z.Len())
 		s.modified(c.db, k)
 		return
@@ -619,16 +637,17 @@ func cmdZRemRangeByRank(s *Server, c *client, argv [][]byte) {
 	if lo, hi, ok := clampRange(a, b, z.Len()); ok {
 		z.RangeByRank(lo, hi, false, func(e keyspace.Entry) bool { victims = append(victims, e.Member); return true })
 	}
-	s.zremMembers(c, argv[1], z, victims)
+	s.zremMembers(c, argv[1], z, victims, "zremrangebyrank")
 }
 
-func (s *Server) zremMembers(c *client, key []byte, z *keyspace.ZSet, victims []string) {
+func (s *Server) zremMembers(c *client, key []byte, z *keyspace.ZSet, victims []string, event string) {
 	done := accountObject(s.dbs[c.db], z)
 	for _, m := range victims {
 		z.Remove([]byte(m))
 	}
 	done()
 	if len(victims) > 0 {
+		s.notify(config.NotifyZSet, event, key, c.db)
 		s.dropIfEmpty(c, key, z.Len())
 		s.modified(c.db, key)
 	}
@@ -650,7 +669,7 @@ func cmdZRemRangeByScore(s *Server, c *client, argv [][]byte) {
 	}
 	var victims []string
 	z.RangeByScore(r, false, func(e keyspace.Entry) bool { victims = append(victims, e.Member); return true })
-	s.zremMembers(c, argv[1], z, victims)
+	s.zremMembers(c, argv[1], z, victims, "zremrangebyscore")
 }
 
 func cmdZRemRangeByLex(s *Server, c *client, argv [][]byte) {
@@ -668,7 +687,7 @@ func cmdZRemRangeByLex(s *Server, c *client, argv [][]byte) {
 	}
 	var victims []string
 	z.RangeByLex(r, false, func(e keyspace.Entry) bool { victims = append(victims, e.Member); return true })
-	s.zremMembers(c, argv[1], z, victims)
+	s.zremMembers(c, argv[1], z, victims, "zremrangebylex")
 }
 
 func cmdZScan(s *Server, c *client, argv [][]byte) {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/iocache/iocache/server/config"
 	"math"
 	"sort"
 
@@ -123,9 +124,11 @@ func zsetAlgebra(s *Server, c *client, argv [][]byte, op zsetOp, numkeysAt int, 
 	case cardOnly:
 		c.w.Int(int64(len(result)))
 	case dest != nil:
-		if r, exists := s.lookupWrite(c, dest); exists {
+		r, existed := s.lookupWrite(c, dest)
+		if existed {
 			s.deleteKey(db, r)
 		}
+		s.notifyStore(c, config.NotifyZSet, lowerASCII(string(argv[0])), dest, len(result) > 0, existed)
 		if len(result) > 0 {
 			z := keyspace.NewZSet()
 			for m, sc := range result {
@@ -253,9 +256,11 @@ func cmdZRangeStore(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	db := s.dbs[c.db]
-	if r, exists := s.lookupWrite(c, argv[1]); exists {
+	r, existed := s.lookupWrite(c, argv[1])
+	if existed {
 		s.deleteKey(db, r)
 	}
+	s.notifyStore(c, config.NotifyZSet, "zrangestore", argv[1], len(entries) > 0, existed)
 	if len(entries) > 0 {
 		z := keyspace.NewZSet()
 		for _, e := range entries {

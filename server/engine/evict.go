@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/iocache/iocache/server/config"
 	"math"
 	"math/rand/v2"
 
@@ -81,6 +82,7 @@ func (s *Server) freeMemoryIfNeeded() bool {
 		s.deleteKey(db, r)
 		s.stats.evictedKeys++
 		s.modified(victimDB, []byte(victimKey))
+		s.notify(config.NotifyEvicted, "evicted", []byte(victimKey), victimDB)
 		if nanotime()-start > evictionBudgetNs {
 			// A large deficit (maxmemory lowered by CONFIG SET, a burst of big writes) is worked
 			// off over several commands and main-loop iterations rather than in one long stall;

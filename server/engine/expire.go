@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
 )
 
@@ -42,6 +43,7 @@ func (s *Server) expireKey(db *keyspace.DB, dbIndex int, r keyspace.Ref, key []b
 	s.deleteKey(db, r)
 	s.stats.expiredKeys++
 	s.modified(dbIndex, k)
+	s.notify(config.NotifyExpired, "expired", k, dbIndex)
 }
 
 // activeExpireCycle samples keys with a TTL in every DB and deletes the expired ones, within the

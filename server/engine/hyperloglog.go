@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/binary"
+	"github.com/iocache/iocache/server/config"
 	"math"
 	"math/bits"
 
@@ -345,6 +346,7 @@ func cmdPFAdd(s *Server, c *client, argv [][]byte) {
 		h.invalidateCache()
 		s.storeHLL(c, argv[1], h.encode(dense))
 		s.modified(c.db, argv[1])
+		s.notify(config.NotifyString, "pfadd", argv[1], c.db)
 		c.w.Int(1)
 		return
 	}
@@ -376,6 +378,7 @@ func (s *Server) pfaddDenseInPlace(c *client, argv [][]byte) bool {
 	if updated {
 		v[15] |= 0x80 // the cached count is stale
 		s.modified(c.db, argv[1])
+		s.notify(config.NotifyString, "pfadd", argv[1], c.db)
 		c.w.Int(1)
 	} else {
 		c.w.Int(0)
@@ -448,5 +451,6 @@ func cmdPFMerge(s *Server, c *client, argv [][]byte) {
 	dest.invalidateCache()
 	s.storeHLL(c, argv[1], dest.encode(useDense || destDense))
 	s.modified(c.db, argv[1])
+	s.notify(config.NotifyString, "pfadd", argv[1], c.db)
 	c.w.OK()
 }

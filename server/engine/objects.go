@@ -78,7 +78,7 @@ func isNil[T collection](obj T) bool {
 
 // removeMembers removes each argument with remove and replies with how many were there: HDEL,
 // SREM, ZREM. An emptied collection is deleted.
-func (s *Server) removeMembers(c *client, key []byte, obj collection, members [][]byte, remove func([]byte) bool) {
+func (s *Server) removeMembers(c *client, key []byte, obj collection, members [][]byte, remove func([]byte) bool, class int, event string) {
 	done := accountObject(s.dbs[c.db], obj)
 	n := 0
 	for _, m := range members {
@@ -88,6 +88,7 @@ func (s *Server) removeMembers(c *client, key []byte, obj collection, members []
 	}
 	done()
 	if n > 0 {
+		s.notify(class, event, key, c.db)
 		s.dropIfEmpty(c, key, obj.Len())
 		s.modified(c.db, key)
 	}

@@ -220,3 +220,46 @@ func TestHyperLogLogMatchesRedis(t *testing.T) {
 		[]string{"GET", "mix"}, []string{"PFCOUNT", "mix", "mid", "h"}, []string{"STRLEN", "big"}, []string{"STRLEN", "mid"})
 	differential(t, addr, cmds)
 }
+
+// Expired and evicted keys are announced as Redis announces them, and notify-keyspace-events
+// reads back in Redis's canonical form.
+func TestExpiryAndEvictionNotificationsMatchRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	redisAddr := startRedisPeer(t)
+	transcript := func(a string) string {
+		c, sub := dialPeer(t, a), dialPeer(t, a)
+		var out strings.Builder
+		for _, v := range []string{"KEA", "Egx", "g$lshzxetdmnKE", "Kq", "", "Ex"} {
+			out.WriteString(c.do("CONFIG", "SET", "notify-keyspace-events", v))
+			out.WriteString(c.do("CONFIG", "GET", "notify-keyspace-events"))
+		}
+		out.WriteString(c.do("CONFIG", "SET", "notify-keyspace-events", "KEA"))
+		sub.do("PSUBSCRIBE", "__key*__:*")
+		c.do("SET", "short", "v", "PX", "30")
+		c.do("SET", "lazy", "v", "PX", "1")
+		time.Sleep(150 * time.Millisecond) // the active cycle expires "short"
+		c.do("GET", "lazy")                // an access expires "lazy", if the cycle did not
+		c.do("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+		c.do("SET", "big", strings.Repeat("x", 1000))
+		c.do("CONFIG", "SET", "maxmemory", "1")
+		c.do("SET", "trigger", "1") // evicts "big" (and fails: nothing else can go)
+		c.do("CONFIG", "SET", "maxmemory", "0")
+		sub.send("PING")
+		events := sub.readUntil("*2\r\n$4\r\npong\r\n$0\r\n\r\n")
+		// Which of the two expired first is timing; that each was announced once is not.
+		for _, k := range []string{"short", "lazy", "big"} {
+			out.WriteString(fmt.Sprintf("%s:%d ", k, strings.Count(events, "\r\n"+k+"\r\n")))
+		}
+		for _, e := range []string{"expired", "evicted", "set"} {
+			out.WriteString(fmt.Sprintf("%s:%d ", e, strings.Count(events, "\r\n"+e+"\r\n")))
+		}
+		return out.String()
+	}
+	want, got := transcript(redisAddr), transcript(addr)
+	if want != got {
+		t.Fatalf("transcripts differ:\n redis:   %q\n iocache: %q", want, got)
+	}
+	if !strings.Contains(want, "expired:2 evicted:1") {
+		t.Fatalf("the scenario did not expire and evict as planned: %q", want)
+	}
+}

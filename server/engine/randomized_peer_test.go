@@ -229,3 +229,43 @@ func randomSeeds() uint64 {
 	}
 	return 3
 }
+
+// TestKeyspaceNotificationsMatchRedis runs the random sequences with notify-keyspace-events on
+// both servers and compares, command by command, what a subscriber to every keyspace and
+// keyevent channel receives: the same events, for the same keys, in the same order.
+func TestKeyspaceNotificationsMatchRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	redisAddr := startRedisPeer(t)
+	classes := os.Getenv("IOCACHE_NOTIFY_CLASSES")
+	if classes == "" {
+		classes = "AKE"
+	}
+	for seed := uint64(1); seed <= randomSeeds(); seed++ {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		var conns, subs [2]*peerConn
+		for i, a := range []string{redisAddr, addr} {
+			conns[i], subs[i] = dialPeer(t, a), dialPeer(t, a)
+			conns[i].do("FLUSHALL")
+			if r := conns[i].do("CONFIG", "SET", "notify-keyspace-events", classes); r != "+OK\r\n" {
+				t.Fatalf("CONFIG SET notify-keyspace-events %s: %q", classes, r)
+			}
+			subs[i].do("PSUBSCRIBE", "__key*__:*")
+		}
+		var history []string
+		for n := 0; n < 2500; n++ {
+			cmd := randomCommand(rng)
+			history = append(history, strings.Join(cmd, " "))
+			var events [2]string
+			for i := range conns {
+				conns[i].do(cmd...)
+				subs[i].send("PING")
+				events[i] = subs[i].readUntil("*2\r\n$4\r\npong\r\n$0\r\n\r\n")
+			}
+			if events[0] != events[1] {
+				from := max(0, len(history)-10)
+				t.Fatalf("seed %d, command %d %q:\n redis:   %q\n iocache: %q\nlast commands:\n  %s",
+					seed, n, cmd, events[0], events[1], strings.Join(history[from:], "\n  "))
+			}
+		}
+	}
+}

@@ -37,6 +37,7 @@ type Server struct {
 	executing *client // the client whose command is running, for tracking's NOLOOP and ordering
 
 	nextConfine int64 // unix ms of the next check that runtime threads stay on bio_cpulist
+	notifyFlags int   // notify-keyspace-events, parsed
 
 	listeners  []*listener
 	mainPoller *poller
@@ -165,6 +166,7 @@ func (s *Server) applyLiveConfig() {
 	s.protoMaxBulkLen.Store(s.cfg.ProtoMaxBulkLen)
 	s.pubsubHardLimit.Store(s.cfg.ClientOutputBufferLimit[config.ClassPubSub].Hard)
 	s.authRequired.Store(s.cfg.RequirePass != "")
+	s.applyNotifyConfig()
 	if s.logger != nil {
 		s.logger.setLevel(s.cfg.LogLevel)
 	}

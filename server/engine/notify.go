@@ -1,0 +1,52 @@
+package engine
+
+import (
+	"strconv"
+
+	"github.com/iocache/iocache/server/config"
+)
+
+// Keyspace notifications (notify-keyspace-events): commands announce what they did to a key on
+// __keyspace@<db>__:<key> (the event as message) and __keyevent@<db>__:<event> (the key as
+// message), class by class, with Redis 7.0's event names and order: a command's own event first,
+// then "del" when it emptied a collection. The per-command cost when nothing is configured is one
+// flag test.
+
+func (s *Server) applyNotifyConfig() {
+	s.notifyFlags, _ = config.ParseNotifyFlags(s.cfg.NotifyKeyspaceEvents)
+}
+
+// notifyStore announces a STORE command's result: its event when it stored something, "del"
+// when it only deleted what the destination held.
+func (s *Server) notifyStore(c *client, class int, event string, key []byte, stored, existed bool) {
+	switch {
+	case stored:
+		s.notify(class, event, key, c.db)
+	case existed:
+		s.notify(config.NotifyGeneric, "del", key, c.db)
+	}
+}
+
+// notify publishes one event about key in database db, if its class is enabled.
+func (s *Server) notify(class int, event string, key []byte, db int) {
+	if s.notifyFlags&class == 0 || s.notifyFlags&(config.NotifyKeyspace|config.NotifyKeyevent) == 0 {
+		return
+	}
+	dbs := strconv.Itoa(db)
+	if s.notifyFlags&config.NotifyKeyspace != 0 {
+		ch := make([]byte, 0, 16+len(dbs)+len(key))
+		ch = append(ch, "__keyspace@"...)
+		ch = append(ch, dbs...)
+		ch = append(ch, "__:"...)
+		ch = append(ch, key...)
+		s.publish(ch, []byte(event))
+	}
+	if s.notifyFlags&config.NotifyKeyevent != 0 {
+		ch := make([]byte, 0, 16+len(dbs)+len(event))
+		ch = append(ch, "__keyevent@"...)
+		ch = append(ch, dbs...)
+		ch = append(ch, "__:"...)
+		ch = append(ch, event...)
+		s.publish(ch, key)
+	}
+}
