@@ -198,6 +198,8 @@ func (b *blockingState) expireTimeouts(s *Server) {
 		switch name {
 		case "blmove", "brpoplpush":
 			c.w.Null()
+		case "wait":
+			c.w.Int(0) // no replica acknowledged the client's writes
 		default:
 			c.w.NullArray()
 		}

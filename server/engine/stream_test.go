@@ -302,3 +302,17 @@ func TestBlockingMPop(t *testing.T) {
 		t.Fatalf("BZMPOP: %+v", zs)
 	}
 }
+
+// WAIT: no replicas, so WAIT 0 answers 0 at once and WAIT 1 answers 0 when its timeout ends.
+func TestWaitWithoutReplicas(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, split("SET k v", "WAIT 0 0", "WAIT 1 20", "WAIT x 0", "WAIT 1 -1", "WAIT 1 x", "MULTI", "WAIT 1 0", "EXEC"))
+	rc := redisClient(t, addr, 2)
+	start := time.Now()
+	if n, err := rc.Wait(ctx(), 1, 150*time.Millisecond).Result(); err != nil || n != 0 {
+		t.Fatalf("WAIT 1 150: %d %v", n, err)
+	}
+	if d := time.Since(start); d < 140*time.Millisecond || d > 3*time.Second {
+		t.Fatalf("WAIT 1 150 returned after %v", d)
+	}
+}

@@ -52,6 +52,7 @@ func buildCommandTable() map[string]*command {
 		{"latency", cmdLatency, -2, adm | ld | st, 0, 0, 0, "server", "A container for latency diagnostics commands."},
 		{"debug", cmdDebug, -2, adm | ld | st | cmdNoScript, 0, 0, 0, "server", "A container for debugging commands."},
 		{"role", cmdRole, 1, f | ld | st | cmdNoScript, 0, 0, 0, "server", "Returns the replication role."},
+		{"wait", cmdWait, 3, blk, 0, 0, 0, "generic", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."},
 		// generic keys
 		{"del", cmdDel, -2, w, 1, -1, 1, "generic", "Deletes one or more keys."},
 		{"unlink", cmdUnlink, -2, w | f, 1, -1, 1, "generic", "Asynchronously deletes one or more keys."},
