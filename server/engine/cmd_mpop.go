@@ -169,10 +169,7 @@ func bmpop(s *Server, c *client, argv [][]byte, t keyspace.Type) {
 		c.w.NullArray()
 		return
 	}
-	if c.rerunDeadline != 0 {
-		deadline = max(c.rerunDeadline, 0)
-	}
-	s.block(c, s.commands[lowerASCII(string(argv[0]))], argv, keys, deadline, t)
+	s.block(c, s.commands[lowerASCII(string(argv[0]))], argv, keys, c.blockDeadline(deadline), t)
 }
 
 func cmdBLMPop(s *Server, c *client, argv [][]byte) { bmpop(s, c, argv, keyspace.TypeList) }

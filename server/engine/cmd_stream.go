@@ -345,14 +345,9 @@ func cmdXRange(s *Server, c *client, argv [][]byte)    { xrangeGeneric(s, c, arg
 func cmdXRevRange(s *Server, c *client, argv [][]byte) { xrangeGeneric(s, c, argv, true) }
 
 func cmdXDel(s *Server, c *client, argv [][]byte) {
-	ids := make([]keyspace.StreamID, 0, len(argv)-2)
-	for _, a := range argv[2:] {
-		id, ok := parseStreamID(a, 0, true, nil)
-		if !ok {
-			s.addError(c, errInvalidStreamID)
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := parseIDs(s, c, argv[2:])
+	if !ok {
+		return
 	}
 	st, ok := s.getStream(c, argv[1], forWrite)
 	if !ok {
@@ -418,61 +413,13 @@ func cmdXTrim(s *Server, c *client, argv [][]byte) {
 
 // XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]
 func cmdXRead(s *Server, c *client, argv [][]byte) {
-	count := int64(0)
-	block := false
-	var deadline int64
-	streamsAt := 0
-	for i := 1; i < len(argv) && streamsAt == 0; i++ {
-		more := i+1 < len(argv)
-		switch {
-		case equalFold(argv[i], "block") && more:
-			ms, ok := parseInt(argv[i+1])
-			if !ok {
-				s.addError(c, "ERR timeout is not an integer or out of range")
-				return
-			}
-			if ms < 0 {
-				s.addError(c, "ERR timeout is negative")
-				return
-			}
-			block = true
-			if ms > 0 {
-				deadline = s.nowMs + ms
-			}
-			i++
-		case equalFold(argv[i], "count") && more:
-			n, ok := s.intArg(c, argv[i+1])
-			if !ok {
-				return
-			}
-			count = max(n, 0)
-			i++
-		case equalFold(argv[i], "streams") && more:
-			streamsAt = i + 1
-		case equalFold(argv[i], "group") && i+2 < len(argv):
-			s.addError(c, "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
-			return
-		case equalFold(argv[i], "noack"):
-			s.addError(c, "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
-			return
-		default:
-			s.addError(c, errSyntax)
-			return
-		}
-	}
-	if streamsAt == 0 {
-		s.addError(c, errSyntax)
+	a, ok := s.parseXReadArgs(c, argv, false)
+	if !ok {
 		return
 	}
-	rest := argv[streamsAt:]
-	if len(rest)%2 != 0 {
-		s.addError(c, "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
-		return
-	}
-	keys, idArgs := rest[:len(rest)/2], rest[len(rest)/2:]
 	db := s.dbs[c.db]
-	after := make([]keyspace.StreamID, len(keys))
-	for i, k := range keys {
+	after := make([]keyspace.StreamID, len(a.keys))
+	for i, k := range a.keys {
 		var st *keyspace.Stream
 		if r, ok := s.lookupLive(db, c.db, k); ok {
 			if db.Type(r) != keyspace.TypeStream {
@@ -481,55 +428,44 @@ func cmdXRead(s *Server, c *client, argv [][]byte) {
 			}
 			st = db.Obj(r).(*keyspace.Stream)
 		}
-		if len(idArgs[i]) == 1 && idArgs[i][0] == '$' {
+		switch id := a.ids[i]; {
+		case len(id) == 1 && id[0] == '$':
 			if st != nil {
 				after[i] = st.LastID
 			}
-			continue
-		}
-		if len(idArgs[i]) == 1 && idArgs[i][0] == '>' {
+		case len(id) == 1 && id[0] == '>':
 			s.addError(c, "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
 			return
+		default:
+			parsed, ok := parseStreamID(id, 0, true, nil)
+			if !ok {
+				s.addError(c, errInvalidStreamID)
+				return
+			}
+			after[i] = parsed
 		}
-		id, ok := parseStreamID(idArgs[i], 0, true, nil)
-		if !ok {
-			s.addError(c, errInvalidStreamID)
-			return
-		}
-		after[i] = id
 	}
-	if s.serveXRead(c, keys, after, count) {
+	if res := s.streamsAfter(c, a.keys, after, a.count); len(res) > 0 {
+		s.writeStreamReplies(c, res)
 		return
 	}
-	if !block || c.flags&flagExecuting != 0 {
+	if !a.block || c.flags&flagExecuting != 0 {
 		c.w.NullArray()
 		return
 	}
-	if c.rerunDeadline != 0 {
-		// Woken by an XADD that had nothing for us (another key's entry, or an older ID): keep
-		// the original deadline.
-		deadline = c.rerunDeadline
-		if deadline < 0 {
-			deadline = 0
-		}
-	}
 	// Run again with concrete IDs, so "$" keeps meaning "after what was there when I blocked".
 	rerun := make([][]byte, 0, len(argv))
-	rerun = append(rerun, argv[:streamsAt+len(keys)]...)
+	rerun = append(rerun, argv[:a.streamsAt+len(a.keys)]...)
 	for _, id := range after {
 		rerun = append(rerun, id.AppendTo(nil))
 	}
-	s.block(c, s.commands["xread"], rerun, keys, deadline, keyspace.TypeStream)
+	s.block(c, s.commands["xread"], rerun, a.keys, c.blockDeadline(a.deadline), keyspace.TypeStream)
 }
 
-// serveXRead replies with the entries after each key's ID, if any key has some.
-func (s *Server) serveXRead(c *client, keys [][]byte, after []keyspace.StreamID, count int64) bool {
+// streamsAfter collects, for each key, the entries after its ID (up to count; 0: all).
+func (s *Server) streamsAfter(c *client, keys [][]byte, after []keyspace.StreamID, count int64) []streamReply {
 	db := s.dbs[c.db]
-	type found struct {
-		key     []byte
-		entries []keyspace.StreamEntry
-	}
-	var res []found
+	var res []streamReply
 	for i, k := range keys {
 		r, ok := s.lookupRead(c, k)
 		if !ok {
@@ -549,28 +485,10 @@ func (s *Server) serveXRead(c *client, keys [][]byte, after []keyspace.StreamID,
 			return count == 0 || int64(len(entries)) < count
 		})
 		if len(entries) > 0 {
-			res = append(res, found{k, entries})
+			res = append(res, streamReply{key: k, entries: entries})
 		}
 	}
-	if len(res) == 0 {
-		return false
-	}
-	if c.w.RESP3 {
-		c.w.Map(len(res))
-	} else {
-		c.w.Array(len(res))
-	}
-	for _, f := range res {
-		if !c.w.RESP3 {
-			c.w.Array(2)
-		}
-		c.w.Bulk(f.key)
-		c.w.Array(len(f.entries))
-		for _, e := range f.entries {
-			s.writeStreamEntry(c, e)
-		}
-	}
-	return true
+	return res
 }
 
 // XINFO STREAM key (without FULL) and XINFO HELP.

@@ -186,62 +186,10 @@ func cmdXGroup(s *Server, c *client, argv [][]byte) {
 
 // XREADGROUP GROUP group consumer [COUNT count] [BLOCK ms] [NOACK] STREAMS key [key ...] id [id ...]
 func cmdXReadGroup(s *Server, c *client, argv [][]byte) {
-	var groupName, consumerName []byte
-	count := int64(0)
-	block, noAck := false, false
-	var deadline int64
-	streamsAt := 0
-	for i := 1; i < len(argv) && streamsAt == 0; i++ {
-		more := len(argv) - 1 - i
-		switch {
-		case equalFold(argv[i], "block") && more >= 1:
-			ms, ok := parseInt(argv[i+1])
-			if !ok {
-				s.addError(c, "ERR timeout is not an integer or out of range")
-				return
-			}
-			if ms < 0 {
-				s.addError(c, "ERR timeout is negative")
-				return
-			}
-			block = true
-			if ms > 0 {
-				deadline = s.nowMs + ms
-			}
-			i++
-		case equalFold(argv[i], "count") && more >= 1:
-			n, ok := s.intArg(c, argv[i+1])
-			if !ok {
-				return
-			}
-			count = max(n, 0)
-			i++
-		case equalFold(argv[i], "group") && more >= 2:
-			groupName, consumerName = argv[i+1], argv[i+2]
-			i += 2
-		case equalFold(argv[i], "noack"):
-			noAck = true
-		case equalFold(argv[i], "streams") && more >= 1:
-			streamsAt = i + 1
-		default:
-			s.addError(c, errSyntax)
-			return
-		}
-	}
-	if streamsAt == 0 {
-		s.addError(c, errSyntax)
+	a, ok := s.parseXReadArgs(c, argv, true)
+	if !ok {
 		return
 	}
-	rest := argv[streamsAt:]
-	if len(rest)%2 != 0 {
-		s.addError(c, "ERR Unbalanced XREADGROUP list of streams: for each stream key an ID or '>' must be specified.")
-		return
-	}
-	if groupName == nil {
-		s.addError(c, "ERR Missing GROUP option for XREADGROUP")
-		return
-	}
-	keys, idArgs := rest[:len(rest)/2], rest[len(rest)/2:]
 	db := s.dbs[c.db]
 	type target struct {
 		st      *keyspace.Stream
@@ -249,8 +197,8 @@ func cmdXReadGroup(s *Server, c *client, argv [][]byte) {
 		newOnly bool
 		after   keyspace.StreamID
 	}
-	targets := make([]target, len(keys))
-	for i, k := range keys {
+	targets := make([]target, len(a.keys))
+	for i, k := range a.keys {
 		var st *keyspace.Stream
 		if r, ok := s.lookupLive(db, c.db, k); ok {
 			if db.Type(r) != keyspace.TypeStream {
@@ -261,14 +209,14 @@ func cmdXReadGroup(s *Server, c *client, argv [][]byte) {
 		}
 		var g *keyspace.Group
 		if st != nil {
-			g = st.Groups[string(groupName)]
+			g = st.Groups[string(a.group)]
 		}
 		if g == nil {
-			s.addError(c, fmt.Sprintf(noGroupXReadGroup, k, groupName))
+			s.addError(c, fmt.Sprintf(noGroupXReadGroup, k, a.group))
 			return
 		}
 		t := target{st: st, g: g}
-		switch id := idArgs[i]; {
+		switch id := a.ids[i]; {
 		case len(id) == 1 && id[0] == '>':
 			t.newOnly = true
 		case len(id) == 1 && id[0] == '$':
@@ -284,14 +232,9 @@ func cmdXReadGroup(s *Server, c *client, argv [][]byte) {
 		}
 		targets[i] = t
 	}
-	type found struct {
-		key     []byte
-		entries []keyspace.StreamEntry
-		missing []bool // history entries deleted since their delivery
-	}
-	var res []found
+	var res []streamReply
 	for i, t := range targets {
-		f := found{key: keys[i]}
+		f := streamReply{key: a.keys[i]}
 		if t.newOnly {
 			// Served only when there is something after the group's last ID; only then is the
 			// consumer created, as in Redis.
@@ -301,17 +244,17 @@ func cmdXReadGroup(s *Server, c *client, argv [][]byte) {
 			}
 			t.st.Range(start, keyspace.MaxStreamID, false, func(e keyspace.StreamEntry) bool {
 				f.entries = append(f.entries, e)
-				return count == 0 || int64(len(f.entries)) < count
+				return a.count == 0 || int64(len(f.entries)) < a.count
 			})
 			if len(f.entries) == 0 {
 				continue
 			}
-			consumer, _ := t.g.Consumer(string(consumerName), s.nowMs, true)
+			consumer, _ := t.g.Consumer(string(a.consumer), s.nowMs, true)
 			consumer.SeenTime = s.nowMs
 			done := accountObject(db, t.st)
 			for _, e := range f.entries {
 				t.st.Advance(t.g, e.ID)
-				if !noAck {
+				if !a.noAck {
 					t.g.Deliver(e.ID, consumer, s.nowMs)
 				}
 			}
@@ -319,13 +262,13 @@ func cmdXReadGroup(s *Server, c *client, argv [][]byte) {
 			s.stats.dirty++
 		} else {
 			// History: this consumer's pending entries after the ID, delivered again.
-			consumer, _ := t.g.Consumer(string(consumerName), s.nowMs, true)
+			consumer, _ := t.g.Consumer(string(a.consumer), s.nowMs, true)
 			consumer.SeenTime = s.nowMs
 			for _, id := range keyspace.SortedIDs(consumer.Pending) {
 				if !t.after.Less(id) {
 					continue
 				}
-				if count > 0 && int64(len(f.entries)) >= count {
+				if a.count > 0 && int64(len(f.entries)) >= a.count {
 					break
 				}
 				e, ok := t.st.Lookup(id)
@@ -340,40 +283,18 @@ func cmdXReadGroup(s *Server, c *client, argv [][]byte) {
 		}
 		res = append(res, f)
 	}
-	if len(res) == 0 {
-		if !block || c.flags&flagExecuting != 0 {
-			c.w.NullArray()
-			return
-		}
-		if c.rerunDeadline != 0 {
-			deadline = max(c.rerunDeadline, 0)
-		}
-		s.block(c, s.commands["xreadgroup"], argv, keys, deadline, keyspace.TypeStream)
+	if len(res) > 0 {
+		s.writeStreamReplies(c, res)
 		return
 	}
-	if c.w.RESP3 {
-		c.w.Map(len(res))
-	} else {
-		c.w.Array(len(res))
+	if !a.block || c.flags&flagExecuting != 0 {
+		c.w.NullArray()
+		return
 	}
-	for _, f := range res {
-		if !c.w.RESP3 {
-			c.w.Array(2)
-		}
-		c.w.Bulk(f.key)
-		c.w.Array(len(f.entries))
-		for i, e := range f.entries {
-			if f.missing != nil && f.missing[i] {
-				c.w.Array(2)
-				s.writeStreamID(c, e.ID)
-				c.w.NullArray()
-				continue
-			}
-			s.writeStreamEntry(c, e)
-		}
-	}
+	s.block(c, s.commands["xreadgroup"], argv, a.keys, c.blockDeadline(a.deadline), keyspace.TypeStream)
 }
 
+// parseIDs reads stream IDs (a missing sequence is 0; no "-" or "+"), as XDEL and XACK take them.
 func parseIDs(s *Server, c *client, args [][]byte) ([]keyspace.StreamID, bool) {
 	ids := make([]keyspace.StreamID, 0, len(args))
 	for _, a := range args {
@@ -558,29 +479,21 @@ func cmdXClaim(s *Server, c *client, argv [][]byte) {
 			force = true
 		case equalFold(argv[i], "justid"):
 			justID = true
-		case equalFold(argv[i], "idle") && more:
+		case (equalFold(argv[i], "idle") || equalFold(argv[i], "time") || equalFold(argv[i], "retrycount")) && more:
 			v, ok := parseInt(argv[i+1])
+			opt := upper(string(argv[i]))
 			if !ok {
-				s.addError(c, "ERR Invalid IDLE option argument for XCLAIM")
+				s.addError(c, "ERR Invalid "+opt+" option argument for XCLAIM")
 				return
 			}
-			deliveryTime = s.nowMs - v
-			i++
-		case equalFold(argv[i], "time") && more:
-			v, ok := parseInt(argv[i+1])
-			if !ok {
-				s.addError(c, "ERR Invalid TIME option argument for XCLAIM")
-				return
+			switch opt {
+			case "IDLE":
+				deliveryTime = s.nowMs - v
+			case "TIME":
+				deliveryTime = v
+			default:
+				retryCount = v
 			}
-			deliveryTime = v
-			i++
-		case equalFold(argv[i], "retrycount") && more:
-			v, ok := parseInt(argv[i+1])
-			if !ok {
-				s.addError(c, "ERR Invalid RETRYCOUNT option argument for XCLAIM")
-				return
-			}
-			retryCount = v
 			i++
 		case equalFold(argv[i], "lastid") && more:
 			id, ok := parseStreamID(argv[i+1], 0, true, nil)
