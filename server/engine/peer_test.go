@@ -263,3 +263,41 @@ func TestExpiryAndEvictionNotificationsMatchRedis(t *testing.T) {
 		t.Fatalf("the scenario did not expire and evict as planned: %q", want)
 	}
 }
+
+// Geospatial commands answer as Redis does, to the last digit: positions, distances, geohashes,
+// and searches (members, order, WITH* fields) by radius and by box, from a point or a member.
+func TestGeoMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	cmds := split(
+		"GEOADD Sicily 13.361389 38.115556 Palermo 15.087269 37.502669 Catania",
+		"GEOADD Sicily NX 12.758489 38.788135 edge1 17.241510 38.788135 edge2 13.5 37.9 mid",
+		"GEOADD Sicily XX CH 13.361389 38.115557 Palermo", "GEOADD Sicily NX XX 1 1 a", "GEOADD Sicily 1 1",
+		"GEOADD Sicily 200 10 bad", "GEOADD Sicily 10 86 bad", "GEOADD Sicily x 10 bad",
+		"GEOPOS Sicily Palermo Catania nosuch", "GEOPOS nokey a", "GEODIST Sicily Palermo Catania",
+		"GEODIST Sicily Palermo Catania km", "GEODIST Sicily Palermo Catania mi", "GEODIST Sicily Palermo Catania ft",
+		"GEODIST Sicily Palermo nosuch", "GEODIST Sicily Palermo Catania parsec", "GEODIST nokey a b",
+		"GEOHASH Sicily Palermo Catania nosuch", "GEOHASH nokey a",
+		"GEORADIUS Sicily 15 37 200 km WITHDIST WITHCOORD ASC", "GEORADIUS Sicily 15 37 200 km DESC COUNT 2",
+		"GEORADIUS Sicily 15 37 100 km", "GEORADIUS Sicily 15 37 -1 km", "GEORADIUS Sicily 15 37 200 km WITHHASH ASC",
+		"GEORADIUSBYMEMBER Sicily Palermo 300 km ASC WITHDIST", "GEORADIUSBYMEMBER Sicily nosuch 300 km",
+		"GEORADIUS_RO Sicily 15 37 500 km ASC", "GEORADIUS_RO Sicily 15 37 500 km STORE x",
+		"GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 200 km ASC WITHCOORD WITHDIST WITHHASH",
+		"GEOSEARCH Sicily FROMMEMBER Palermo BYBOX 400 400 km ASC WITHDIST",
+		"GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX 400 400 km DESC COUNT 3",
+		"GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 1000 km COUNT 1 ANY",
+		"GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 1000 km ANY", "GEOSEARCH Sicily BYRADIUS 10 km",
+		"GEOSEARCH Sicily FROMLONLAT 15 37", "GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 10 km BYBOX 1 1 km",
+		"GEOSEARCH Sicily FROMMEMBER nosuch BYRADIUS 10 km", "GEOSEARCH nokey FROMMEMBER nosuch BYRADIUS 10 km",
+		"GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX -1 1 km", "GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 200 km COUNT 0",
+		"GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYRADIUS 200 km ASC", "ZRANGE dst 0 -1 WITHSCORES",
+		// (scores that are distances print in shortest form here and with 17 digits in Redis 7.0)
+		"GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYRADIUS 200 km STOREDIST", "ZRANGE dst 0 -1",
+		"GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYRADIUS 200 km WITHDIST", "GEOSEARCHSTORE dst nokey FROMLONLAT 15 37 BYRADIUS 200 km",
+		"EXISTS dst", "GEORADIUS Sicily 15 37 200 km STORE dst2", "GEORADIUS Sicily 15 37 200 km STOREDIST dst2 WITHDIST",
+		"SET str x", "GEOADD str 1 1 a", "GEOPOS str a", "GEOSEARCH str FROMLONLAT 1 1 BYRADIUS 1 km",
+		"GEOADD world -122.27652 37.805186 oakland -118.2437 34.0522 la 139.6917 35.6895 tokyo -0.1278 51.5074 london 151.2093 -33.8688 sydney",
+		"GEOSEARCH world FROMLONLAT 0 0 BYRADIUS 20000 km ASC WITHDIST", "GEOSEARCH world FROMMEMBER sydney BYBOX 40000 20000 km DESC",
+		"GEORADIUS world -120 36 600 km WITHCOORD", "GEOHASH world oakland la tokyo london sydney",
+	)
+	differential(t, addr, cmds)
+}

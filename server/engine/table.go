@@ -193,6 +193,17 @@ func buildCommandTable() map[string]*command {
 		{"bitop", cmdBitOp, -4, w | oom, 2, -1, 1, "bitmap", "Performs bitwise operations on multiple strings, and stores the result."},
 		{"bitfield", cmdBitField, -2, w | oom, 1, 1, 1, "bitmap", "Performs arbitrary bitfield integer operations on strings."},
 		{"bitfield_ro", cmdBitFieldRO, -2, r | f, 1, 1, 1, "bitmap", "Performs arbitrary read-only bitfield integer operations on strings."},
+		// geospatial
+		{"geoadd", cmdGeoAdd, -5, w | oom, 1, 1, 1, "geo", "Adds one or more members to a geospatial index. The key is created if it doesn't exist."},
+		{"geopos", cmdGeoPos, -2, r, 1, 1, 1, "geo", "Returns the longitude and latitude of members from a geospatial index."},
+		{"geodist", cmdGeoDist, -4, r, 1, 1, 1, "geo", "Returns the distance between two members of a geospatial index."},
+		{"geohash", cmdGeoHash, -2, r, 1, 1, 1, "geo", "Returns members from a geospatial index as geohash strings."},
+		{"geosearch", cmdGeoSearch, -7, r, 1, 1, 1, "geo", "Queries a geospatial index for members inside an area of a box or a circle."},
+		{"geosearchstore", cmdGeoSearchStore, -8, w | oom, 1, 2, 1, "geo", "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result."},
+		{"georadius", cmdGeoRadius, -6, w | oom, 1, 1, 1, "geo", "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result."},
+		{"georadius_ro", cmdGeoRadiusRO, -6, r, 1, 1, 1, "geo", "Returns members from a geospatial index that are within a distance from a coordinate."},
+		{"georadiusbymember", cmdGeoRadiusByMember, -5, w | oom, 1, 1, 1, "geo", "Queries a geospatial index for members within a distance from a member, optionally stores the result."},
+		{"georadiusbymember_ro", cmdGeoRadiusByMemberRO, -5, r, 1, 1, 1, "geo", "Returns members from a geospatial index that are within a distance from a member."},
 		// hyperloglog
 		{"pfadd", cmdPFAdd, -2, w | oom | f, 1, 1, 1, "hyperloglog", "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist."},
 		{"pfcount", cmdPFCount, -2, r, 1, -1, 1, "hyperloglog", "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s)."},

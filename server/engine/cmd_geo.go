@@ -1,0 +1,532 @@
+package engine
+
+import (
+	"fmt"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/keyspace"
+)
+
+// Geospatial commands on sorted sets whose scores are 52-bit geohashes, as in Redis 7.0: GEOADD,
+// GEOPOS, GEODIST, GEOHASH, GEOSEARCH, GEOSEARCHSTORE, GEORADIUS, GEORADIUSBYMEMBER and their
+// _RO forms. Searches visit the centre cell and its eight neighbours by score range, as Redis
+// does, so they cost O(log n + matches) and return members in Redis's order.
+
+// geoUnit reads m, km, ft or mi: meters per unit.
+func (s *Server) geoUnit(c *client, b []byte) (float64, bool) {
+	switch {
+	case equalFold(b, "m"):
+		return 1, true
+	case equalFold(b, "km"):
+		return 1000, true
+	case equalFold(b, "ft"):
+		return 0.3048, true
+	case equalFold(b, "mi"):
+		return 1609.34, true
+	}
+	s.addError(c, errGeoUnsupportUnit)
+	return 0, false
+}
+
+// geoLonLat reads a longitude and latitude pair and checks it is within Redis's bounds.
+func (s *Server) geoLonLat(c *client, lonArg, latArg []byte) (lon, lat float64, ok bool) {
+	if lon, ok = parseFloat(lonArg); !ok {
+		s.addError(c, errNotFloat)
+		return 0, 0, false
+	}
+	if lat, ok = parseFloat(latArg); !ok {
+		s.addError(c, errNotFloat)
+		return 0, 0, false
+	}
+	if lon < geoLongMin || lon > geoLongMax || lat < geoLatMin || lat > geoLatMax {
+		s.addError(c, fmt.Sprintf(errGeoInvalidPair, lon, lat))
+		return 0, 0, false
+	}
+	return lon, lat, true
+}
+
+// humanLongDouble prints a coordinate as Redis's addReplyHumanLongDouble ("%.17Lf", trailing
+// zeros trimmed).
+func humanLongDouble(f float64) string {
+	out := new(big.Float).SetFloat64(f).Text('f', 17)
+	if strings.IndexByte(out, '.') >= 0 {
+		out = strings.TrimRight(out, "0")
+		out = strings.TrimSuffix(out, ".")
+	}
+	if out == "-0" {
+		out = "0"
+	}
+	return out
+}
+
+// GEOADD key [NX|XX] [CH] longitude latitude member [...]: a ZADD of geohash scores.
+func cmdGeoAdd(s *Server, c *client, argv [][]byte) {
+	at := 2
+	nx, xx := false, false
+	for ; at < len(argv); at++ {
+		switch a := argv[at]; {
+		case equalFold(a, "nx"):
+			nx = true
+		case equalFold(a, "xx"):
+			xx = true
+		case equalFold(a, "ch"):
+		default:
+			goto parsed
+		}
+	}
+parsed:
+	if (len(argv)-at)%3 != 0 || (nx && xx) {
+		s.addError(c, errSyntax)
+		return
+	}
+	zargv := make([][]byte, 0, at+(len(argv)-at)/3*2)
+	zargv = append(zargv, []byte("zadd"))
+	zargv = append(zargv, argv[1:at]...)
+	lonR, latR := wgs84Ranges()
+	for i := at; i < len(argv); i += 3 {
+		lon, lat, ok := s.geoLonLat(c, argv[i], argv[i+1])
+		if !ok {
+			return
+		}
+		h, _ := geohashEncode(lonR, latR, lon, lat, geoStepMax)
+		zargv = append(zargv, strconv.AppendUint(nil, geohashAlign52(h), 10), argv[i+2])
+	}
+	cmdZAdd(s, c, zargv)
+}
+
+// geoZSet finds key's sorted set for reading; ok is false after WRONGTYPE.
+func (s *Server) geoZSet(c *client, key []byte) (*keyspace.ZSet, bool) {
+	return s.getZSet(c, key, forRead)
+}
+
+func cmdGeoPos(s *Server, c *client, argv [][]byte) {
+	z, ok := s.geoZSet(c, argv[1])
+	if !ok {
+		return
+	}
+	c.w.Array(len(argv) - 2)
+	for _, m := range argv[2:] {
+		var score float64
+		found := false
+		if z != nil {
+			score, found = z.Score(m)
+		}
+		if !found {
+			c.w.NullArray()
+			continue
+		}
+		lon, lat := decodeGeoScore(score)
+		c.w.Array(2)
+		if c.w.RESP3 {
+			c.w.Buf = append(c.w.Buf, ',')
+			c.w.Buf = append(c.w.Buf, humanLongDouble(lon)...)
+			c.w.Buf = append(c.w.Buf, "\r\n,"...)
+			c.w.Buf = append(c.w.Buf, humanLongDouble(lat)...)
+			c.w.Buf = append(c.w.Buf, '\r', '\n')
+		} else {
+			c.w.BulkString(humanLongDouble(lon))
+			c.w.BulkString(humanLongDouble(lat))
+		}
+	}
+}
+
+func cmdGeoDist(s *Server, c *client, argv [][]byte) {
+	toMeter := 1.0
+	switch {
+	case len(argv) == 5:
+		var ok bool
+		if toMeter, ok = s.geoUnit(c, argv[4]); !ok {
+			return
+		}
+	case len(argv) > 5:
+		s.addError(c, errSyntax)
+		return
+	}
+	z, ok := s.geoZSet(c, argv[1])
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.w.Null()
+		return
+	}
+	s1, ok1 := z.Score(argv[2])
+	s2, ok2 := z.Score(argv[3])
+	if !ok1 || !ok2 {
+		c.w.Null()
+		return
+	}
+	lon1, lat1 := decodeGeoScore(s1)
+	lon2, lat2 := decodeGeoScore(s2)
+	c.w.BulkString(strconv.FormatFloat(geoDistance(lon1, lat1, lon2, lat2)/toMeter, 'f', 4, 64))
+}
+
+func cmdGeoHash(s *Server, c *client, argv [][]byte) {
+	z, ok := s.geoZSet(c, argv[1])
+	if !ok {
+		return
+	}
+	c.w.Array(len(argv) - 2)
+	for _, m := range argv[2:] {
+		var score float64
+		found := false
+		if z != nil {
+			score, found = z.Score(m)
+		}
+		if !found {
+			c.w.Null()
+			continue
+		}
+		lon, lat := decodeGeoScore(score)
+		// Redis stores latitudes in ±85.05; standard geohashes use ±90: encode again.
+		h, _ := geohashEncode(geoRange{-180, 180}, geoRange{-90, 90}, lon, lat, geoStepMax)
+		var buf [11]byte
+		for i := 0; i < 11; i++ {
+			idx := 0
+			if i < 10 {
+				idx = int((h.bits >> (52 - uint((i+1)*5))) & 0x1f)
+			}
+			buf[i] = geoAlphabet[idx]
+		}
+		c.w.Bulk(buf[:])
+	}
+}
+
+// geoSearch flavours.
+const (
+	geoRadiusCoords = 1 << iota // GEORADIUS
+	geoRadiusMember             // GEORADIUSBYMEMBER
+	geoSearchCmd                // GEOSEARCH, GEOSEARCHSTORE
+	geoSearchStore              // GEOSEARCHSTORE
+	geoNoStore                  // the _RO forms
+)
+
+type geoPoint struct {
+	member   string
+	score    float64
+	dist     float64
+	lon, lat float64
+}
+
+func cmdGeoRadius(s *Server, c *client, argv [][]byte) { geoSearch(s, c, argv, 1, geoRadiusCoords) }
+func cmdGeoRadiusRO(s *Server, c *client, argv [][]byte) {
+	geoSearch(s, c, argv, 1, geoRadiusCoords|geoNoStore)
+}
+func cmdGeoRadiusByMember(s *Server, c *client, argv [][]byte) {
+	geoSearch(s, c, argv, 1, geoRadiusMember)
+}
+func cmdGeoRadiusByMemberRO(s *Server, c *client, argv [][]byte) {
+	geoSearch(s, c, argv, 1, geoRadiusMember|geoNoStore)
+}
+func cmdGeoSearch(s *Server, c *client, argv [][]byte) { geoSearch(s, c, argv, 1, geoSearchCmd) }
+func cmdGeoSearchStore(s *Server, c *client, argv [][]byte) {
+	geoSearch(s, c, argv, 2, geoSearchCmd|geoSearchStore)
+}
+
+// geoDistanceArgs reads a radius (or width and height) and a unit.
+func (s *Server) geoDistanceArgs(c *client, args [][]byte, what string) ([]float64, float64, bool) {
+	vals := make([]float64, len(args)-1)
+	for i := range vals {
+		v, ok := parseFloat(args[i])
+		if !ok {
+			s.addError(c, errNotFloat)
+			return nil, 0, false
+		}
+		vals[i] = v
+	}
+	for _, v := range vals {
+		if v < 0 {
+			s.addError(c, what)
+			return nil, 0, false
+		}
+	}
+	conv, ok := s.geoUnit(c, args[len(args)-1])
+	return vals, conv, ok
+}
+
+// geoSearch is Redis's georadiusGeneric, option for option and check for check.
+func geoSearch(s *Server, c *client, argv [][]byte, srcAt int, flags int) {
+	var storeKey []byte
+	if flags&geoSearchStore != 0 {
+		storeKey = argv[1]
+	}
+	storeDist := false
+	z, ok := s.geoZSet(c, argv[srcAt])
+	if !ok {
+		return
+	}
+	memberPos := func(m []byte) (float64, float64, bool) {
+		score, found := z.Score(m)
+		if !found {
+			s.addError(c, "ERR could not decode requested zset member")
+			return 0, 0, false
+		}
+		lon, lat := decodeGeoScore(score)
+		return lon, lat, true
+	}
+	var sh geoShape
+	base := srcAt + 1
+	switch {
+	case flags&geoRadiusCoords != 0:
+		if len(argv) < 6 {
+			s.addError(c, errSyntax)
+			return
+		}
+		base = 6
+		sh.circle = true
+		if sh.lon, sh.lat, ok = s.geoLonLat(c, argv[2], argv[3]); !ok {
+			return
+		}
+		vals, conv, ok := s.geoDistanceArgs(c, argv[4:6], "ERR radius cannot be negative")
+		if !ok {
+			return
+		}
+		sh.radius, sh.conversion = vals[0], conv
+	case flags&geoRadiusMember != 0:
+		base = 5
+		if z != nil {
+			sh.circle = true
+			if sh.lon, sh.lat, ok = memberPos(argv[2]); !ok {
+				return
+			}
+			vals, conv, ok := s.geoDistanceArgs(c, argv[3:5], "ERR radius cannot be negative")
+			if !ok {
+				return
+			}
+			sh.radius, sh.conversion = vals[0], conv
+		}
+	}
+	withDist, withHash, withCoord := false, false, false
+	fromMember, fromLoc, byRadius, byBox := false, false, false, false
+	sortDir := 0 // 1 ascending, -1 descending
+	anyMatch := false
+	count := int64(0)
+	rest := argv[base:]
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		left := len(rest) - i - 1
+		switch {
+		case equalFold(a, "withdist"):
+			withDist = true
+		case equalFold(a, "withhash"):
+			withHash = true
+		case equalFold(a, "withcoord"):
+			withCoord = true
+		case equalFold(a, "any"):
+			anyMatch = true
+		case equalFold(a, "asc"):
+			sortDir = 1
+		case equalFold(a, "desc"):
+			sortDir = -1
+		case equalFold(a, "count") && left >= 1:
+			n, ok := s.intArg(c, rest[i+1])
+			if !ok {
+				return
+			}
+			if n <= 0 {
+				s.addError(c, "ERR COUNT must be > 0")
+				return
+			}
+			count = n
+			i++
+		case (equalFold(a, "store") || equalFold(a, "storedist")) && left >= 1 && flags&(geoNoStore|geoSearchCmd) == 0:
+			storeKey, storeDist = rest[i+1], equalFold(a, "storedist")
+			i++
+		case equalFold(a, "storedist") && flags&geoSearchStore != 0:
+			storeDist = true
+		case equalFold(a, "frommember") && left >= 1 && flags&geoSearchCmd != 0 && !fromLoc:
+			if z != nil {
+				if sh.lon, sh.lat, ok = memberPos(rest[i+1]); !ok {
+					return
+				}
+			}
+			fromMember = true
+			i++
+		case equalFold(a, "fromlonlat") && left >= 2 && flags&geoSearchCmd != 0 && !fromMember:
+			if sh.lon, sh.lat, ok = s.geoLonLat(c, rest[i+1], rest[i+2]); !ok {
+				return
+			}
+			fromLoc = true
+			i += 2
+		case equalFold(a, "byradius") && left >= 2 && flags&geoSearchCmd != 0 && !byBox:
+			vals, conv, ok := s.geoDistanceArgs(c, rest[i+1:i+3], "ERR radius cannot be negative")
+			if !ok {
+				return
+			}
+			sh.circle, sh.radius, sh.conversion = true, vals[0], conv
+			byRadius = true
+			i += 2
+		case equalFold(a, "bybox") && left >= 3 && flags&geoSearchCmd != 0 && !byRadius:
+			vals, conv, ok := s.geoDistanceArgs(c, rest[i+1:i+4], "ERR height or width cannot be negative")
+			if !ok {
+				return
+			}
+			sh.circle, sh.width, sh.height, sh.conversion = false, vals[0], vals[1], conv
+			byBox = true
+			i += 3
+		default:
+			s.addError(c, errSyntax)
+			return
+		}
+	}
+	if storeKey != nil && (withDist || withHash || withCoord) {
+		name := "STORE option in GEORADIUS"
+		if flags&geoSearchStore != 0 {
+			name = "GEOSEARCHSTORE"
+		}
+		s.addError(c, "ERR "+name+" is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
+		return
+	}
+	if flags&geoSearchCmd != 0 && !(fromMember || fromLoc) {
+		s.addError(c, "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for "+string(argv[0]))
+		return
+	}
+	if flags&geoSearchCmd != 0 && !(byRadius || byBox) {
+		s.addError(c, "ERR exactly one of BYRADIUS and BYBOX can be specified for "+string(argv[0]))
+		return
+	}
+	if anyMatch && count == 0 {
+		s.addError(c, "ERR the ANY argument requires COUNT argument")
+		return
+	}
+	db := s.dbs[c.db]
+	if z == nil {
+		if storeKey != nil {
+			if r, ok := s.lookupWrite(c, storeKey); ok {
+				s.deleteKey(db, r)
+				s.modified(c.db, storeKey)
+				s.notify(config.NotifyGeneric, "del", storeKey, c.db)
+			}
+			c.w.Int(0)
+		} else {
+			c.w.EmptyArray()
+		}
+		return
+	}
+	if count != 0 && sortDir == 0 && !anyMatch {
+		sortDir = 1
+	}
+	limit := int64(0)
+	if anyMatch {
+		limit = count
+	}
+	points := geoCollect(z, &sh, limit)
+	if len(points) == 0 && storeKey == nil {
+		c.w.EmptyArray()
+		return
+	}
+	n := int64(len(points))
+	if count != 0 && count < n {
+		n = count
+	}
+	if sortDir != 0 {
+		sort.SliceStable(points, func(i, j int) bool {
+			if sortDir > 0 {
+				return points[i].dist < points[j].dist
+			}
+			return points[i].dist > points[j].dist
+		})
+	}
+	points = points[:n]
+	for i := range points {
+		points[i].dist /= sh.conversion
+	}
+	if storeKey == nil {
+		extra := 0
+		for _, on := range []bool{withDist, withHash, withCoord} {
+			if on {
+				extra++
+			}
+		}
+		c.w.Array(len(points))
+		for _, p := range points {
+			if extra > 0 {
+				c.w.Array(extra + 1)
+			}
+			c.w.BulkString(p.member)
+			if withDist {
+				c.w.BulkString(strconv.FormatFloat(p.dist, 'f', 4, 64))
+			}
+			if withHash {
+				c.w.Int(int64(p.score))
+			}
+			if withCoord {
+				c.w.Array(2)
+				if c.w.RESP3 {
+					c.w.Buf = append(c.w.Buf, ',')
+					c.w.Buf = append(c.w.Buf, humanLongDouble(p.lon)...)
+					c.w.Buf = append(c.w.Buf, "\r\n,"...)
+					c.w.Buf = append(c.w.Buf, humanLongDouble(p.lat)...)
+					c.w.Buf = append(c.w.Buf, '\r', '\n')
+				} else {
+					c.w.BulkString(humanLongDouble(p.lon))
+					c.w.BulkString(humanLongDouble(p.lat))
+				}
+			}
+		}
+		return
+	}
+	r, existed := s.lookupWrite(c, storeKey)
+	if existed {
+		s.deleteKey(db, r)
+	}
+	if len(points) > 0 {
+		out := keyspace.NewZSet()
+		for _, p := range points {
+			score := p.score
+			if storeDist {
+				score = p.dist
+			}
+			out.Add([]byte(p.member), score)
+		}
+		db.AddObjectBytes(out.Bytes())
+		db.SetObject(storeKey, keyspace.TypeZSet, out, s.initialClock())
+	}
+	event := "georadiusstore"
+	if flags&geoSearchCmd != 0 {
+		event = "geosearchstore"
+	}
+	if len(points) > 0 || existed {
+		s.modified(c.db, storeKey)
+	}
+	s.notifyStore(c, config.NotifyZSet, event, storeKey, len(points) > 0, existed)
+	c.w.Int(int64(len(points)))
+}
+
+// geoCollect visits the search cells in Redis's order and keeps the members inside the shape,
+// stopping at limit (ANY) when it is not 0.
+func geoCollect(z *keyspace.ZSet, sh *geoShape, limit int64) []geoPoint {
+	var points []geoPoint
+	cells := sh.searchCells()
+	last := -1
+	for i, cell := range cells {
+		if cell.bits == 0 && cell.step == 0 {
+			continue
+		}
+		if last >= 0 && cell.bits == cells[last].bits && cell.step == cells[last].step {
+			continue // with a huge radius neighbours can coincide
+		}
+		if limit > 0 && int64(len(points)) >= limit {
+			break
+		}
+		lo := float64(geohashAlign52(cell))
+		next := cell
+		next.bits++
+		hi := float64(geohashAlign52(next))
+		r := keyspace.ScoreRange{Min: lo, Max: hi, MaxOpen: true}
+		z.RangeByScore(r, false, func(e keyspace.Entry) bool {
+			lon, lat := decodeGeoScore(e.Score)
+			d, in := sh.contains(lon, lat)
+			if in {
+				points = append(points, geoPoint{member: e.Member, score: e.Score, dist: d, lon: lon, lat: lat})
+			}
+			return limit == 0 || int64(len(points)) < limit
+		})
+		last = i
+	}
+	return points
+}
