@@ -411,7 +411,7 @@ func cmdRandomKey(s *Server, c *client, argv [][]byte) {
 func cmdTouch(s *Server, c *client, argv [][]byte) {
 	n := 0
 	for _, k := range argv[1:] {
-		if _, ok := s.lookupWrite(c, k); ok {
+		if _, ok := s.lookupRead(c, k); ok {
 			n++
 		}
 	}
@@ -443,7 +443,7 @@ func cmdCopy(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	src := s.dbs[c.db]
-	if _, ok := s.lookupWrite(c, argv[1]); !ok {
+	if _, ok := s.lookupRead(c, argv[1]); !ok { // a read of the source, as Redis does
 		c.w.Int(0)
 		return
 	}

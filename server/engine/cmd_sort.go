@@ -210,7 +210,7 @@ func (s *Server) sortLookup(c *client, pattern, elem []byte) ([]byte, bool) {
 	key = append(key, elem...)
 	key = append(key, keyPat[star+1:]...)
 	db := s.dbs[c.db]
-	r, ok := s.lookupLive(db, c.db, key)
+	r, ok := s.lookupRead(c, key) // a read lookup, as Redis's: hits, misses, keymiss events
 	if !ok {
 		return nil, false
 	}

@@ -89,7 +89,11 @@ func cmdSet(s *Server, c *client, argv [][]byte) {
 // value with GET).
 func (s *Server) setGeneric(c *client, key, val []byte, o setOptions) {
 	db := s.dbs[c.db]
-	r, exists := s.lookupWrite(c, key)
+	lookup := s.lookupWrite
+	if o.get {
+		lookup = s.lookupRead // GET reads the old value as GET does: hits, misses, keymiss
+	}
+	r, exists := lookup(c, key)
 	if o.get {
 		if exists && db.Type(r) != keyspace.TypeString {
 			s.wrongType(c)

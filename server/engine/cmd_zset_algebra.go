@@ -46,13 +46,7 @@ func zsetAlgebra(s *Server, c *client, argv [][]byte, op zsetOp, numkeysAt int, 
 	j := numkeysAt + 1
 	for i := range inputs {
 		in := zsetInput{members: map[string]float64{}, weight: 1}
-		var r keyspace.Ref
-		var exists bool
-		if dest != nil {
-			r, exists = s.lookupWrite(c, argv[j])
-		} else {
-			r, exists = s.lookupRead(c, argv[j])
-		}
+		r, exists := s.lookupRead(c, argv[j]) // a read lookup even for STORE, as Redis 7.0 does
 		if exists {
 			switch db.Type(r) {
 			case keyspace.TypeZSet:

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/iocache/iocache/server/config"
 	"strings"
 
 	"github.com/iocache/iocache/server/resp"
@@ -295,6 +296,7 @@ func (s *Server) lookupRead(c *client, key []byte) (keyspace.Ref, bool) {
 	r, ok := s.lookupLive(db, c.db, key)
 	if !ok {
 		s.stats.keyspaceMisses++
+		s.notify(config.NotifyKeyMiss, "keymiss", key, c.db)
 		return 0, false
 	}
 	s.stats.keyspaceHits++
