@@ -63,6 +63,21 @@ func humanLongDouble(f float64) string {
 	return out
 }
 
+// writeCoords writes a [longitude, latitude] pair as Redis's addReplyHumanLongDouble does: bulk
+// strings in RESP2, doubles in RESP3, both "%.17Lf" with trailing zeros trimmed.
+func writeCoords(c *client, lon, lat float64) {
+	c.w.Array(2)
+	for _, v := range []float64{lon, lat} {
+		if c.w.RESP3 {
+			c.w.Buf = append(c.w.Buf, ',')
+			c.w.Buf = append(c.w.Buf, humanLongDouble(v)...)
+			c.w.Buf = append(c.w.Buf, '\r', '\n')
+		} else {
+			c.w.BulkString(humanLongDouble(v))
+		}
+	}
+}
+
 // GEOADD key [NX|XX] [CH] longitude latitude member [...]: a ZADD of geohash scores.
 func cmdGeoAdd(s *Server, c *client, argv [][]byte) {
 	at := 2
@@ -98,40 +113,33 @@ parsed:
 	cmdZAdd(s, c, zargv)
 }
 
-// geoZSet finds key's sorted set for reading; ok is false after WRONGTYPE.
-func (s *Server) geoZSet(c *client, key []byte) (*keyspace.ZSet, bool) {
-	return s.getZSet(c, key, forRead)
-}
-
-func cmdGeoPos(s *Server, c *client, argv [][]byte) {
-	z, ok := s.geoZSet(c, argv[1])
+// eachMemberScore reads key's sorted set and calls fn with each member's score (found false for a
+// missing key or member), after writing the reply's array header: GEOPOS and GEOHASH.
+func (s *Server) eachMemberScore(c *client, key []byte, members [][]byte, fn func(score float64, found bool)) {
+	z, ok := s.getZSet(c, key, forRead)
 	if !ok {
 		return
 	}
-	c.w.Array(len(argv) - 2)
-	for _, m := range argv[2:] {
+	c.w.Array(len(members))
+	for _, m := range members {
 		var score float64
 		found := false
 		if z != nil {
 			score, found = z.Score(m)
 		}
+		fn(score, found)
+	}
+}
+
+func cmdGeoPos(s *Server, c *client, argv [][]byte) {
+	s.eachMemberScore(c, argv[1], argv[2:], func(score float64, found bool) {
 		if !found {
 			c.w.NullArray()
-			continue
+			return
 		}
 		lon, lat := decodeGeoScore(score)
-		c.w.Array(2)
-		if c.w.RESP3 {
-			c.w.Buf = append(c.w.Buf, ',')
-			c.w.Buf = append(c.w.Buf, humanLongDouble(lon)...)
-			c.w.Buf = append(c.w.Buf, "\r\n,"...)
-			c.w.Buf = append(c.w.Buf, humanLongDouble(lat)...)
-			c.w.Buf = append(c.w.Buf, '\r', '\n')
-		} else {
-			c.w.BulkString(humanLongDouble(lon))
-			c.w.BulkString(humanLongDouble(lat))
-		}
-	}
+		writeCoords(c, lon, lat)
+	})
 }
 
 func cmdGeoDist(s *Server, c *client, argv [][]byte) {
@@ -146,7 +154,7 @@ func cmdGeoDist(s *Server, c *client, argv [][]byte) {
 		s.addError(c, errSyntax)
 		return
 	}
-	z, ok := s.geoZSet(c, argv[1])
+	z, ok := s.getZSet(c, argv[1], forRead)
 	if !ok {
 		return
 	}
@@ -166,20 +174,10 @@ func cmdGeoDist(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdGeoHash(s *Server, c *client, argv [][]byte) {
-	z, ok := s.geoZSet(c, argv[1])
-	if !ok {
-		return
-	}
-	c.w.Array(len(argv) - 2)
-	for _, m := range argv[2:] {
-		var score float64
-		found := false
-		if z != nil {
-			score, found = z.Score(m)
-		}
+	s.eachMemberScore(c, argv[1], argv[2:], func(score float64, found bool) {
 		if !found {
 			c.w.Null()
-			continue
+			return
 		}
 		lon, lat := decodeGeoScore(score)
 		// Redis stores latitudes in ±85.05; standard geohashes use ±90: encode again.
@@ -193,7 +191,7 @@ func cmdGeoHash(s *Server, c *client, argv [][]byte) {
 			buf[i] = geoAlphabet[idx]
 		}
 		c.w.Bulk(buf[:])
-	}
+	})
 }
 
 // geoSearch flavours.
@@ -255,7 +253,7 @@ func geoSearch(s *Server, c *client, argv [][]byte, srcAt int, flags int) {
 		storeKey = argv[1]
 	}
 	storeDist := false
-	z, ok := s.geoZSet(c, argv[srcAt])
+	z, ok := s.getZSet(c, argv[srcAt], forRead)
 	if !ok {
 		return
 	}
@@ -455,17 +453,7 @@ func geoSearch(s *Server, c *client, argv [][]byte, srcAt int, flags int) {
 				c.w.Int(int64(p.score))
 			}
 			if withCoord {
-				c.w.Array(2)
-				if c.w.RESP3 {
-					c.w.Buf = append(c.w.Buf, ',')
-					c.w.Buf = append(c.w.Buf, humanLongDouble(p.lon)...)
-					c.w.Buf = append(c.w.Buf, "\r\n,"...)
-					c.w.Buf = append(c.w.Buf, humanLongDouble(p.lat)...)
-					c.w.Buf = append(c.w.Buf, '\r', '\n')
-				} else {
-					c.w.BulkString(humanLongDouble(p.lon))
-					c.w.BulkString(humanLongDouble(p.lat))
-				}
+				writeCoords(c, p.lon, p.lat)
 			}
 		}
 		return

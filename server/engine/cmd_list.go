@@ -506,18 +506,12 @@ func bpopGeneric(s *Server, c *client, argv [][]byte, front bool) {
 		return
 	}
 	keys := argv[1 : len(argv)-1]
-	db := s.dbs[c.db]
-	for _, k := range keys {
-		r, exists := s.lookupWrite(c, k)
-		if !exists {
-			continue
-		}
-		if db.Type(r) != keyspace.TypeList {
-			s.wrongType(c)
-			return
-		}
-		l := db.Obj(r).(*keyspace.List)
-		done := accountObject(db, l)
+	k, l, found, ok := firstExisting[*keyspace.List](s, c, keys, keyspace.TypeList)
+	if !ok {
+		return
+	}
+	if found {
+		done := accountObject(s.dbs[c.db], l)
 		v := popOne(l, front)
 		done()
 		c.w.Array(2)

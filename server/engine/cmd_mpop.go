@@ -56,76 +56,48 @@ func (s *Server) mpopArgs(c *client, argv [][]byte, at int, dirA, dirB string) (
 // lmpop pops from the first non-empty list; it reports whether it replied (with data or an
 // error).
 func (s *Server) lmpop(c *client, keys [][]byte, left bool, count int64) bool {
-	db := s.dbs[c.db]
-	for _, k := range keys {
-		r, exists := s.lookupWrite(c, k)
-		if !exists {
-			continue
-		}
-		if db.Type(r) != keyspace.TypeList {
-			s.wrongType(c)
-			return true
-		}
-		l := db.Obj(r).(*keyspace.List)
-		if l.Len() == 0 {
-			continue
-		}
-		done := accountObject(db, l)
-		n := min(count, int64(l.Len()))
-		c.w.Array(2)
-		c.w.Bulk(k)
-		c.w.Array(int(n))
-		for i := int64(0); i < n; i++ {
-			c.w.Bulk(popOne(l, left))
-		}
-		done()
-		s.notify(config.NotifyList, popEvent(left), k, c.db)
-		s.dropIfEmpty(c, k, l.Len())
-		s.modified(c.db, k)
-		return true
+	k, l, found, ok := firstExisting[*keyspace.List](s, c, keys, keyspace.TypeList)
+	if !ok || !found {
+		return !ok
 	}
-	return false
+	done := accountObject(s.dbs[c.db], l)
+	n := min(count, int64(l.Len()))
+	c.w.Array(2)
+	c.w.Bulk(k)
+	c.w.Array(int(n))
+	for i := int64(0); i < n; i++ {
+		c.w.Bulk(popOne(l, left))
+	}
+	done()
+	s.notify(config.NotifyList, popEvent(left), k, c.db)
+	s.dropIfEmpty(c, k, l.Len())
+	s.modified(c.db, k)
+	return true
 }
 
 // zmpop pops from the first non-empty sorted set.
 func (s *Server) zmpop(c *client, keys [][]byte, lowest bool, count int64) bool {
-	db := s.dbs[c.db]
-	for _, k := range keys {
-		r, exists := s.lookupWrite(c, k)
-		if !exists {
-			continue
-		}
-		if db.Type(r) != keyspace.TypeZSet {
-			s.wrongType(c)
-			return true
-		}
-		z := db.Obj(r).(*keyspace.ZSet)
-		if z.Len() == 0 {
-			continue
-		}
-		done := accountObject(db, z)
-		n := min(count, int64(z.Len()))
-		c.w.Array(2)
-		c.w.Bulk(k)
-		c.w.Array(int(n))
-		for i := int64(0); i < n; i++ {
-			e, _ := z.First(!lowest)
-			z.Remove([]byte(e.Member))
-			c.w.Array(2)
-			c.w.BulkString(e.Member)
-			c.w.Double(e.Score)
-		}
-		done()
-		event := "zpopmax"
-		if lowest {
-			event = "zpopmin"
-		}
-		s.notify(config.NotifyZSet, event, k, c.db)
-		s.dropIfEmpty(c, k, z.Len())
-		s.modified(c.db, k)
-		return true
+	k, z, found, ok := firstExisting[*keyspace.ZSet](s, c, keys, keyspace.TypeZSet)
+	if !ok || !found {
+		return !ok
 	}
-	return false
+	done := accountObject(s.dbs[c.db], z)
+	n := min(count, int64(z.Len()))
+	c.w.Array(2)
+	c.w.Bulk(k)
+	c.w.Array(int(n))
+	for i := int64(0); i < n; i++ {
+		e, _ := z.First(!lowest)
+		z.Remove([]byte(e.Member))
+		c.w.Array(2)
+		c.w.BulkString(e.Member)
+		c.w.Double(e.Score)
+	}
+	done()
+	s.notify(config.NotifyZSet, zpopEvent(!lowest), k, c.db)
+	s.dropIfEmpty(c, k, z.Len())
+	s.modified(c.db, k)
+	return true
 }
 
 func cmdLMPop(s *Server, c *client, argv [][]byte) {

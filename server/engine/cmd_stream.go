@@ -349,7 +349,21 @@ func cmdXDel(s *Server, c *client, argv [][]byte) {
 	if !ok {
 		return
 	}
-	st, ok := s.getStream(c, argv[1], forWrite)
+	s.removeFromStream(c, argv[1], "xdel", func(st *keyspace.Stream) int {
+		n := 0
+		for _, id := range ids {
+			if st.Delete(id) {
+				n++
+			}
+		}
+		return n
+	})
+}
+
+// removeFromStream runs remove on key's stream (XDEL, XTRIM) and replies with how many entries
+// went; a missing key removes none. A change is a write and announces event.
+func (s *Server) removeFromStream(c *client, key []byte, event string, remove func(*keyspace.Stream) int) {
+	st, ok := s.getStream(c, key, forWrite)
 	if !ok {
 		return
 	}
@@ -358,16 +372,11 @@ func cmdXDel(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	done := accountObject(s.dbs[c.db], st)
-	n := 0
-	for _, id := range ids {
-		if st.Delete(id) {
-			n++
-		}
-	}
+	n := remove(st)
 	done()
 	if n > 0 {
-		s.modified(c.db, argv[1])
-		s.notify(config.NotifyStream, "xdel", argv[1], c.db)
+		s.modified(c.db, key)
+		s.notify(config.NotifyStream, event, key, c.db)
 	}
 	c.w.Int(int64(n))
 }
@@ -393,22 +402,7 @@ func cmdXTrim(s *Server, c *client, argv [][]byte) {
 	if !s.checkTrim(c, &trim) {
 		return
 	}
-	st, ok := s.getStream(c, argv[1], forWrite)
-	if !ok {
-		return
-	}
-	if st == nil {
-		c.w.Int(0)
-		return
-	}
-	done := accountObject(s.dbs[c.db], st)
-	n := trimStream(st, &trim)
-	done()
-	if n > 0 {
-		s.modified(c.db, argv[1])
-		s.notify(config.NotifyStream, "xtrim", argv[1], c.db)
-	}
-	c.w.Int(int64(n))
+	s.removeFromStream(c, argv[1], "xtrim", func(st *keyspace.Stream) int { return trimStream(st, &trim) })
 }
 
 // XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]

@@ -584,18 +584,12 @@ func bzpopGeneric(s *Server, c *client, argv [][]byte, max bool) {
 		return
 	}
 	keys := argv[1 : len(argv)-1]
-	db := s.dbs[c.db]
-	for _, k := range keys {
-		r, exists := s.lookupWrite(c, k)
-		if !exists {
-			continue
-		}
-		if db.Type(r) != keyspace.TypeZSet {
-			s.wrongType(c)
-			return
-		}
-		z := db.Obj(r).(*keyspace.ZSet)
-		done := accountObject(db, z)
+	k, z, found, ok := firstExisting[*keyspace.ZSet](s, c, keys, keyspace.TypeZSet)
+	if !ok {
+		return
+	}
+	if found {
+		done := accountObject(s.dbs[c.db], z)
 		e, _ := z.First(max)
 		z.Remove([]byte(e.Member))
 		done()

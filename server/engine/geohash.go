@@ -105,45 +105,34 @@ func decodeGeoScore(score float64) (lon, lat float64) {
 
 func geohashAlign52(h geoBits) uint64 { return h.bits << (52 - h.step*2) }
 
-func geohashMoveX(h *geoBits, d int) {
+// geohashMove steps h one cell along the axis whose bits mask selects (longitude: the odd bits,
+// latitude: the even ones), as Redis's geohash_move_x and geohash_move_y do.
+func geohashMove(h *geoBits, d int, mask uint64) {
 	if d == 0 {
 		return
 	}
-	x := h.bits & 0xaaaaaaaaaaaaaaaa
-	y := h.bits & 0x5555555555555555
-	zz := uint64(0x5555555555555555) >> (64 - h.step*2)
+	a, b := h.bits&mask, h.bits&^mask
+	zz := ^mask >> (64 - h.step*2) // the other axis's bits, set: carries jump over them
 	if d > 0 {
-		x = x + (zz + 1)
+		a += zz + 1
 	} else {
-		x = x | zz
-		x = x - (zz + 1)
+		a |= zz
+		a -= zz + 1
 	}
-	x &= uint64(0xaaaaaaaaaaaaaaaa) >> (64 - h.step*2)
-	h.bits = x | y
+	a &= mask >> (64 - h.step*2)
+	h.bits = a | b
 }
 
-func geohashMoveY(h *geoBits, d int) {
-	if d == 0 {
-		return
-	}
-	x := h.bits & 0xaaaaaaaaaaaaaaaa
-	y := h.bits & 0x5555555555555555
-	zz := uint64(0xaaaaaaaaaaaaaaaa) >> (64 - h.step*2)
-	if d > 0 {
-		y = y + (zz + 1)
-	} else {
-		y = y | zz
-		y = y - (zz + 1)
-	}
-	y &= uint64(0x5555555555555555) >> (64 - h.step*2)
-	h.bits = x | y
-}
+const (
+	geoLonBits = 0xaaaaaaaaaaaaaaaa
+	geoLatBits = 0x5555555555555555
+)
 
 func geohashNeighbors(h geoBits) geoNeighbors {
 	move := func(dx, dy int) geoBits {
 		n := h
-		geohashMoveX(&n, dx)
-		geohashMoveY(&n, dy)
+		geohashMove(&n, dx, geoLonBits)
+		geohashMove(&n, dy, geoLatBits)
 		return n
 	}
 	return geoNeighbors{

@@ -282,34 +282,49 @@ func hllTau(x float64) float64 {
 	}
 }
 
-// loadHLL reads key's HLL: nil for a missing key; ok is false after an error reply.
-func (s *Server) loadHLL(c *client, key []byte, write bool) (h *hll, dense bool, ok bool) {
+// hllString looks key up and returns its value after Redis's isHLLObjectOrReply checks (a string
+// with the HLL header, dense ones at their exact size); v is nil for a missing key and ok is
+// false after an error reply.
+func (s *Server) hllString(c *client, key []byte, write bool) (v []byte, ok bool) {
 	db := s.dbs[c.db]
-	var r keyspace.Ref
-	var exists bool
+	lookup := s.lookupRead
 	if write {
-		r, exists = s.lookupWrite(c, key)
-	} else {
-		r, exists = s.lookupRead(c, key)
+		lookup = s.lookupWrite
 	}
+	r, exists := lookup(c, key)
 	if !exists {
-		return nil, false, true
+		return nil, true
 	}
 	if db.Type(r) != keyspace.TypeString {
 		s.wrongType(c)
-		return nil, false, false
+		return nil, false
 	}
-	v := db.Str(r)
+	v = db.Str(r)
+	if len(v) < hllHdrSize || string(v[:4]) != "HYLL" || v[4] > hllEncSparse || (v[4] == hllEncDense && len(v) != hllDenseSize) {
+		s.addError(c, errHLLInvalid)
+		return nil, false
+	}
+	return v, true
+}
+
+// decodeHLLOrReply decodes a value hllString accepted; only a corrupt sparse one can fail.
+func (s *Server) decodeHLLOrReply(c *client, v []byte) (*hll, bool) {
 	h, valid := decodeHLL(v)
 	if !valid {
-		if len(v) >= hllHdrSize && string(v[:4]) == "HYLL" && v[4] == hllEncSparse {
-			s.addError(c, errHLLCorrupt)
-		} else {
-			s.addError(c, errHLLInvalid)
-		}
-		return nil, false, false
+		s.addError(c, errHLLCorrupt)
 	}
-	return h, v[4] == hllEncDense, true
+	return h, valid
+}
+
+// loadHLL reads key's HLL: nil for a missing key; ok is false after an error reply.
+func (s *Server) loadHLL(c *client, key []byte, write bool) (h *hll, dense bool, ok bool) {
+	v, ok := s.hllString(c, key, write)
+	if !ok || v == nil {
+		return nil, false, ok
+	}
+	dense = v[4] == hllEncDense
+	h, ok = s.decodeHLLOrReply(c, v)
+	return h, dense, ok
 }
 
 // storeHLL writes an HLL back, keeping the key's TTL.
@@ -324,16 +339,20 @@ func (s *Server) storeHLL(c *client, key []byte, b []byte) {
 }
 
 func cmdPFAdd(s *Server, c *client, argv [][]byte) {
-	if s.pfaddDenseInPlace(c, argv) {
-		return
-	}
-	h, dense, ok := s.loadHLL(c, argv[1], true)
+	v, ok := s.hllString(c, argv[1], true)
 	if !ok {
 		return
 	}
+	if v != nil && v[4] == hllEncDense {
+		s.pfaddDense(c, argv, v)
+		return
+	}
+	var h *hll
 	updated := false
-	if h == nil {
+	if v == nil {
 		h, updated = newHLL(), true
+	} else if h, ok = s.decodeHLLOrReply(c, v); !ok {
+		return
 	}
 	for _, e := range argv[2:] {
 		i, n := hllPatLen(e)
@@ -344,7 +363,7 @@ func cmdPFAdd(s *Server, c *client, argv [][]byte) {
 	}
 	if updated {
 		h.invalidateCache()
-		s.storeHLL(c, argv[1], h.encode(dense))
+		s.storeHLL(c, argv[1], h.encode(false))
 		s.modified(c.db, argv[1])
 		s.notify(config.NotifyString, "pfadd", argv[1], c.db)
 		c.w.Int(1)
@@ -353,19 +372,9 @@ func cmdPFAdd(s *Server, c *client, argv [][]byte) {
 	c.w.Int(0)
 }
 
-// pfaddDenseInPlace serves PFADD on a dense HLL by updating its registers where they are stored,
-// as Redis does, instead of decoding and re-encoding 12 KiB per command. It reports whether it
-// replied.
-func (s *Server) pfaddDenseInPlace(c *client, argv [][]byte) bool {
-	db := s.dbs[c.db]
-	r, exists := s.lookupWrite(c, argv[1])
-	if !exists || db.Type(r) != keyspace.TypeString {
-		return false
-	}
-	v := db.Str(r)
-	if len(v) != hllDenseSize || string(v[:4]) != "HYLL" || v[4] != hllEncDense {
-		return false
-	}
+// pfaddDense updates a dense HLL's registers where they are stored, as Redis does, instead of
+// decoding and re-encoding 12 KiB per command.
+func (s *Server) pfaddDense(c *client, argv [][]byte, v []byte) {
 	regs := v[hllHdrSize:]
 	updated := false
 	for _, e := range argv[2:] {
@@ -375,15 +384,14 @@ func (s *Server) pfaddDenseInPlace(c *client, argv [][]byte) bool {
 			updated = true
 		}
 	}
-	if updated {
-		v[15] |= 0x80 // the cached count is stale
-		s.modified(c.db, argv[1])
-		s.notify(config.NotifyString, "pfadd", argv[1], c.db)
-		c.w.Int(1)
-	} else {
+	if !updated {
 		c.w.Int(0)
+		return
 	}
-	return true
+	v[15] |= 0x80 // the cached count is stale
+	s.modified(c.db, argv[1])
+	s.notify(config.NotifyString, "pfadd", argv[1], c.db)
+	c.w.Int(1)
 }
 
 func cmdPFCount(s *Server, c *client, argv [][]byte) {
@@ -403,24 +411,25 @@ func cmdPFCount(s *Server, c *client, argv [][]byte) {
 		c.w.Int(int64(merged.count()))
 		return
 	}
-	h, _, ok := s.loadHLL(c, argv[1], false)
+	v, ok := s.hllString(c, argv[1], false)
 	if !ok {
 		return
 	}
-	if h == nil {
+	if v == nil {
 		c.w.Int(0)
 		return
 	}
-	if h.header[15]&0x80 == 0 {
-		c.w.Int(int64(binary.LittleEndian.Uint64(h.header[8:])))
+	if v[15]&0x80 == 0 { // a valid cached count: no need to look at the registers
+		c.w.Int(int64(binary.LittleEndian.Uint64(v[8:16])))
 		return
 	}
-	n := h.count()
-	binary.LittleEndian.PutUint64(h.header[8:], n)
+	h, ok := s.decodeHLLOrReply(c, v)
+	if !ok {
+		return
+	}
 	// Redis stores the count in the header even though PFCOUNT reads: the value changes.
-	db := s.dbs[c.db]
-	r, _ := db.Find(argv[1])
-	copy(db.Str(r)[8:16], h.header[8:16])
+	n := h.count()
+	binary.LittleEndian.PutUint64(v[8:16], n)
 	s.modified(c.db, argv[1])
 	c.w.Int(int64(n))
 }

@@ -27,9 +27,17 @@ func (s *Server) notifyStore(c *client, class int, event string, key []byte, sto
 	}
 }
 
-// notify publishes one event about key in database db, if its class is enabled.
+// notify publishes one event about key in database db, if its class is enabled. It is small
+// enough to be inlined, so a write pays one flag test when notifications are off.
 func (s *Server) notify(class int, event string, key []byte, db int) {
-	if s.notifyFlags&class == 0 || s.notifyFlags&(config.NotifyKeyspace|config.NotifyKeyevent) == 0 {
+	if s.notifyFlags&class != 0 {
+		s.publishEvent(event, key, db)
+	}
+}
+
+// publishEvent sends an event to the __keyspace@ and __keyevent@ channels K and E ask for.
+func (s *Server) publishEvent(event string, key []byte, db int) {
+	if s.notifyFlags&(config.NotifyKeyspace|config.NotifyKeyevent) == 0 {
 		return
 	}
 	dbs := strconv.Itoa(db)

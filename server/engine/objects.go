@@ -42,6 +42,25 @@ func getObject[T collection](s *Server, c *client, key []byte, t keyspace.Type, 
 	return db.Obj(r).(T), true
 }
 
+// firstExisting finds the first of keys that holds a value, for the multi-key pops (BLPOP,
+// LMPOP, BZPOPMIN, ZMPOP, ...). Collections are never empty, so existing means non-empty. ok is
+// false after a WRONGTYPE reply for a key met before it.
+func firstExisting[T collection](s *Server, c *client, keys [][]byte, t keyspace.Type) (key []byte, obj T, found, ok bool) {
+	db := s.dbs[c.db]
+	for _, k := range keys {
+		r, exists := s.lookupWrite(c, k)
+		if !exists {
+			continue
+		}
+		if db.Type(r) != t {
+			s.wrongType(c)
+			return nil, obj, false, false
+		}
+		return k, db.Obj(r).(T), true, true
+	}
+	return nil, obj, false, true
+}
+
 func (s *Server) getList(c *client, key []byte, mode access) (*keyspace.List, bool) {
 	return getObject(s, c, key, keyspace.TypeList, mode, keyspace.NewList)
 }

@@ -1,7 +1,6 @@
 package resp
 
 import (
-	"bytes"
 	"math"
 	"strconv"
 )
@@ -185,20 +184,12 @@ func AppendDouble(b []byte, f float64) []byte {
 		return append(b, "nan"...)
 	}
 	// The shortest digits that read back as f (as Redis 7.2 and later print doubles), laid out as
-	// C's %.17g lays them out: plain notation unless the exponent is below -4 or at least 17, so
-	// integral scores such as timestamps print as integers (1700000000, not 1.7e+09).
-	var tmp [32]byte
-	e := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64)
-	exp := 0
-	if i := bytes.IndexByte(e, 'e'); i >= 0 {
-		for _, ch := range e[i+2:] { // e.g. "e+15", "e-05"
-			exp = exp*10 + int(ch-'0')
-		}
-		if e[i+1] == '-' {
-			exp = -exp
-		}
-	}
-	if exp < -4 || exp >= 17 {
+	// C's %.17g lays them out: plain notation unless the decimal exponent is below -4 or at least
+	// 17, so integral scores such as timestamps print as integers (1700000000, not 1.7e+09). The
+	// shortest form's exponent is below -4 exactly when |f| is below the double nearest 1e-4, and
+	// at least 17 exactly when |f| is at least 1e17, so comparing f decides without formatting it
+	// twice.
+	if a := math.Abs(f); a != 0 && (a < 1e-4 || a >= 1e17) {
 		return strconv.AppendFloat(b, f, 'g', -1, 64)
 	}
 	return strconv.AppendFloat(b, f, 'f', -1, 64)
