@@ -91,6 +91,8 @@ type Config struct {
 	AppendFilename          string
 	AppendFsync             string
 	StopWritesOnBGSaveError bool
+	RDBCompression          bool
+	RDBChecksum             bool
 
 	NotifyKeyspaceEvents   string
 	ActiveExpireEffort     int
@@ -155,6 +157,8 @@ func New() *Config {
 		AppendFilename:          "appendonly.aof",
 		AppendFsync:             "everysec",
 		StopWritesOnBGSaveError: true,
+		RDBCompression:          true,
+		RDBChecksum:             true,
 		ActiveExpireEffort:      1,
 		ListMaxListpackSize:     -2,
 		HashMaxListpackEntries:  128,
