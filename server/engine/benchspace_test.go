@@ -141,4 +141,3 @@ func infoField(info, name string) int64 {
 	}
 	return -1
 }
-
