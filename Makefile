@@ -2,7 +2,8 @@
 
 VERSION ?= 0.1.0
 IMG ?= ghcr.io/iocache/iocache:v$(VERSION)
-K8S_VERSION ?= 1.37.2
+# The Kubernetes version of envtest, the local node and kubectl: set in one place, hack/envtest/go.mod.
+K8S_VERSION := $(shell hack/k8s-binaries.sh version)
 
 # Tools are pinned here and built into bin/ (or the user cache for the Kubernetes binaries) once.
 HELM_VERSION ?= v3.22.0
