@@ -61,6 +61,10 @@ generate: ## Generate DeepCopy methods for the API types.
 dashboards: ## Regenerate the Grafana dashboards in charts/iocache/dashboards from hack/dashboards/gen.py.
 	python3 hack/dashboards/gen.py
 
+.PHONY: verify
+verify: ## Fail when make manifests generate fmt dashboards would change a file (CI runs it first, on a fresh clone).
+	hack/verify-generated.sh
+
 .PHONY: fmt
 fmt: ## Run gofmt over the module.
 	go fmt ./...
