@@ -1,5 +1,5 @@
 // Package testpeer finds the real programs that tests run against: Debian's redis-server,
-// redis-cli, redis-benchmark, promtool and prometheus, the kube-apiserver and etcd of envtest,
+// redis-cli, redis-benchmark, redis-check-rdb, redis-check-aof, promtool and prometheus, the kube-apiserver and etcd of envtest,
 // and the helm and kustomize that `make test` builds. A test whose peer is missing fails with the
 // command that installs it; it skips only when the run opts out explicitly with IOCACHE_SKIP_PEERS=1
 // (README, "Testing"), so a run without peers can never pass unnoticed.
@@ -20,6 +20,8 @@ var debianPackage = map[string]string{
 	"redis-server":    "redis-server",
 	"redis-cli":       "redis-tools",
 	"redis-benchmark": "redis-tools",
+	"redis-check-rdb": "redis-tools",
+	"redis-check-aof": "redis-tools",
 	"prometheus":      "prometheus",
 	"promtool":        "prometheus",
 }
