@@ -1,11 +1,11 @@
 package engine
 
 import (
-	"github.com/iocache/iocache/server/config"
 	"math"
 	"math/rand/v2"
 	"strconv"
 
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/glob"
 	"github.com/iocache/iocache/server/keyspace"
 )
