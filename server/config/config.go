@@ -87,6 +87,8 @@ type Config struct {
 	AppendFilename          string
 	AppendFsync             string
 	StopWritesOnBGSaveError bool
+	RDBCompression          bool
+	RDBChecksum             bool
 
 	NotifyKeyspaceEvents   string
 	ActiveExpireEffort     int
@@ -149,6 +151,8 @@ func New() *Config {
 		AppendFilename:          "appendonly.aof",
 		AppendFsync:             "everysec",
 		StopWritesOnBGSaveError: true,
+		RDBCompression:          true,
+		RDBChecksum:             true,
 		ActiveExpireEffort:      1,
 		ListMaxListpackSize:     -2,
 		HashMaxListpackEntries:  128,

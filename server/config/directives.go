@@ -15,8 +15,11 @@ type directive struct {
 	name    string
 	aliases []string
 	mutable bool
-	set     func(c *Config, args []string) error
-	get     func(c *Config) string
+	// protected directives name files the server writes; like Redis 7.0's protected configs,
+	// CONFIG SET refuses them unless enable-protected-configs is yes.
+	protected bool
+	set       func(c *Config, args []string) error
+	get       func(c *Config) string
 	// multiArg directives take more than one argument (save, client-output-buffer-limit,
 	// rename-command).
 	multiArg bool
@@ -223,8 +226,8 @@ func buildTable() map[string]*directive {
 		intDirective("slowlog-max-len", true, 0, 1<<31-1, func(c *Config) *int { return &c.SlowlogMaxLen }),
 		boolDirective("latency-tracking", true, func(c *Config) *bool { return &c.LatencyTracking }),
 		intDirective("metrics-port", false, 0, 65535, func(c *Config) *int { return &c.MetricsPort }),
-		stringDirective("dir", true, func(c *Config) *string { return &c.Dir }),
-		stringDirective("dbfilename", true, func(c *Config) *string { return &c.DBFilename }),
+		protect(stringDirective("dir", true, func(c *Config) *string { return &c.Dir })),
+		protect(stringDirective("dbfilename", true, func(c *Config) *string { return &c.DBFilename })),
 		{name: "save", mutable: true, multiArg: true,
 			set: func(c *Config, a []string) error { return setSave(c, a) },
 			get: func(c *Config) string { return c.Save }},
@@ -232,6 +235,8 @@ func buildTable() map[string]*directive {
 		stringDirective("appendfilename", false, func(c *Config) *string { return &c.AppendFilename }),
 		enumDirective("appendfsync", true, []string{"always", "everysec", "no"}, func(c *Config) *string { return &c.AppendFsync }),
 		boolDirective("stop-writes-on-bgsave-error", true, func(c *Config) *bool { return &c.StopWritesOnBGSaveError }),
+		boolDirective("rdbcompression", true, func(c *Config) *bool { return &c.RDBCompression }),
+		boolDirective("rdbchecksum", false, func(c *Config) *bool { return &c.RDBChecksum }),
 		{name: "notify-keyspace-events", mutable: true,
 			set: func(c *Config, a []string) error {
 				flags, err := ParseNotifyFlags(a[0])
@@ -273,7 +278,7 @@ func buildTable() map[string]*directive {
 		}
 	}
 	// Accepted for compatibility; the hash table layouts they tune do not exist here.
-	for _, name := range []string{"hash-max-ziplist-entries", "hash-max-listpack-value", "hash-max-ziplist-value", "zset-max-listpack-value", "zset-max-ziplist-entries", "zset-max-ziplist-value", "set-max-listpack-entries", "set-max-listpack-value", "list-compress-depth", "activerehashing", "jemalloc-bg-thread", "lazyfree-lazy-server-del", "replica-lazy-flush", "always-show-logo", "set-proc-title", "rdbcompression", "rdbchecksum", "no-appendfsync-on-rewrite", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "aof-load-truncated", "aof-use-rdb-preamble", "dynamic-hz", "aof-rewrite-incremental-fsync", "rdb-save-incremental-fsync", "syslog-enabled", "crash-log-enabled", "enable-debug-command", "enable-protected-configs", "enable-module-command", "oom-score-adj", "disable-thp", "repl-diskless-sync"} {
+	for _, name := range []string{"hash-max-ziplist-entries", "hash-max-listpack-value", "hash-max-ziplist-value", "zset-max-listpack-value", "zset-max-ziplist-entries", "zset-max-ziplist-value", "set-max-listpack-entries", "set-max-listpack-value", "list-compress-depth", "activerehashing", "jemalloc-bg-thread", "lazyfree-lazy-server-del", "replica-lazy-flush", "always-show-logo", "set-proc-title", "no-appendfsync-on-rewrite", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "aof-load-truncated", "aof-use-rdb-preamble", "dynamic-hz", "aof-rewrite-incremental-fsync", "rdb-save-incremental-fsync", "syslog-enabled", "crash-log-enabled", "enable-debug-command", "enable-protected-configs", "enable-module-command", "oom-score-adj", "disable-thp", "repl-diskless-sync"} {
 		name := name
 		t[name] = &directive{name: name, mutable: true,
 			set: func(c *Config, a []string) error {
@@ -289,6 +294,11 @@ func buildTable() map[string]*directive {
 }
 
 var errWrongArgs = errors.New("wrong number of arguments")
+
+func protect(d directive) directive {
+	d.protected = true
+	return d
+}
 
 func setOutputBufferLimits(c *Config, a []string) error {
 	if len(a)%4 != 0 {

@@ -17,6 +17,8 @@ import (
 var (
 	ErrUnknown   = errors.New("unknown option or number of arguments")
 	ErrImmutable = errors.New("can't set immutable config")
+	// ErrProtected refuses a live change of a protected directive (dir, dbfilename).
+	ErrProtected = errors.New("can't set protected config")
 )
 
 // FileError is a startup configuration error, printed the way redis-server prints it.
@@ -67,6 +69,9 @@ func (c *Config) Set(name string, args []string, running bool) error {
 	d, ok := table[canonicalName(name)]
 	if !ok {
 		return ErrUnknown
+	}
+	if running && d.protected && c.Compat["enable-protected-configs"] != "yes" {
+		return ErrProtected
 	}
 	if running && !d.mutable {
 		return ErrImmutable

@@ -73,6 +73,8 @@ func buildCommandTable() map[string]*command {
 		{"scan", cmdScan, -2, r, 0, 0, 0, "generic", "Iterates over the key names in the database."},
 		{"randomkey", cmdRandomKey, 1, r, 0, 0, 0, "generic", "Returns a random key name from the database."},
 		{"touch", cmdTouch, -2, r | f, 1, -1, 1, "generic", "Returns the number of existing keys out of those specified after updating the time they were last accessed."},
+		{"dump", cmdDump, 2, r, 1, 1, 1, "generic", "Returns a serialized representation of the value stored at a key."},
+		{"restore", cmdRestore, -4, w | oom, 1, 1, 1, "generic", "Creates a key from the serialized representation of a value."},
 		{"copy", cmdCopy, -3, w | oom, 1, 2, 1, "generic", "Copies the value of a key to a new key."},
 		{"move", cmdMove, 3, w | f, 1, 1, 1, "generic", "Moves a key to another database."},
 		{"object", cmdObject, -2, r, 2, 2, 1, "generic", "A container for object introspection commands."},
