@@ -78,6 +78,7 @@ type Server struct {
 	takenMoved   []*client
 	pendingWrite []*client // the main thread's own clients with out-of-band output to flush
 	stats        stats
+	bench        benchSpace
 	slowlog      slowlog
 	pubsub       pubsubState
 	watchedKeys  map[watchedKey][]*client
@@ -467,6 +468,7 @@ func (s *Server) unlinkClient(c *client) {
 	}
 	s.dropPaused(c)
 	s.disableTracking(c)
+	s.leaveBenchSpace(c)
 	c.mainOwned = false
 }
 
