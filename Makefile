@@ -2,17 +2,20 @@
 
 VERSION ?= 0.1.0
 IMG ?= ghcr.io/iocache/iocache:v$(VERSION)
-K8S_VERSION ?= 1.37.2
+# The Kubernetes version of envtest, the local node and kubectl: set in one place, hack/envtest/go.mod.
+K8S_VERSION := $(shell hack/k8s-binaries.sh version)
 
 # Tools are pinned here and built into bin/ (or the user cache for the Kubernetes binaries) once.
 HELM_VERSION ?= v3.22.0
 KUSTOMIZE_VERSION ?= v5.8.2
 GOLANGCI_LINT_VERSION ?= v2.15.0
+GOTESTSUM_VERSION ?= v1.13.0
 
 LOCALBIN ?= $(CURDIR)/bin
 HELM ?= $(LOCALBIN)/helm
 KUSTOMIZE ?= $(LOCALBIN)/kustomize
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
+GOTESTSUM ?= $(LOCALBIN)/gotestsum
 CONTROLLER_GEN ?= go tool controller-gen
 # The image as a tarball (make image), for clusters without a registry such as the local one.
 IMAGE_TAR ?= $(LOCALBIN)/iocache-image.tar
@@ -58,6 +61,10 @@ generate: ## Generate DeepCopy methods for the API types.
 dashboards: ## Regenerate the Grafana dashboards in charts/iocache/dashboards from hack/dashboards/gen.py.
 	python3 hack/dashboards/gen.py
 
+.PHONY: verify
+verify: ## Fail when make manifests generate fmt dashboards would change a file (CI runs it first, on a fresh clone).
+	hack/verify-generated.sh
+
 .PHONY: fmt
 fmt: ## Run gofmt over the module.
 	go fmt ./...
@@ -67,9 +74,9 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: test
-test: manifests generate fmt vet envtest helm kustomize ## Run all tests: unit, Redis compatibility against Debian's tools, chart and manifests against a real API server.
+test: manifests generate fmt vet envtest helm kustomize gotestsum ## Run every test: unit, Redis compatibility against Debian's tools, chart and operator against a real API server; nothing may be left behind.
 	KUBEBUILDER_ASSETS="$$(hack/k8s-binaries.sh kube-apiserver etcd | tail -n 1)" HELM="$(HELM)" KUSTOMIZE="$(KUSTOMIZE)" \
-		go test ./... -count=1 -timeout 40m
+		GOTESTSUM="$(GOTESTSUM)" hack/test.sh
 
 .PHONY: bench
 bench: build ## Benchmark iocache-server against Debian's redis-server side by side (writes docs/benchmarks.md).
@@ -196,3 +203,8 @@ $(KUSTOMIZE):
 golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint (GOLANGCI_LINT_VERSION) into bin/.
 $(GOLANGCI_LINT):
 	GOBIN=$(LOCALBIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+.PHONY: gotestsum
+gotestsum: $(GOTESTSUM) ## Build gotestsum (GOTESTSUM_VERSION) into bin/: make test's runner and its summary of skipped tests.
+$(GOTESTSUM):
+	GOBIN=$(LOCALBIN) go install gotest.tools/gotestsum@$(GOTESTSUM_VERSION)

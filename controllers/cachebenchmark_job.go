@@ -115,6 +115,9 @@ func benchArgs(ci *cachev1alpha1.CacheInstance, w *cachev1alpha1.WorkloadSpec) [
 		"--tests", benchTest,
 		"--warmup", w.Warmup.Duration.String(),
 		"--duration", w.Duration.Duration.String(),
+		// Measure in the server's bench space: the user's keys, evictions and statistics stay
+		// as they were.
+		"--benchspace",
 		// The result goes to the log as well, so kubectl logs shows what the status was read from.
 		"--json",
 		"--json-out", terminationLogPath,

@@ -28,6 +28,9 @@ const (
 	dataDir        = "/data"
 	serverPort     = 6379
 	serverBinary   = "/usr/local/bin/iocache-server"
+	// benchSpaceCeiling is the most a benchmark's scratch keyspace may take: enough for the default
+	// workload's 100,000 keys of 256 bytes to mostly fit, little beside a large cache.
+	benchSpaceCeiling = 32 << 20
 )
 
 // ownedDirectives are rendered from other spec fields (or would break the pod: a log file on a
@@ -38,7 +41,7 @@ var ownedDirectives = []string{
 	"io-threads", "io-threads-do-reads",
 	"server_cpulist", "server-cpulist", "bio_cpulist", "bio-cpulist",
 	"aof_rewrite_cpulist", "aof-rewrite-cpulist", "bgsave_cpulist", "bgsave-cpulist", "cpulist-mode",
-	"maxmemory", "maxmemory-policy",
+	"maxmemory", "maxmemory-policy", "benchspace-maxmemory",
 	"requirepass", "requirepass-file", "masterauth",
 	"metrics-port", "dir", "logfile", "daemonize", "supervised", "include", "pidfile",
 }
@@ -49,6 +52,9 @@ type serverConfig struct {
 	IOThreads int32
 	CPULists  cachev1alpha1.ResolvedCPULists
 	MaxMemory int64
+	// BenchSpaceMaxMemory bounds the server's bench space, where benchmark Jobs work apart from the
+	// user's data: half the memory maxmemory leaves, at most benchSpaceCeiling.
+	BenchSpaceMaxMemory int64
 	// TuningPending is true when ioThreads.policy is Tuned but no measurement exists, so the Auto
 	// value stands in.
 	TuningPending bool
@@ -96,6 +102,7 @@ func renderConfig(ci *cachev1alpha1.CacheInstance) (*serverConfig, error) {
 	if cfg.MaxMemory, err = resolveMaxMemory(s); err != nil {
 		return nil, err
 	}
+	cfg.BenchSpaceMaxMemory = min(benchSpaceCeiling, (s.Memory.Value()-cfg.MaxMemory)/2)
 	extras, err := extraDirectives(s.Config)
 	if err != nil {
 		return nil, err
@@ -118,6 +125,8 @@ func renderConfig(ci *cachev1alpha1.CacheInstance) (*serverConfig, error) {
 	line("bgsave_cpulist %s", cfg.CPULists.BGSave)
 	line("maxmemory %d", cfg.MaxMemory)
 	line("maxmemory-policy %s", s.MaxMemoryPolicy)
+	line("# Benchmark Jobs work in the bench space, apart from the user's keys, within half the memory maxmemory leaves.")
+	line("benchspace-maxmemory %d", cfg.BenchSpaceMaxMemory)
 	if s.Auth != nil {
 		line("requirepass-file %s", authFilePath(s.Auth))
 	}

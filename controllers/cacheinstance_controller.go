@@ -10,6 +10,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -50,6 +52,8 @@ type instance struct {
 	config  *serverConfig
 	rollout *rollout
 	blocked *blocker
+	// podProblem is why a server pod does not serve, as the scheduler or kubelet said, or nil.
+	podProblem *podProblem
 	// releaseHold is the UID of a benchmark whose hold on the instance ends: it is gone or finished.
 	releaseHold string
 	// forgetTuning names the deleted CacheBenchmark of a failed tuning, which is then dropped so that
@@ -87,6 +91,9 @@ func (i *instance) recheckIn(d time.Duration) {
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// It watches the server pods (only those: the cache selects them by label) to report why one does
+// not serve.
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // It creates the Validation and Tuning CacheBenchmarks an instance needs, and deletes an outdated
 // one of the same name and the validations it no longer keeps; the benchmark controller reads and
 // watches them all.
@@ -117,11 +124,15 @@ func (r *CacheInstanceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 
 	var statusRecheck time.Duration
+	wasDegraded := meta.FindStatusCondition(ci.Status.Conditions, cachev1alpha1.ConditionDegraded)
 	serr := r.updateStatus(ctx, ci, func(st *cachev1alpha1.CacheInstanceStatus) {
 		statusRecheck = setStatus(st, inst, err, time.Now())
 	})
 	switch {
 	case serr == nil || apierrors.IsNotFound(serr):
+		if p := inst.podProblem; p != nil && (wasDegraded == nil || wasDegraded.Status != metav1.ConditionTrue || wasDegraded.Reason != p.reason) {
+			r.Recorder.Eventf(ci, nil, corev1.EventTypeWarning, p.reason, "ReadPodStatus", "%s", eventNote(p.message))
+		}
 	case err == nil:
 		err = serr
 	default:
@@ -153,6 +164,7 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 		r.reconcileConfigMap,
 		r.reconcileServices,
 		r.reconcileStatefulSet,
+		r.reconcilePods,
 		r.reconcilePDB,
 		r.reconcileBenchmarks,
 		r.pruneValidations,
@@ -171,8 +183,8 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 
 // SetupWithManager watches CacheInstances (spec changes, and the status fields benchmarks write
 // that change what is rendered: the operator's own status writes need no pass), the objects they
-// own, whose changes are brought back to the spec, and the end of their benchmarks, after which
-// the next may start.
+// own, whose changes are brought back to the spec, their server pods, whose troubles the status
+// reports, and the end of their benchmarks, after which the next may start.
 func (r *CacheInstanceReconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&cachev1alpha1.CacheInstance{}, builder.WithPredicates(predicate.Or[client.Object](
@@ -181,6 +193,7 @@ func (r *CacheInstanceReconciler) SetupWithManager(mgr ctrl.Manager, maxConcurre
 		Owns(&corev1.Service{}).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(instanceOfPod)).
 		Watches(&cachev1alpha1.CacheBenchmark{}, handler.EnqueueRequestsFromMapFunc(instanceOfBenchmark),
 			builder.WithPredicates(benchmarkEnded)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent}).

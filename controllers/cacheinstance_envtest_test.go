@@ -609,3 +609,130 @@ func TestSamplesAreValid(t *testing.T) {
 		}
 	}
 }
+
+// simulatePod does what the StatefulSet controller and then the scheduler or kubelet would: create
+// the instance's pod from the StatefulSet's template, write status into it through the status
+// subresource, and count it in the StatefulSet's status (updated, ready or not).
+func (cl *cluster) simulatePod(t *testing.T, ns, name string, status corev1.PodStatus) {
+	t.Helper()
+	ctx := context.Background()
+	sts := &appsv1.StatefulSet{}
+	if err := cl.get(t, ns, name, sts); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{}
+	if err := cl.get(t, ns, name+"-0", pod); apierrors.IsNotFound(err) {
+		pod = &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name + "-0", Namespace: ns, Labels: sts.Spec.Template.Labels,
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}},
+			Spec: *sts.Spec.Template.Spec.DeepCopy(),
+		}
+		if err := cl.c.Create(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pod.Status = status
+	if err := cl.c.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	ready := int32(0)
+	for _, c := range status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			ready = 1
+		}
+	}
+	rev := fmt.Sprintf("%s-%d", name, sts.Generation)
+	sts.Status = appsv1.StatefulSetStatus{
+		ObservedGeneration: sts.Generation, Replicas: 1, ReadyReplicas: ready, AvailableReplicas: ready,
+		CurrentReplicas: 1, UpdatedReplicas: 1, CurrentRevision: rev, UpdateRevision: rev,
+	}
+	if err := cl.c.Status().Update(ctx, sts); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A server pod that cannot serve makes the instance Degraded with the scheduler's or kubelet's own
+// reason and message, and an event; Progressing is not RolloutComplete while the pod is not ready;
+// the phase says Degraded. A pod that recovers clears it all.
+func TestPodTroubleIsDegraded(t *testing.T) {
+	cl := startEnv(t)
+	now := metav1.Now()
+	notReady := corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady"}
+	waiting := func(reason, message string, restarts int32) corev1.PodStatus {
+		return corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, notReady},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "server", RestartCount: restarts,
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}}}}}
+	}
+	oom := waiting("CrashLoopBackOff", "back-off 40s restarting failed container=server", 3)
+	oom.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{
+		ExitCode: 137, Reason: "OOMKilled", StartedAt: now, FinishedAt: now}
+	for _, tc := range []struct {
+		name, reason, says string
+		status             corev1.PodStatus
+	}{
+		{"unschedulable", "Unschedulable", "0/1 nodes are available: 1 Insufficient cpu.",
+			corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+				Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+				Message: "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."}}}},
+		{"image pull", "ImagePullBackOff", `Back-off pulling image "registry.example/iocache:envtest"`,
+			waiting("ImagePullBackOff", `Back-off pulling image "registry.example/iocache:envtest"`, 0)},
+		{"crash loop", "CrashLoopBackOff", "back-off 5m0s restarting failed container=server",
+			waiting("CrashLoopBackOff", "back-off 5m0s restarting failed container=server", 7)},
+		{"OOM killed", "OOMKilled", "exceeding its memory limit (1Gi)", oom},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := cl.namespace(t)
+			if err := cl.c.Create(context.Background(), instanceIn(ns, "cache", 2)); err != nil {
+				t.Fatal(err)
+			}
+			cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionReady, metav1.ConditionFalse, "RollingOut")
+			cl.simulatePod(t, ns, "cache", tc.status)
+
+			ci := cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionDegraded, metav1.ConditionTrue, tc.reason)
+			if c := meta.FindStatusCondition(ci.Status.Conditions, cachev1alpha1.ConditionDegraded); !strings.Contains(c.Message, tc.says) || !strings.Contains(c.Message, "cache-0") {
+				t.Errorf("Degraded message %q does not name the pod and say %q", c.Message, tc.says)
+			}
+			cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionProgressing, metav1.ConditionFalse, tc.reason)
+			ci = cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionReady, metav1.ConditionFalse, "PodsNotReady")
+			if ci.Status.Phase != cachev1alpha1.PhaseDegraded {
+				t.Errorf("phase %q, want Degraded", ci.Status.Phase)
+			}
+			if note := cl.waitEvent(t, ns, "cache", tc.reason); !strings.Contains(note, tc.says) {
+				t.Errorf("%s event %q does not say %q", tc.reason, note, tc.says)
+			}
+
+			// The trouble passes (or, for the OOM kill, the container came back long enough ago).
+			recovered := corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+				ContainerStatuses: []corev1.ContainerStatus{{Name: "server", Ready: true,
+					State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}}
+			cl.simulatePod(t, ns, "cache", recovered)
+			ci = cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionDegraded, metav1.ConditionFalse, "AsExpected")
+			cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionProgressing, metav1.ConditionFalse, "RolloutComplete")
+			if ci.Status.Phase != cachev1alpha1.PhaseReady {
+				t.Errorf("phase %q after recovery, want Ready", ci.Status.Phase)
+			}
+		})
+	}
+}
+
+// Pods that run the current config but are not ready yet, with nothing known to be wrong, are
+// progress, not a completed rollout.
+func TestStartingPodsAreProgressing(t *testing.T) {
+	cl := startEnv(t)
+	ns := cl.namespace(t)
+	if err := cl.c.Create(context.Background(), instanceIn(ns, "cache", 2)); err != nil {
+		t.Fatal(err)
+	}
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionReady, metav1.ConditionFalse, "RollingOut")
+	cl.simulatePod(t, ns, "cache", corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionFalse}},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "server",
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}})
+	ci := cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionProgressing, metav1.ConditionTrue, "PodsNotReady")
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionDegraded, metav1.ConditionFalse, "AsExpected")
+	if ci.Status.Phase != cachev1alpha1.PhaseProgressing {
+		t.Errorf("phase %q, want Progressing", ci.Status.Phase)
+	}
+}

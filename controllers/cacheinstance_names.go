@@ -44,6 +44,10 @@ func selectorLabels(ci *cachev1alpha1.CacheInstance) map[string]string {
 	return map[string]string{labelName: appName, labelInstance: ci.Name}
 }
 
+// ServerPodLabels pick the server pods of every instance, and no benchmark pod: the manager's
+// cache keeps only these pods.
+var ServerPodLabels = map[string]string{labelName: appName, LabelManagedBy: ManagedBy}
+
 // objectLabels go on every owned object.
 func objectLabels(ci *cachev1alpha1.CacheInstance) map[string]string {
 	l := selectorLabels(ci)

@@ -86,22 +86,34 @@ func setStatus(st *cachev1alpha1.CacheInstanceStatus, inst *instance, passErr er
 	} else {
 		st.Endpoint = endpoint(inst.CacheInstance)
 		st.ReadyReplicas = ro.readyCurrent()
+		why := ""
+		if p := inst.podProblem; p != nil {
+			why = "; " + p.message
+		}
 		switch {
 		case ro.ready():
 			set(cachev1alpha1.ConditionReady, metav1.ConditionTrue, reasonPodsReady,
 				"%d of %d pods ready with config %s", ro.readyReplicas, ro.replicas, cfg.Hash)
 		case !ro.current():
 			set(cachev1alpha1.ConditionReady, metav1.ConditionFalse, reasonRollingOut,
-				"Rolling pods to config %s: %d of %d updated", cfg.Hash, ro.updatedReplicas, ro.replicas)
+				"Rolling pods to config %s: %d of %d updated%s", cfg.Hash, ro.updatedReplicas, ro.replicas, why)
 		default:
 			set(cachev1alpha1.ConditionReady, metav1.ConditionFalse, reasonPodsNotReady,
-				"%d of %d pods ready with config %s", ro.readyReplicas, ro.replicas, cfg.Hash)
+				"%d of %d pods ready with config %s%s", ro.readyReplicas, ro.replicas, cfg.Hash, why)
 		}
 		switch {
 		case !ro.current():
 			set(cachev1alpha1.ConditionProgressing, metav1.ConditionTrue, reasonRollingOut,
 				"Rolling pods to config %s (io-threads %d, server cpulist %s): %d of %d updated",
 				cfg.Hash, cfg.IOThreads, cfg.CPULists.Server, ro.updatedReplicas, ro.replicas)
+		case !ro.ready() && inst.podProblem != nil:
+			// The rollout is not complete, and it is not moving either: a pod is stuck where
+			// only someone acting (more CPU, the right image, more memory) gets it going.
+			set(cachev1alpha1.ConditionProgressing, metav1.ConditionFalse, inst.podProblem.reason,
+				"The pods run config %s but cannot become ready: %s", cfg.Hash, inst.podProblem.message)
+		case !ro.ready():
+			set(cachev1alpha1.ConditionProgressing, metav1.ConditionTrue, reasonPodsNotReady,
+				"Waiting for the pods to become ready with config %s: %d of %d ready", cfg.Hash, ro.readyReplicas, ro.replicas)
 		case cfg.TuningPending:
 			set(cachev1alpha1.ConditionProgressing, metav1.ConditionTrue, reasonTuningPending, "%s", tuningPendingMessage(st, inst))
 		default:
@@ -116,6 +128,8 @@ func setStatus(st *cachev1alpha1.CacheInstanceStatus, inst *instance, passErr er
 		set(cachev1alpha1.ConditionDegraded, metav1.ConditionTrue, inst.blocked.reason, "%s", inst.blocked.message)
 	case passErr != nil:
 		set(cachev1alpha1.ConditionDegraded, metav1.ConditionTrue, reasonReconcileError, "%s", passErr.Error())
+	case inst.podProblem != nil:
+		set(cachev1alpha1.ConditionDegraded, metav1.ConditionTrue, inst.podProblem.reason, "%s", inst.podProblem.message)
 	case ro != nil && !ro.ready():
 		since := now
 		if c := meta.FindStatusCondition(st.Conditions, cachev1alpha1.ConditionReady); c != nil {
@@ -131,7 +145,23 @@ func setStatus(st *cachev1alpha1.CacheInstanceStatus, inst *instance, passErr er
 	default:
 		set(cachev1alpha1.ConditionDegraded, metav1.ConditionFalse, reasonAsExpected, "The instance matches its spec")
 	}
+	st.Phase = phaseOf(st.Conditions)
 	return recheck
+}
+
+// phaseOf sums the conditions up in one word for `kubectl get cacheinstances`: Degraded when
+// something needs someone's attention, else Ready when every pod serves the current config, else
+// Progressing while pods start or roll, else Pending before anything was applied.
+func phaseOf(conditions []metav1.Condition) cachev1alpha1.InstancePhase {
+	switch {
+	case meta.IsStatusConditionTrue(conditions, cachev1alpha1.ConditionDegraded):
+		return cachev1alpha1.PhaseDegraded
+	case meta.IsStatusConditionTrue(conditions, cachev1alpha1.ConditionReady):
+		return cachev1alpha1.PhaseReady
+	case meta.IsStatusConditionPresentAndEqual(conditions, cachev1alpha1.ConditionReady, metav1.ConditionFalse):
+		return cachev1alpha1.PhaseProgressing
+	}
+	return cachev1alpha1.PhasePending
 }
 
 // tuningPendingMessage says why a Tuned instance does not run a measured setting yet.

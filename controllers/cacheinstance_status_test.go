@@ -20,9 +20,10 @@ import (
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 var (
-	notObserved = &rollout{generation: 1, replicas: 1}
-	podsReady   = &rollout{generation: 1, observedGeneration: 1, replicas: 1, readyReplicas: 1, updatedReplicas: 1, currentRevision: "a", updateRevision: "a"}
-	podsFailing = &rollout{generation: 1, observedGeneration: 1, replicas: 1, updatedReplicas: 1, currentRevision: "a", updateRevision: "a"}
+	notObserved   = &rollout{generation: 1, replicas: 1}
+	podsReady     = &rollout{generation: 1, observedGeneration: 1, replicas: 1, readyReplicas: 1, updatedReplicas: 1, currentRevision: "a", updateRevision: "a"}
+	unschedulable = &podProblem{pod: "x-0", reason: "Unschedulable", message: "pod x-0 cannot be scheduled: 0/1 nodes are available: 1 Insufficient cpu."}
+	podsFailing   = &rollout{generation: 1, observedGeneration: 1, replicas: 1, updatedReplicas: 1, currentRevision: "a", updateRevision: "a"}
 )
 
 // want is one condition's expected status and reason.
@@ -44,12 +45,14 @@ func TestSetStatus(t *testing.T) {
 		before      cachev1alpha1.CacheInstanceStatus
 		rollout     *rollout
 		blocked     *blocker
+		problem     *podProblem
 		err         error
 		ready       want
 		progressing want
 		degraded    want
 		validated   want
 		recheck     time.Duration
+		phase       cachev1alpha1.InstancePhase
 	}{
 		{name: "first pass, spec cannot be rendered", ci: newInstance(2), blocked: &blocker{reasonInvalidSpec, "bad"},
 			ready: cond("Unknown", reasonNotApplied), progressing: cond("Unknown", reasonNotApplied),
@@ -69,12 +72,21 @@ func TestSetStatus(t *testing.T) {
 			degraded: cond("False", reasonAsExpected), validated: cond("Unknown", reasonNotMeasured)},
 		{name: "pods not ready for a while", ci: newInstance(2), rollout: podsFailing,
 			before: cachev1alpha1.CacheInstanceStatus{Conditions: readySince("False", t0.Add(-4*time.Minute))},
-			ready:  cond("False", reasonPodsNotReady), progressing: cond("False", reasonRolloutComplete),
+			ready:  cond("False", reasonPodsNotReady), progressing: cond("True", reasonPodsNotReady),
 			degraded: cond("False", reasonAsExpected), validated: cond("Unknown", reasonNotMeasured), recheck: 6 * time.Minute},
 		{name: "pods not ready past the deadline", ci: newInstance(2), rollout: podsFailing,
 			before: cachev1alpha1.CacheInstanceStatus{Conditions: readySince("False", t0.Add(-11*time.Minute))},
-			ready:  cond("False", reasonPodsNotReady), progressing: cond("False", reasonRolloutComplete),
+			ready:  cond("False", reasonPodsNotReady), progressing: cond("True", reasonPodsNotReady),
 			degraded: cond("True", reasonRolloutStuck), validated: cond("Unknown", reasonNotMeasured)},
+		{name: "a pod the scheduler cannot place", ci: newInstance(2), rollout: podsFailing, problem: unschedulable,
+			ready: cond("False", reasonPodsNotReady), progressing: cond("False", "Unschedulable"),
+			degraded: cond("True", "Unschedulable"), validated: cond("Unknown", reasonNotMeasured), phase: cachev1alpha1.PhaseDegraded},
+		{name: "a pod stuck during a roll", ci: newInstance(2), rollout: notObserved, problem: unschedulable,
+			ready: cond("False", reasonRollingOut), progressing: cond("True", reasonRollingOut),
+			degraded: cond("True", "Unschedulable"), validated: cond("Unknown", reasonNotMeasured), phase: cachev1alpha1.PhaseDegraded},
+		{name: "serving again after an OOM kill", ci: newInstance(2), rollout: podsReady, problem: &podProblem{pod: "x-0", reason: "OOMKilled", message: "killed"},
+			ready: cond("True", reasonPodsReady), progressing: cond("False", reasonRolloutComplete),
+			degraded: cond("True", "OOMKilled"), validated: cond("Unknown", reasonNotMeasured), phase: cachev1alpha1.PhaseDegraded},
 		{name: "API error", ci: newInstance(2), rollout: podsReady, err: errors.New("applying PodDisruptionBudget: boom"),
 			ready: cond("True", reasonPodsReady), progressing: cond("False", reasonRolloutComplete),
 			degraded: cond("True", reasonReconcileError), validated: cond("Unknown", reasonNotMeasured)},
@@ -90,7 +102,7 @@ func TestSetStatus(t *testing.T) {
 			degraded: cond("False", reasonAsExpected), validated: cond("Unknown", reasonConfigChanged), recheck: rolloutDeadline},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			inst := &instance{CacheInstance: tc.ci, rollout: tc.rollout, blocked: tc.blocked}
+			inst := &instance{CacheInstance: tc.ci, rollout: tc.rollout, blocked: tc.blocked, podProblem: tc.problem}
 			if tc.blocked == nil {
 				cfg, err := renderConfig(tc.ci)
 				if err != nil {
@@ -116,6 +128,9 @@ func TestSetStatus(t *testing.T) {
 				case c.Status != w.status || c.Reason != w.reason:
 					t.Errorf("%s is %s/%s (%s), want %s/%s", typ, c.Status, c.Reason, c.Message, w.status, w.reason)
 				}
+			}
+			if tc.phase != "" && st.Phase != tc.phase {
+				t.Errorf("phase %q, want %q", st.Phase, tc.phase)
 			}
 			if recheck != tc.recheck {
 				t.Errorf("recheck after %s, want %s", recheck, tc.recheck)

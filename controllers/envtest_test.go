@@ -22,6 +22,7 @@ import (
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
 	"github.com/iocache/iocache/controllers/operator"
+	"github.com/iocache/iocache/server/testpeer"
 )
 
 // testImage is the operator's default server image in these tests.
@@ -58,12 +59,7 @@ func TestMain(m *testing.M) {
 // operator on first use.
 func startEnv(t *testing.T) *cluster {
 	t.Helper()
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		if os.Getenv("IOCACHE_REQUIRE_PEERS") != "" {
-			t.Fatal("KUBEBUILDER_ASSETS is not set; run the tests with `make test`")
-		}
-		t.Skip("KUBEBUILDER_ASSETS not set; `make test` builds and sets it")
-	}
+	testpeer.KubebuilderAssets(t)
 	clusterOnce.Do(func() { shared, sharedErr = startCluster() })
 	if sharedErr != nil {
 		t.Fatal(sharedErr)

@@ -25,8 +25,9 @@
 # keeps the last run's logs in ~/.cache/iocache/cluster-logs for post-mortems and nothing else.
 set -euo pipefail
 
-K8S_VERSION=1.37.2
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The one place the version is set is hack/envtest/go.mod; k8s-binaries.sh reads it.
+K8S_VERSION=$("$here/k8s-binaries.sh" version)
 repo=$(cd "$here/.." && pwd)
 CACHE=${IOCACHE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/iocache}
 STATE=${IOCACHE_CLUSTER_DIR:-$CACHE/cluster}

@@ -187,7 +187,7 @@ type CacheInstanceSpec struct {
 	// an unknown directive stops the server at startup, as it would stop redis-server.
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-zA-Z][-_a-zA-Z0-9]{0,63}$'))",message="spec.config keys are directive names: a letter, then letters, digits, '-' or '_' (at most 64)"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','requirepass','requirepass-file','masterauth','metrics-port','dir','logfile','daemonize','supervised','include','pidfile']))",messageExpression="'spec.config must not set ' + self.filter(k, k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','requirepass','requirepass-file','masterauth','metrics-port','dir','logfile','daemonize','supervised','include','pidfile'])[0] + ': the operator sets it from the other spec fields'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','benchspace-maxmemory','requirepass','requirepass-file','masterauth','metrics-port','dir','logfile','daemonize','supervised','include','pidfile']))",messageExpression="'spec.config must not set ' + self.filter(k, k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','benchspace-maxmemory','requirepass','requirepass-file','masterauth','metrics-port','dir','logfile','daemonize','supervised','include','pidfile'])[0] + ': the operator sets it from the other spec fields'"
 	// +optional
 	Config map[string]ConfigValue `json:"config,omitempty"`
 
@@ -254,16 +254,23 @@ const (
 	// StatefulSet, for instance while the first spec cannot be rendered or its Secret is missing.
 	ConditionReady = "Ready"
 	// ConditionProgressing is True while the StatefulSet rolls pods to the current config or cores
-	// (reason RollingOut), and while ioThreads.policy is Tuned and no measurement has chosen the
-	// setting yet (reason TuningPending: the instance runs with the Auto value meanwhile). False
-	// (reason RolloutComplete) once the pods run the current config. Unknown (reason NotApplied) until
-	// the operator has applied a StatefulSet.
+	// (reason RollingOut), while the pods run it but are not ready yet (reason PodsNotReady), and
+	// while ioThreads.policy is Tuned and no measurement has chosen the setting yet (reason
+	// TuningPending: the instance runs with the Auto value meanwhile). False (reason
+	// RolloutComplete) once the pods run the current config and are ready; False with the pod's own
+	// reason (as in Degraded) when a pod cannot become ready without someone acting. Unknown (reason
+	// NotApplied) until the operator has applied a StatefulSet.
 	ConditionProgressing = "Progressing"
 	// ConditionDegraded is True when the operator cannot bring the instance to its spec; the reason
 	// says why: InvalidSpec (a rule the schema cannot check, such as a background cpulist that
 	// overlaps the computed server list), SecretMissing (the auth Secret or its key), ReconcileError
 	// (an API call failed; retried with backoff), RolloutStuck (pods not ready with the current
-	// config ten minutes after the rollout began). False (reason AsExpected) otherwise.
+	// config ten minutes after the rollout began); or a server pod's trouble, with the scheduler's or
+	// kubelet's reason and message: Unschedulable (no node has the cores or memory), ErrImagePull,
+	// ImagePullBackOff, InvalidImageName, ErrImageNeverPull, CrashLoopBackOff,
+	// CreateContainerConfigError, CreateContainerError, RunContainerError, and OOMKilled (while the
+	// container is down, and for ten minutes after it came back: it lost its data). Each new pod
+	// trouble is also a Warning event on the instance. False (reason AsExpected) otherwise.
 	ConditionDegraded = "Degraded"
 	// ConditionThroughputValidated says whether the validation benchmark that follows each rollout
 	// (spec.benchmark.validateOnChange) found the throughput expected of the current config. True:
@@ -346,11 +353,30 @@ type ActiveBenchmark struct {
 	IOThreads *int32 `json:"ioThreads,omitempty"`
 }
 
+// InstancePhase sums an instance's conditions up in one word.
+// +kubebuilder:validation:Enum=Pending;Progressing;Ready;Degraded
+type InstancePhase string
+
+const (
+	// PhasePending: no StatefulSet has been applied yet.
+	PhasePending InstancePhase = "Pending"
+	// PhaseProgressing: pods start or roll (Ready is False, Degraded is not True).
+	PhaseProgressing InstancePhase = "Progressing"
+	// PhaseReady: every pod serves the current config (Ready is True, Degraded is not True).
+	PhaseReady InstancePhase = "Ready"
+	// PhaseDegraded: Degraded is True; its reason and message say what needs attention.
+	PhaseDegraded InstancePhase = "Degraded"
+)
+
 // CacheInstanceStatus is what the operator resolved and observed.
 type CacheInstanceStatus struct {
 	// ObservedGeneration is the spec generation the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Phase sums the conditions up for `kubectl get`: Pending, Progressing, Ready or Degraded. The
+	// conditions say more; tools should read them.
+	// +optional
+	Phase InstancePhase `json:"phase,omitempty"`
 	// Conditions: Ready, Progressing, Degraded, ThroughputValidated.
 	// +listType=map
 	// +listMapKey=type
@@ -392,8 +418,10 @@ type CacheInstanceStatus struct {
 // +kubebuilder:resource:shortName=ci;cache,categories=iocache
 // +kubebuilder:printcolumn:name="Cores",type=integer,JSONPath=`.spec.cores`
 // +kubebuilder:printcolumn:name="IO-Threads",type=integer,JSONPath=`.status.ioThreads`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Ops/s",type=integer,JSONPath=`.status.lastBenchmark.opsPerSecond`
+// +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Degraded")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type CacheInstance struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -140,10 +140,13 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		LeaderElection:         opts.LeaderElect,
 		LeaderElectionID:       "operator.cache.iocache.dev",
 		Cache: cache.Options{
-			// The operator only caches the ConfigMaps and Jobs it made, not every one of the cluster.
+			// The operator only caches the ConfigMaps, Jobs and pods it made, not every one of the cluster.
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{controllers.LabelManagedBy: controllers.ManagedBy})},
 				&batchv1.Job{}:      {Label: labels.SelectorFromSet(labels.Set{controllers.LabelManagedBy: controllers.ManagedBy})},
+				// Server pods only, whose status the instance reports; benchmark pods are read
+				// uncached, once their Job has finished.
+				&corev1.Pod{}: {Label: labels.SelectorFromSet(controllers.ServerPodLabels)},
 			},
 		},
 		Client: client.Options{

@@ -175,3 +175,36 @@ func infoDelta(before, after *Info) *Info {
 	}
 	return d
 }
+
+// fetchBenchSpace reads BENCHSPACE STATS; a failure is reported in the result, not fatal.
+func (c *control) fetchBenchSpace(timeout time.Duration) *BenchSpace {
+	text, err := c.call(timeout, "BENCHSPACE", "STATS")
+	if err != nil {
+		return &BenchSpace{Error: err.Error()}
+	}
+	b := &BenchSpace{}
+	for _, line := range strings.Split(text, "\n") {
+		key, val, ok := strings.Cut(strings.TrimRight(line, "\r"), ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(val, 10, 64)
+		switch key {
+		case "benchspace_keys":
+			b.Keys = n
+		case "benchspace_used_memory":
+			b.UsedMemory = n
+		case "benchspace_peak_memory":
+			b.PeakMemory = n
+		case "benchspace_maxmemory":
+			b.MaxMemory = n
+		case "benchspace_hits":
+			b.Hits = n
+		case "benchspace_misses":
+			b.Misses = n
+		case "benchspace_evicted_keys":
+			b.EvictedKeys = n
+		}
+	}
+	return b
+}

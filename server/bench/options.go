@@ -15,7 +15,7 @@ const usage = `Usage: iocache-bench [--host H] [--port P] [--password PW | --pas
                      [--clients N] [--threads N]
                      [--pipeline N] [--data-size B] [--keyspace N] [--ratio SET:GET]
                      [--tests mixed,get,set,ping,incr,lpush] [--requests N | --duration D]
-                     [--warmup D] [--json | --json-full] [--json-out FILE] [-q]
+                     [--warmup D] [--benchspace] [--json | --json-full] [--json-out FILE] [-q]
 
 Load generator for Redis-compatible servers (iocache-server, redis-server). Prints one line per
 test as redis-benchmark -q does, or with --json a result an operator can parse (see docs/bench.md).
@@ -39,11 +39,15 @@ type Options struct {
 	Requests int64         // per test; 0 in --duration mode
 	Duration time.Duration // per test; 0 in --requests mode
 	Warmup   time.Duration
-	JSON     bool   // print the compact JSON result instead of the table
-	JSONFull bool   // print the full JSON result (raw INFO text too)
-	JSONOut  string // also write the compact JSON result to this file (/dev/termination-log)
-	Quiet    bool   // only the per-test lines
-	Timeout  time.Duration
+	// BenchSpace runs the measured connections in iocache-server's bench space (BENCHSPACE
+	// ENTER), a scratch keyspace apart from the user's data, so a run against a live instance
+	// leaves its keys, evictions and hit/miss statistics as they were.
+	BenchSpace bool
+	JSON       bool   // print the compact JSON result instead of the table
+	JSONFull   bool   // print the full JSON result (raw INFO text too)
+	JSONOut    string // also write the compact JSON result to this file (/dev/termination-log)
+	Quiet      bool   // only the per-test lines
+	Timeout    time.Duration
 }
 
 // defaultOptions are the settings the operator runs with unless told otherwise.
@@ -82,6 +86,7 @@ func newFlagSet(o *Options) flagSet {
 	fs.Int64Var(&o.Requests, "requests", 0, "requests per test (100000 unless --duration)")
 	fs.DurationVar(&o.Duration, "duration", 0, "run each test this long instead of --requests")
 	fs.DurationVar(&o.Warmup, "warmup", 0, "fill the keyspace with SETs this long before measuring")
+	fs.BoolVar(&o.BenchSpace, "benchspace", false, "work in iocache-server's bench space (BENCHSPACE ENTER), never touching the user's keys")
 	fs.BoolVar(&o.JSON, "json", false, "print the compact JSON result (at most 4096 bytes)")
 	fs.BoolVar(&o.JSONFull, "json-full", false, "print the full JSON result, raw INFO text included")
 	fs.StringVar(&o.JSONOut, "json-out", "", "also write the compact JSON result to this file")

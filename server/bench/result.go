@@ -28,6 +28,9 @@ type Result struct {
 	Warmup    *Warmup `json:"warmup,omitempty"`
 	ClientCPU CPU     `json:"client_cpu"` // this process, over the measured tests
 	Server    *Server `json:"server,omitempty"`
+	// BenchSpace is what the server's bench space counted over the whole run (warmup included)
+	// with --benchspace: the run's own hits, misses and evictions, kept apart from the user's.
+	BenchSpace *BenchSpace `json:"benchspace,omitempty"`
 	// Truncated says the compact form dropped per-thread detail to stay under MaxCompactBytes.
 	Truncated bool `json:"truncated,omitempty"`
 }
@@ -132,4 +135,16 @@ type ServerCPU struct {
 	User           float64 `json:"used_cpu_user"`
 	SysMainThread  float64 `json:"used_cpu_sys_main_thread"`
 	UserMainThread float64 `json:"used_cpu_user_main_thread"`
+}
+
+// BenchSpace is BENCHSPACE STATS at the end of a --benchspace run.
+type BenchSpace struct {
+	Keys        int64  `json:"keys"`
+	UsedMemory  int64  `json:"used_memory"`
+	PeakMemory  int64  `json:"peak_memory"`
+	MaxMemory   int64  `json:"maxmemory"`
+	Hits        int64  `json:"hits"`
+	Misses      int64  `json:"misses"`
+	EvictedKeys int64  `json:"evicted_keys"`
+	Error       string `json:"error,omitempty"`
 }

@@ -63,6 +63,15 @@ func connect(o Options) (*runner, error) {
 			r.close()
 			return nil, fmt.Errorf("connection %d of %d: %w", i+1, o.Clients, err)
 		}
+		if o.BenchSpace {
+			c := control{nc: nc, rd: rd}
+			if _, err := c.call(o.Timeout, "BENCHSPACE", "ENTER"); err != nil {
+				nc.Close()
+				r.close()
+				return nil, fmt.Errorf("BENCHSPACE ENTER (--benchspace needs iocache-server): %w", err)
+			}
+			rd = c.rd
+		}
 		w := r.workers[i%o.Threads]
 		w.conns = append(w.conns, &conn{nc: nc, rd: rd})
 	}
@@ -293,6 +302,10 @@ func run(o Options) *Result {
 		}
 		res.Server.After = after
 		res.Server.Delta = infoDelta(before, after)
+	}
+	if o.BenchSpace {
+		// Read before the deferred close: the space is dropped when its last guest leaves.
+		res.BenchSpace = r.ctl.fetchBenchSpace(o.Timeout)
 	}
 	res.OK = res.Error == ""
 	return res

@@ -79,6 +79,10 @@ type Config struct {
 
 	MetricsPort int
 
+	// BenchSpaceMaxMemory bounds the bench space (BENCHSPACE ENTER): the scratch keyspace where
+	// benchmark clients work apart from the user's data. 0 disables it.
+	BenchSpaceMaxMemory int64
+
 	// Persistence directives. Accepted and reported so that redis.conf files and tools work.
 	Dir                     string
 	DBFilename              string
@@ -144,6 +148,8 @@ func New() *Config {
 		LatencyTracking:      true,
 
 		MetricsPort: 9121,
+
+		BenchSpaceMaxMemory: 32 << 20,
 
 		Dir:                     ".",
 		DBFilename:              "dump.rdb",

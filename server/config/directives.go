@@ -223,6 +223,7 @@ func buildTable() map[string]*directive {
 		intDirective("slowlog-max-len", true, 0, 1<<31-1, func(c *Config) *int { return &c.SlowlogMaxLen }),
 		boolDirective("latency-tracking", true, func(c *Config) *bool { return &c.LatencyTracking }),
 		intDirective("metrics-port", false, 0, 65535, func(c *Config) *int { return &c.MetricsPort }),
+		memDirective("benchspace-maxmemory", true, 0, func(c *Config) *int64 { return &c.BenchSpaceMaxMemory }),
 		protect(stringDirective("dir", true, func(c *Config) *string { return &c.Dir })),
 		protect(stringDirective("dbfilename", true, func(c *Config) *string { return &c.DBFilename })),
 		{name: "save", mutable: true, multiArg: true,

@@ -62,6 +62,7 @@ type client struct {
 	db            int
 	name          string
 	authed        bool
+	guest         bool // in the bench space (benchspace.go)
 	lastCmd       string
 	multiQueue    []queuedCommand
 	watched       []watchedKey

@@ -136,6 +136,10 @@ func (s *Server) call(c *client, argv [][]byte) {
 		s.reject(c, cmd, "NOAUTH Authentication required.")
 		return
 	}
+	if c.guest {
+		s.callGuest(c, cmd.name, argv)
+		return
+	}
 	if c.flags&flagPubSub != 0 && !c.w.RESP3 && cmd.flags&cmdSubscribed == 0 {
 		s.reject(c, cmd, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return

@@ -53,6 +53,9 @@ var memSamples = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 // that used_memory, which maxmemory is compared against, follows the process's real memory.
 // Garbage is left out: the soft memory limit (memlimit.go) keeps it from growing unbounded.
 func (s *Server) measureMemory() {
+	if s.benchSpaceSettling() {
+		return // a benchmark's memory is not the user's (benchspace.go)
+	}
 	metrics.Read(memSamples)
 	live := int64(memSamples[0].Value.Uint64())
 	var accounted int64

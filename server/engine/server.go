@@ -70,6 +70,7 @@ type Server struct {
 	taken        []*client
 	pendingWrite []*client // direct mode: clients with out-of-band output to flush
 	stats        stats
+	bench        benchSpace
 	slowlog      slowlog
 	pubsub       pubsubState
 	watchedKeys  map[watchedKey][]*client
@@ -504,6 +505,7 @@ func (s *Server) unlinkClient(c *client) {
 	}
 	s.dropPaused(c)
 	s.disableTracking(c)
+	s.leaveBenchSpace(c)
 	c.mainOwned = false
 }
 

@@ -53,6 +53,7 @@ func buildCommandTable() map[string]*command {
 		{"memory", cmdMemory, -2, r, 0, 0, 0, "server", "A container for memory diagnostics commands."},
 		{"latency", cmdLatency, -2, adm | ld | st, 0, 0, 0, "server", "A container for latency diagnostics commands."},
 		{"debug", cmdDebug, -2, adm | ld | st | cmdNoScript, 0, 0, 0, "server", "A container for debugging commands."},
+		{"benchspace", cmdBenchSpace, -2, adm | nm | st | cmdNoScript, 0, 0, 0, "server", "Works in a scratch keyspace apart from the user's data (iocache: for benchmarks)."},
 		{"role", cmdRole, 1, f | ld | st | cmdNoScript, 0, 0, 0, "server", "Returns the replication role."},
 		{"wait", cmdWait, 3, blk, 0, 0, 0, "generic", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."},
 		// generic keys

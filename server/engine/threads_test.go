@@ -94,10 +94,21 @@ func TestInfoThreadsCountsTraffic(t *testing.T) {
 }
 
 var (
-	buildOnce sync.Once
-	serverBin string
-	buildErr  error
+	buildOnce    sync.Once
+	serverBinDir string
+	serverBin    string
+	buildErr     error
 )
+
+// TestMain removes the folder of the iocache-server binary that serverBinary builds once for the
+// whole package: no test owns it, so no t.Cleanup can.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if serverBinDir != "" {
+		_ = os.RemoveAll(serverBinDir)
+	}
+	os.Exit(code)
+}
 
 // serverBinary builds iocache-server once per test run, for tests that need their own process
 // (pinning threads inside the test process would pin the test runner too).
@@ -109,6 +120,7 @@ func serverBinary(t testing.TB) string {
 			buildErr = err
 			return
 		}
+		serverBinDir = dir
 		serverBin = filepath.Join(dir, "iocache-server")
 		out, err := exec.Command("go", "build", "-o", serverBin, "../cmd/iocache-server").CombinedOutput()
 		if err != nil {

@@ -1,24 +1,84 @@
-// Package testpeer finds the real programs that tests run against (Debian's redis-server,
-// redis-cli, redis-benchmark, promtool, prometheus). Without them a test skips locally, but fails
-// in CI, where IOCACHE_REQUIRE_PEERS=1 says they must be there.
+// Package testpeer finds the real programs that tests run against: Debian's redis-server,
+// redis-cli, redis-benchmark, redis-check-rdb, redis-check-aof, promtool and prometheus, the kube-apiserver and etcd of envtest,
+// and the helm and kustomize that `make test` builds. A test whose peer is missing fails with the
+// command that installs it; it skips only when the run opts out explicitly with IOCACHE_SKIP_PEERS=1
+// (README, "Testing"), so a run without peers can never pass unnoticed.
 package testpeer
 
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
-// Require returns the path of program, or skips (fails under IOCACHE_REQUIRE_PEERS) when absent.
+// OptOut is the variable that turns a missing peer from a failure into a skip.
+const OptOut = "IOCACHE_SKIP_PEERS"
+
+// debianPackage names the package that ships each Debian peer.
+var debianPackage = map[string]string{
+	"redis-server":    "redis-server",
+	"redis-cli":       "redis-tools",
+	"redis-benchmark": "redis-tools",
+	"redis-check-rdb": "redis-tools",
+	"redis-check-aof": "redis-tools",
+	"prometheus":      "prometheus",
+	"promtool":        "prometheus",
+}
+
+// Require returns the path of a Debian peer program, or fails (skips under IOCACHE_SKIP_PEERS=1)
+// when it is not installed.
 func Require(t testing.TB, program string) string {
 	t.Helper()
-	p, err := exec.LookPath(program)
-	if err == nil {
+	if p, err := exec.LookPath(program); err == nil {
 		return p
 	}
-	if os.Getenv("IOCACHE_REQUIRE_PEERS") != "" {
-		t.Fatalf("%s is required (IOCACHE_REQUIRE_PEERS is set) but not installed: %v", program, err)
+	pkg := debianPackage[program]
+	if pkg == "" {
+		pkg = program
 	}
-	t.Skipf("%s not installed (apt-get install redis-server redis-tools prometheus); skipping", program)
+	missing(t, program+" is not installed: `make test` installs it as root, or run `apt-get install -y "+pkg+"`")
 	return ""
+}
+
+// Tool returns the absolute path of a program `make test` builds into bin/ and names in the
+// variable env (HELM, KUSTOMIZE); binDir is bin/ relative to the test's package.
+func Tool(t testing.TB, env, name, binDir string) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv(env), filepath.Join(binDir, name)} {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return abs
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	missing(t, name+" not found: `make test` builds it into bin/ (or `make "+name+"`)")
+	return ""
+}
+
+// KubebuilderAssets fails (skips under IOCACHE_SKIP_PEERS=1) unless KUBEBUILDER_ASSETS names
+// the folder of kube-apiserver and etcd.
+func KubebuilderAssets(t testing.TB) {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		missing(t, "KUBEBUILDER_ASSETS is not set: run `make test`, or set it to the folder "+
+			"`hack/k8s-binaries.sh kube-apiserver etcd | tail -n 1` prints")
+	}
+}
+
+func missing(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv(OptOut) == "1" {
+		t.Skipf("%s=1: %s", OptOut, why)
+	} else {
+		t.Fatalf("%s (or %s=1 to skip the tests that need it)", why, OptOut)
+	}
 }

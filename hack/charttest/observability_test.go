@@ -1,4 +1,4 @@
-package charts
+package charttest
 
 import (
 	"encoding/json"
@@ -25,8 +25,8 @@ import (
 )
 
 const (
-	rulesFile     = "iocache/files/prometheus-rules.yaml"
-	dashboardsDir = "iocache/dashboards"
+	rulesFile     = chartDir + "/files/prometheus-rules.yaml"
+	dashboardsDir = chartDir + "/dashboards"
 )
 
 // Expressions collects every PromQL expression in the shipped dashboards and alerting rules.

@@ -1,9 +1,10 @@
-package charts
+package charttest
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -23,29 +24,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
+
+	"github.com/iocache/iocache/server/testpeer"
 )
 
-// tool finds a binary `make test` builds into bin/ (HELM, KUSTOMIZE); locally a test skips without
-// it, in CI (IOCACHE_REQUIRE_PEERS) it fails.
+// tool finds a binary `make test` builds into bin/ (HELM, KUSTOMIZE).
 func tool(t *testing.T, env, name string) string {
 	t.Helper()
-	for _, p := range []string{os.Getenv(env), filepath.Join("..", "bin", name)} {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err == nil {
-			abs, _ := filepath.Abs(p)
-			return abs
-		}
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	if os.Getenv("IOCACHE_REQUIRE_PEERS") != "" {
-		t.Fatalf("%s not found: `make test` builds it into bin/", name)
-	}
-	t.Skipf("%s not found; `make %s` builds it", name, name)
-	return ""
+	return testpeer.Tool(t, env, name, filepath.Join(repo, "bin"))
 }
 
 func run(t *testing.T, bin string, args ...string) ([]byte, error) {
@@ -73,7 +59,7 @@ var everyOption = []string{
 func helmTemplate(t *testing.T, extra ...string) []byte {
 	t.Helper()
 	helm := tool(t, "HELM", "helm")
-	out, err := run(t, helm, append([]string{"template", "iocache", "./iocache", "--namespace", releaseNS}, extra...)...)
+	out, err := run(t, helm, append([]string{"template", "iocache", chartDir, "--namespace", releaseNS}, extra...)...)
 	if err != nil {
 		t.Fatalf("helm template %v: %v", extra, err)
 	}
@@ -83,7 +69,7 @@ func helmTemplate(t *testing.T, extra ...string) []byte {
 func TestHelmLint(t *testing.T) {
 	helm := tool(t, "HELM", "helm")
 	for _, args := range [][]string{nil, everyOption, {"--set", "rbac.namespaced=true", "--set", "metrics.secure=false"}} {
-		if out, err := run(t, helm, append([]string{"lint", "--strict", "./iocache"}, args...)...); err != nil {
+		if out, err := run(t, helm, append([]string{"lint", "--strict", chartDir}, args...)...); err != nil {
 			t.Fatalf("helm lint %v: %v\n%s", args, err, out)
 		}
 	}
@@ -99,7 +85,7 @@ func TestValuesSchemaRejectsWrongTypes(t *testing.T) {
 		{"--set", "unknownKey=1"},
 		{"--set", "image.pullPolicy=Sometimes"},
 	} {
-		_, err := run(t, helm, append([]string{"template", "x", "./iocache"}, bad...)...)
+		_, err := run(t, helm, append([]string{"template", "x", chartDir}, bad...)...)
 		if err == nil || !strings.Contains(err.Error(), "values don't meet the specifications of the schema") {
 			t.Errorf("values %v accepted (err %v)", bad, err)
 		}
@@ -109,24 +95,24 @@ func TestValuesSchemaRejectsWrongTypes(t *testing.T) {
 // TestChartFollowsGeneratedSources fails when the chart's CRDs or RBAC rules drift from what
 // controller-gen generates (make manifests copies them).
 func TestChartFollowsGeneratedSources(t *testing.T) {
-	bases, _ := filepath.Glob("../config/crd/bases/*.yaml")
+	bases, _ := filepath.Glob(filepath.Join(repo, "config", "crd", "bases", "*.yaml"))
 	if len(bases) == 0 {
 		t.Fatal("no CRDs in config/crd/bases")
 	}
 	for _, b := range bases {
 		want, _ := os.ReadFile(b)
-		got, err := os.ReadFile(filepath.Join("iocache", "crds", filepath.Base(b)))
+		got, err := os.ReadFile(filepath.Join(chartDir, "crds", filepath.Base(b)))
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("charts/iocache/crds/%s differs from %s: run make manifests", filepath.Base(b), b)
 		}
 	}
-	role, _ := os.ReadFile("../config/rbac/role.yaml")
-	rules, _ := os.ReadFile("iocache/files/manager-rules.yaml")
+	role, _ := os.ReadFile(filepath.Join(repo, "config", "rbac", "role.yaml"))
+	rules, _ := os.ReadFile(filepath.Join(chartDir, "files", "manager-rules.yaml"))
 	if i := bytes.Index(role, []byte("rules:")); i < 0 || !bytes.Equal(role[i:], rules) {
 		t.Error("charts/iocache/files/manager-rules.yaml differs from config/rbac/role.yaml: run make manifests")
 	}
-	chart, _ := os.ReadFile("iocache/Chart.yaml")
-	mk, _ := os.ReadFile("../Makefile")
+	chart, _ := os.ReadFile(filepath.Join(chartDir, "Chart.yaml"))
+	mk, _ := os.ReadFile(filepath.Join(repo, "Makefile"))
 	version := regexp.MustCompile(`(?m)^VERSION \?= (\S+)`).FindSubmatch(mk)
 	if version == nil || !bytes.Contains(chart, []byte("\nversion: "+string(version[1])+"\n")) ||
 		!bytes.Contains(chart, []byte("\nappVersion: \""+string(version[1])+"\"\n")) {
@@ -134,28 +120,46 @@ func TestChartFollowsGeneratedSources(t *testing.T) {
 	}
 }
 
+const (
+	// repo is the repository's root, seen from this package.
+	repo = "../.."
+	// chartDir is the chart under test.
+	chartDir = repo + "/charts/iocache"
+)
+
 var (
 	envOnce sync.Once
+	env     *envtest.Environment
 	envCl   client.Client
 	envErr  error
 )
 
+// TestMain stops the API server the tests started, whatever they did: leaving a kube-apiserver,
+// an etcd and their temporary folder behind is what `make test`'s final check fails on.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if env != nil {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the API server:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
 // apiServer starts one real kube-apiserver for the package with the chart's CRDs and the vendored
-// prometheus-operator CRDs installed.
+// prometheus-operator CRDs installed; TestMain stops it.
 func apiServer(t *testing.T) client.Client {
 	t.Helper()
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		if os.Getenv("IOCACHE_REQUIRE_PEERS") != "" {
-			t.Fatal("KUBEBUILDER_ASSETS is not set; run the tests with `make test`")
-		}
-		t.Skip("KUBEBUILDER_ASSETS not set; `make test` builds and sets it")
-	}
+	testpeer.KubebuilderAssets(t)
 	envOnce.Do(func() {
-		env := &envtest.Environment{
-			CRDDirectoryPaths:     []string{filepath.Join("iocache", "crds"), filepath.Join("testdata", "crds")},
+		e := &envtest.Environment{
+			CRDDirectoryPaths:     []string{filepath.Join(chartDir, "crds"), filepath.Join("testdata", "crds")},
 			ErrorIfCRDPathMissing: true,
 		}
-		cfg, err := env.Start()
+		cfg, err := e.Start()
+		// Start may fail after starting etcd or the API server: stop whatever it started.
+		env = e
 		if err != nil {
 			envErr = err
 			return
@@ -270,7 +274,7 @@ func TestChartAgainstAPIServer(t *testing.T) {
 func TestInstallerAndSamplesAgainstAPIServer(t *testing.T) {
 	c := apiServer(t)
 	kustomize := tool(t, "KUSTOMIZE", "kustomize")
-	installer, err := run(t, kustomize, "build", "../config/default")
+	installer, err := run(t, kustomize, "build", filepath.Join(repo, "config", "default"))
 	if err != nil {
 		t.Fatalf("kustomize build config/default: %v", err)
 	}
@@ -279,7 +283,7 @@ func TestInstallerAndSamplesAgainstAPIServer(t *testing.T) {
 		t.Fatalf("installer has only %d objects", len(objs))
 	}
 	applyDryRun(t, c, objs)
-	samples, err := run(t, kustomize, "build", "../config/samples")
+	samples, err := run(t, kustomize, "build", filepath.Join(repo, "config", "samples"))
 	if err != nil {
 		t.Fatalf("kustomize build config/samples: %v", err)
 	}
