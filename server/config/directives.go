@@ -251,6 +251,7 @@ func buildTable() map[string]*directive {
 		intDirective("set-max-intset-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.SetMaxIntsetEntries }),
 		intDirective("zset-max-listpack-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.ZSetMaxListpackEntries }),
 		intDirective("busy-reply-threshold", true, 0, 1<<31-1, func(c *Config) *int { return &c.BusyReplyThreshold }),
+		enumDirective("enable-debug-command", false, []string{"no", "yes", "local"}, func(c *Config) *string { return &c.EnableDebugCommand }),
 		boolDirective("daemonize", false, func(c *Config) *bool { return &c.Daemonize }),
 		stringDirective("pidfile", false, func(c *Config) *string { return &c.PidFile }),
 		enumDirective("supervised", false, []string{"no", "upstart", "systemd", "auto"}, func(c *Config) *string { return &c.SupervisedMode }),
@@ -276,7 +277,7 @@ func buildTable() map[string]*directive {
 		}
 	}
 	// Accepted for compatibility; the hash table layouts they tune do not exist here.
-	for _, name := range []string{"hash-max-ziplist-entries", "hash-max-listpack-value", "hash-max-ziplist-value", "zset-max-listpack-value", "zset-max-ziplist-entries", "zset-max-ziplist-value", "set-max-listpack-entries", "set-max-listpack-value", "list-compress-depth", "activerehashing", "jemalloc-bg-thread", "lazyfree-lazy-server-del", "replica-lazy-flush", "always-show-logo", "set-proc-title", "no-appendfsync-on-rewrite", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "aof-load-truncated", "aof-use-rdb-preamble", "dynamic-hz", "aof-rewrite-incremental-fsync", "rdb-save-incremental-fsync", "syslog-enabled", "crash-log-enabled", "enable-debug-command", "enable-protected-configs", "enable-module-command", "oom-score-adj", "disable-thp", "repl-diskless-sync"} {
+	for _, name := range []string{"hash-max-ziplist-entries", "hash-max-listpack-value", "hash-max-ziplist-value", "zset-max-listpack-value", "zset-max-ziplist-entries", "zset-max-ziplist-value", "set-max-listpack-entries", "set-max-listpack-value", "list-compress-depth", "activerehashing", "jemalloc-bg-thread", "lazyfree-lazy-server-del", "replica-lazy-flush", "always-show-logo", "set-proc-title", "no-appendfsync-on-rewrite", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "aof-load-truncated", "aof-use-rdb-preamble", "dynamic-hz", "aof-rewrite-incremental-fsync", "rdb-save-incremental-fsync", "syslog-enabled", "crash-log-enabled", "enable-protected-configs", "enable-module-command", "oom-score-adj", "disable-thp", "repl-diskless-sync"} {
 		name := name
 		t[name] = &directive{name: name, mutable: true,
 			set: func(c *Config, a []string) error {

@@ -39,8 +39,9 @@ type client struct {
 
 	// Socket state (I/O thread, or main while inFlight).
 	qbuf        []byte
-	qpos        int // bytes of qbuf consumed by parsed commands
-	need        int // parse again only when len(qbuf) >= need
+	qpos        int           // bytes of qbuf consumed by parsed commands
+	need        int           // parse again only when len(qbuf) >= need
+	progress    resp.Progress // how far the parse got into a request that has not arrived in full
 	argv        [][]byte
 	cmdEnds     []int // end of each parsed command in argv
 	protoErr    string

@@ -132,6 +132,10 @@ func (s *Server) call(c *client, argv [][]byte) {
 		s.reject(c, cmd, "ERR wrong number of arguments for '"+cmd.name+"' command")
 		return
 	}
+	if cmd.name == "debug" && !s.debugAllowed(c) {
+		s.reject(c, cmd, "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.")
+		return
+	}
 	if !c.authed && cmd.flags&cmdNoAuth == 0 {
 		s.reject(c, cmd, "NOAUTH Authentication required.")
 		return

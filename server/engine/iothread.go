@@ -192,9 +192,12 @@ func (t *ioThread) readClient(c *client) {
 	if c.qpos > 0 && c.qpos == len(c.qbuf) {
 		c.qbuf, c.qpos, c.need = c.qbuf[:0], 0, 0
 	}
+	// The rest of a large argument is read in steps that at most double what has arrived: a
+	// client that announces a 512 MB argument (or 100 GB, under a raised proto-max-bulk-len) and
+	// sends nothing more costs a read chunk, not the size it announced.
 	want := readChunk
 	if rest := c.need - len(c.qbuf); rest > want {
-		want = rest // the remainder of a large argument, in one read as Redis does
+		want = min(rest, max(readChunk, len(c.qbuf)-c.qpos))
 	}
 	if cap(c.qbuf)-len(c.qbuf) < want {
 		t.growQuery(c, want)
@@ -311,7 +314,7 @@ func (t *ioThread) parseAndDispatch(c *client) {
 			c.moreToParse = true
 			break
 		}
-		argv, n, need, err := resp.ParseCommand(c.qbuf[c.qpos:], c.argv, &t.lim)
+		argv, n, need, err := resp.ParseCommandFrom(c.qbuf[c.qpos:], c.argv, &t.lim, &c.progress)
 		if err != nil {
 			if errors.Is(err, resp.ErrIncomplete) {
 				c.need = c.qpos + need
