@@ -168,6 +168,16 @@ func (s *Server) configSet(c *client, args [][]byte) {
 			return
 		}
 	}
+	if layoutChanged(s.cfg, &next) {
+		plan, err := s.planFor(&next)
+		if err == nil {
+			err = s.applyPlan(plan)
+		}
+		if err != nil {
+			s.addError(c, "ERR CONFIG SET failed (possibly related to argument '"+layoutArgument(s.cfg, &next)+"') - "+err.Error())
+			return
+		}
+	}
 	*s.cfg = next
 	s.applyLiveConfig()
 	if s.cfg.MaxMemory > 0 {

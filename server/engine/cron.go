@@ -21,6 +21,9 @@ func (s *Server) cron() {
 	s.measureMemory()
 	s.clientsCron()
 	s.cpuTicker.sample(s)
+	if len(s.stopped) > 0 {
+		s.foldStoppedThreads()
+	}
 	if s.nowMs >= s.nextConfine {
 		// A thread the runtime creates from one that was not yet confined (a race at start, or
 		// a future runtime's choice) would run on the server's CPUs: check once a second.
