@@ -1,11 +1,11 @@
 package engine
 
 import (
-	"github.com/iocache/iocache/server/config"
 	"math"
 	"math/bits"
 	"strconv"
 
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
 )
 

@@ -2,9 +2,9 @@ package engine
 
 import (
 	"fmt"
-	"github.com/iocache/iocache/server/config"
 	"math"
 
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
 )
 

@@ -1,12 +1,11 @@
 package engine
 
 import (
-	"github.com/iocache/iocache/server/config"
 	"strings"
 
-	"github.com/iocache/iocache/server/resp"
-
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // Command flags, named as COMMAND INFO prints them.
