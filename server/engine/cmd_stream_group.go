@@ -205,7 +205,7 @@ func cmdXReadGroup(s *Server, c *client, argv [][]byte) {
 				s.wrongType(c)
 				return
 			}
-			st = db.Obj(r).(*keyspace.Stream)
+			st = db.ObjForWrite(r).(*keyspace.Stream)
 		}
 		var g *keyspace.Group
 		if st != nil {

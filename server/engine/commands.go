@@ -147,6 +147,10 @@ func (s *Server) call(c *client, argv [][]byte) {
 		s.reject(c, cmd, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return
 	}
+	if s.writesDenied() && (cmd.flags&cmdWrite != 0 || cmd.name == "ping") {
+		s.reject(c, cmd, errMisconf)
+		return
+	}
 	if c.flags&flagMulti != 0 && !isMultiControl(cmd) {
 		s.queueMulti(c, cmd, argv)
 		return

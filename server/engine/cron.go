@@ -33,6 +33,7 @@ func (s *Server) cron() {
 	if s.cfg.MaxMemory > 0 && !s.pause.active(s.nowMs) {
 		s.freeMemoryIfNeeded()
 	}
+	s.persistCron()
 }
 
 // expireTick runs the active expire cycle when due; a backlog makes it run again on the next

@@ -191,18 +191,6 @@ func (s *Server) infoMemory(f func(string, any)) {
 	f("lazyfreed_objects", s.bio.freedCount())
 }
 
-func (s *Server) infoPersistence(f func(string, any)) {
-	f("loading", 0)
-	f("async_loading", 0)
-	f("rdb_changes_since_last_save", s.stats.dirty)
-	f("rdb_bgsave_in_progress", 0)
-	f("rdb_last_save_time", s.startTime.Unix())
-	f("rdb_last_bgsave_status", "ok")
-	f("aof_enabled", boolInt(s.cfg.AppendOnly))
-	f("aof_rewrite_in_progress", 0)
-	f("aof_last_write_status", "ok")
-}
-
 func (s *Server) infoStats(f func(string, any)) {
 	in, out := s.totalReadsWrites()
 	f("total_connections_received", s.stats.connectionsReceived)

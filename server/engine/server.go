@@ -92,6 +92,9 @@ type Server struct {
 	metrics      *metricsServer
 	snaps        snapshots
 	snapWanted   atomic.Bool
+	persist      persistState
+	sigterm      atomic.Bool // SIGTERM/SIGINT arrived: save if configured, then stop
+	bgsaveTID    atomic.Int64
 	memOverhead  int64 // process memory beyond the keyspace's accounting, measured by cron
 	goMemLimit   int64 // the runtime's soft memory limit, from the cgroup (0 = none)
 	nextExpire   int64 // when the next active expire cycle runs (unix ms)
@@ -129,6 +132,10 @@ func New(cfg *config.Config) (*Server, error) {
 	s.goMemLimit = applyMemoryLimit()
 	s.applyLiveConfig()
 	s.updateClock(time.Now())
+	s.persist = persistState{lastSave: s.unixtime, lastBgsaveOK: true, lastBgsaveSec: -1}
+	if err := s.loadRDB(); err != nil {
+		return nil, err
+	}
 	if s.mainPoller, err = newPoller(); err != nil {
 		return nil, err
 	}
@@ -259,14 +266,17 @@ func (s *Server) Shutdown() {
 	s.mainPoller.wake()
 }
 
-// HandleSignals makes SIGTERM and SIGINT shut the server down, as redis-server does.
+// HandleSignals makes SIGTERM and SIGINT shut the server down, as redis-server does: the main
+// thread saves first when save points are set (see persistTick).
 func (s *Server) HandleSignals() {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
 	go func() {
-		sig := <-ch
-		s.logf(logWarning, "Received %s scheduling shutdown...", sig)
-		s.Shutdown()
+		for sig := range ch {
+			s.logf(logWarning, "Received %s scheduling shutdown...", sig)
+			s.sigterm.Store(true)
+			s.mainPoller.wake()
+		}
 	}()
 }
 
@@ -301,6 +311,7 @@ func (s *Server) mainLoop() {
 			s.stopDrainedThreads()
 		}
 		s.beforeSleep()
+		s.persistTick()
 		if s.snapWanted.Load() {
 			s.serveSnapshots()
 		}
@@ -330,7 +341,7 @@ func (s *Server) pollTimeout() int {
 	if len(s.pause.waiting) > 0 && s.pause.until < next {
 		next = s.pause.until
 	}
-	if s.evictionBacklog {
+	if s.evictionBacklog || s.walking() {
 		return 0
 	}
 	ms := next - time.Now().UnixMilli()
