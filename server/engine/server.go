@@ -53,7 +53,7 @@ type Server struct {
 	// Values the I/O threads read; the main thread updates them on CONFIG SET.
 	queryBufLimit   atomic.Int64
 	protoMaxBulkLen atomic.Int64
-	pubsubHardLimit atomic.Int64
+	outLimits       outputLimits
 	authRequired    atomic.Bool
 
 	// Main-thread state.
@@ -83,10 +83,18 @@ type Server struct {
 	cpuTicker    cpuSampler
 	metrics      *metricsServer
 	snaps        snapshots
-	snapWanted   atomic.Bool
-	memOverhead  int64 // process memory beyond the keyspace's accounting, measured by cron
-	goMemLimit   int64 // the runtime's soft memory limit, from the cgroup (0 = none)
-	nextExpire   int64 // when the next active expire cycle runs (unix ms)
+	overLimit    []*client // clients past their output limit, closed in beforeSleep
+	// Counted by any thread: clients closed for their output limit, large buffers released
+	// since memory was last returned to the OS (see outbuf.go).
+	outputLimitKills atomic.Int64
+	clientMem        atomic.Int64 // all clients' buffers (see noteOutputBuffer)
+	clientMemLimit   int64        // maxmemory-clients in bytes, refreshed by cron and CONFIG SET
+	releasedBytes    atomic.Int64
+	releasing        atomic.Bool
+	snapWanted       atomic.Bool
+	memOverhead      int64 // process memory beyond the keyspace's accounting, measured by cron
+	goMemLimit       int64 // the runtime's soft memory limit, from the cgroup (0 = none)
+	nextExpire       int64 // when the next active expire cycle runs (unix ms)
 	// evictionBacklog is set when an eviction pass ran out of time over maxmemory.
 	evictionBacklog bool
 
@@ -165,7 +173,8 @@ func (s *Server) threadCPUs(i int) []int {
 func (s *Server) applyLiveConfig() {
 	s.queryBufLimit.Store(s.cfg.ClientQueryBufferLimit)
 	s.protoMaxBulkLen.Store(s.cfg.ProtoMaxBulkLen)
-	s.pubsubHardLimit.Store(s.cfg.ClientOutputBufferLimit[config.ClassPubSub].Hard)
+	s.outLimits.store(s.cfg)
+	s.clientMemLimit = s.cfg.ClientMemoryLimit()
 	s.authRequired.Store(s.cfg.RequirePass != "")
 	s.applyNotifyConfig()
 	if s.logger != nil {
@@ -401,6 +410,9 @@ func (s *Server) beforeSleep() {
 	s.blocking.serveReadyKeys(s)
 	s.blocking.expireTimeouts(s)
 	s.releasePaused()
+	if len(s.overLimit) > 0 {
+		s.closeOverLimit()
+	}
 	if !s.pause.active(s.nowMs) {
 		s.expireTick()
 		if s.evictionBacklog {
@@ -485,6 +497,7 @@ func (s *Server) unlinkClient(c *client) {
 		return
 	}
 	delete(s.clients, c.id)
+	s.forgetClientMemory(c)
 	c.thread.assigned--
 	s.unwatchAll(c)
 	s.pubsubUnsubscribeAll(c, false)
@@ -525,17 +538,23 @@ func (s *Server) killClient(c *client) {
 
 // pushTo delivers out-of-band output (pub/sub messages, MONITOR lines) to a client.
 func (s *Server) pushTo(c *client, data []byte) {
+	if c.flags&flagCloseASAP != 0 {
+		return // closing for its output limit: nothing more for it
+	}
 	if c.mainOwned || s.direct {
 		if s.direct && c.closed {
 			return
 		}
 		c.w.Buf = append(c.w.Buf, data...)
+		if s.enforceOutputLimit(c) {
+			return
+		}
 		if s.direct && !c.mainOwned {
 			s.pendingWrite = append(s.pendingWrite, c)
 		}
 		return
 	}
-	c.thread.send(threadMsg{kind: msgPush, c: c, data: data})
+	c.thread.send(threadMsg{kind: msgPush, c: c, data: data, class: uint8(clientClass(c))})
 }
 
 func (s *Server) stopAll() {
