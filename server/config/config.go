@@ -163,7 +163,7 @@ func New() *Config {
 
 		Dir:                     ".",
 		DBFilename:              "dump.rdb",
-		Save:                    "",
+		Save:                    "3600 1 300 100 60 10000",
 		AppendFilename:          "appendonly.aof",
 		AppendFsync:             "everysec",
 		StopWritesOnBGSaveError: true,

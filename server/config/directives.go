@@ -122,9 +122,10 @@ func enumDirective(name string, mutable bool, values []string, field func(*Confi
 }
 
 // cpulistDirective accepts a taskset-style list, "auto", or "" (no pinning). The syntax is checked
-// here; whether the CPUs exist is checked when the server resolves the lists at startup.
+// here; whether the CPUs exist is checked when the server resolves the lists (at startup, and
+// before CONFIG SET commits, so a list the process cannot use is refused and changes nothing).
 func cpulistDirective(name string, field func(*Config) *string) directive {
-	d := stringDirective(name, false, field)
+	d := stringDirective(name, true, field)
 	d.aliases = []string{strings.ReplaceAll(name, "_", "-")}
 	d.set = func(c *Config, a []string) error {
 		v := strings.TrimSpace(a[0])
@@ -177,7 +178,9 @@ func buildTable() map[string]*directive {
 		intDirective("tcp-keepalive", true, 0, 1<<31-1, func(c *Config) *int { return &c.TCPKeepAlive }),
 		intDirective("tcp-backlog", false, 0, 1<<31-1, func(c *Config) *int { return &c.TCPBacklog }),
 		boolDirective("protected-mode", true, func(c *Config) *bool { return &c.ProtectedMode }),
-		{name: "io-threads",
+		// io-threads changes live: the server starts, drains and stops I/O threads and moves
+		// connections between them (see server/engine). 128 is Redis's IO_THREADS_MAX_NUM.
+		{name: "io-threads", mutable: true,
 			set: func(c *Config, a []string) error {
 				if strings.EqualFold(a[0], "auto") {
 					c.IOThreads = 0

@@ -61,7 +61,14 @@ type client struct {
 	killPending      bool // a kill arrived while inFlight
 
 	// Main-thread state.
-	mainOwned     bool
+	mainOwned bool
+	// moving: the client's thread was asked to detach it (it moves to another thread) and has
+	// not handed it back yet. What the main thread would send that thread meanwhile waits here
+	// and follows the client to its new thread.
+	moving        bool
+	deferReturn   bool
+	deferKill     bool
+	deferPush     [][]byte
 	nextCmd       int // index into cmdEnds of the next command to run (blocking resumes here)
 	flags         int
 	db            int
