@@ -67,6 +67,9 @@ func (b *bio) confineTo(cpus []int) {
 	for _, t := range b.s.threads {
 		server[int(t.tid.Load())] = true
 	}
+	if tid := b.s.bgsaveTID.Load(); tid != 0 {
+		server[int(tid)] = true // pinned to bgsave_cpulist
+	}
 	entries, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return

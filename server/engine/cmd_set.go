@@ -1,10 +1,10 @@
 package engine
 
 import (
-	"github.com/iocache/iocache/server/config"
 	"math/rand/v2"
 	"sort"
 
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/glob"
 	"github.com/iocache/iocache/server/keyspace"
 )

@@ -1,12 +1,11 @@
 package engine
 
 import (
-	"github.com/iocache/iocache/server/config"
 	"strings"
 
-	"github.com/iocache/iocache/server/resp"
-
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // Command flags, named as COMMAND INFO prints them.
@@ -70,7 +69,7 @@ func (s *Server) process(c *client) {
 	if c.nextCmd > 0 {
 		start = c.cmdEnds[c.nextCmd-1]
 	}
-	for c.nextCmd < len(c.cmdEnds) {
+	for c.nextCmd < len(c.cmdEnds) && c.flags&flagCloseASAP == 0 {
 		end := c.cmdEnds[c.nextCmd]
 		argv := c.argv[start:end]
 		start = end
@@ -90,6 +89,7 @@ func (s *Server) process(c *client) {
 		if c.tracking != nil || len(c.pendingInvalidations) > 0 {
 			s.trackingAfterCommand(c, argv[0])
 		}
+		s.enforceOutputLimit(c)
 		if c.blocked != nil {
 			return // stays mainOwned until unblocked
 		}
@@ -103,7 +103,6 @@ func (s *Server) process(c *client) {
 		c.protoErr = ""
 		c.flags |= flagCloseAfterReply
 	}
-	s.checkOutputLimits(c)
 	c.lastInteraction.Store(s.unixtime)
 	c.mainOwned = false
 }
@@ -146,6 +145,10 @@ func (s *Server) call(c *client, argv [][]byte) {
 	}
 	if c.flags&flagPubSub != 0 && !c.w.RESP3 && cmd.flags&cmdSubscribed == 0 {
 		s.reject(c, cmd, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+		return
+	}
+	if s.writesDenied() && (cmd.flags&cmdWrite != 0 || cmd.name == "ping") {
+		s.reject(c, cmd, errMisconf)
 		return
 	}
 	if c.flags&flagMulti != 0 && !isMultiControl(cmd) {

@@ -30,6 +30,7 @@ func hotPathRunner(tb testing.TB) func(req []byte) {
 	cfg.Port = 0
 	cfg.Bind = []string{"127.0.0.1"}
 	cfg.LogLevel = "warning"
+	cfg.Save = ""
 	s, err := New(cfg)
 	if err != nil {
 		tb.Fatal(err)

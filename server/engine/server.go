@@ -62,7 +62,7 @@ type Server struct {
 	// Values the I/O threads read; the main thread updates them on CONFIG SET.
 	queryBufLimit   atomic.Int64
 	protoMaxBulkLen atomic.Int64
-	pubsubHardLimit atomic.Int64
+	outLimits       outputLimits
 	authRequired    atomic.Bool
 
 	// Main-thread state.
@@ -93,10 +93,21 @@ type Server struct {
 	cpuTicker    cpuSampler
 	metrics      *metricsServer
 	snaps        snapshots
-	snapWanted   atomic.Bool
-	memOverhead  int64 // process memory beyond the keyspace's accounting, measured by cron
-	goMemLimit   int64 // the runtime's soft memory limit, from the cgroup (0 = none)
-	nextExpire   int64 // when the next active expire cycle runs (unix ms)
+	overLimit    []*client // clients past their output limit, closed in beforeSleep
+	// Counted by any thread: clients closed for their output limit, all clients' buffers, large
+	// buffers released since memory was last returned to the OS (see outbuf.go).
+	outputLimitKills atomic.Int64
+	clientMem        atomic.Int64
+	clientMemLimit   int64 // maxmemory-clients in bytes, refreshed by cron and CONFIG SET
+	releasedBytes    atomic.Int64
+	releasing        atomic.Bool
+	snapWanted       atomic.Bool
+	persist          persistState
+	sigterm          atomic.Bool // SIGTERM/SIGINT arrived: save if configured, then stop
+	bgsaveTID        atomic.Int64
+	memOverhead      int64 // process memory beyond the keyspace's accounting, measured by cron
+	goMemLimit       int64 // the runtime's soft memory limit, from the cgroup (0 = none)
+	nextExpire       int64 // when the next active expire cycle runs (unix ms)
 	// evictionBacklog is set when an eviction pass ran out of time over maxmemory.
 	evictionBacklog bool
 
@@ -131,6 +142,10 @@ func New(cfg *config.Config) (*Server, error) {
 	s.goMemLimit = applyMemoryLimit()
 	s.applyLiveConfig()
 	s.updateClock(time.Now())
+	s.persist = persistState{lastSave: s.unixtime, lastBgsaveOK: true, lastBgsaveSec: -1}
+	if err := s.loadRDB(); err != nil {
+		return nil, err
+	}
 	if s.mainPoller, err = newPoller(); err != nil {
 		return nil, err
 	}
@@ -167,7 +182,8 @@ func (s *Server) threadCPUs(i int) []int {
 func (s *Server) applyLiveConfig() {
 	s.queryBufLimit.Store(s.cfg.ClientQueryBufferLimit)
 	s.protoMaxBulkLen.Store(s.cfg.ProtoMaxBulkLen)
-	s.pubsubHardLimit.Store(s.cfg.ClientOutputBufferLimit[config.ClassPubSub].Hard)
+	s.outLimits.store(s.cfg)
+	s.clientMemLimit = s.cfg.ClientMemoryLimit()
 	s.authRequired.Store(s.cfg.RequirePass != "")
 	s.applyNotifyConfig()
 	if s.logger != nil {
@@ -262,14 +278,17 @@ func (s *Server) Shutdown() {
 	s.mainPoller.wake()
 }
 
-// HandleSignals makes SIGTERM and SIGINT shut the server down, as redis-server does.
+// HandleSignals makes SIGTERM and SIGINT shut the server down, as redis-server does: the main
+// thread saves first when save points are set (see persistTick).
 func (s *Server) HandleSignals() {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
 	go func() {
-		sig := <-ch
-		s.logf(logWarning, "Received %s scheduling shutdown...", sig)
-		s.Shutdown()
+		for sig := range ch {
+			s.logf(logWarning, "Received %s scheduling shutdown...", sig)
+			s.sigterm.Store(true)
+			s.mainPoller.wake()
+		}
 	}()
 }
 
@@ -304,6 +323,7 @@ func (s *Server) mainLoop() {
 			s.stopDrainedThreads()
 		}
 		s.beforeSleep()
+		s.persistTick()
 		if s.snapWanted.Load() {
 			s.serveSnapshots()
 		}
@@ -337,7 +357,7 @@ func (s *Server) pollTimeout() int {
 	if len(s.pause.waiting) > 0 && s.pause.until < next {
 		next = s.pause.until
 	}
-	if s.evictionBacklog {
+	if s.evictionBacklog || s.walking() {
 		return 0
 	}
 	ms := next - time.Now().UnixMilli()
@@ -401,6 +421,9 @@ func (s *Server) beforeSleep() {
 	s.blocking.serveReadyKeys(s)
 	s.blocking.expireTimeouts(s)
 	s.releasePaused()
+	if len(s.overLimit) > 0 {
+		s.closeOverLimit()
+	}
 	if !s.pause.active(s.nowMs) {
 		s.expireTick()
 		if s.evictionBacklog {
@@ -461,6 +484,7 @@ func (s *Server) unlinkClient(c *client) {
 		return
 	}
 	delete(s.clients, c.id)
+	s.forgetClientMemory(c)
 	if c.moving {
 		c.thread.leaving--
 		c.moving = false
@@ -509,18 +533,24 @@ func (s *Server) killClient(c *client) {
 
 // pushTo delivers out-of-band output (pub/sub messages, MONITOR lines) to a client.
 func (s *Server) pushTo(c *client, data []byte) {
+	if c.flags&flagCloseASAP != 0 {
+		return // closing for its output limit: nothing more for it
+	}
 	switch {
 	case c.mainOwned:
 		c.w.Buf = append(c.w.Buf, data...)
+		s.enforceOutputLimit(c)
 	case c.moving:
 		c.deferPush = append(c.deferPush, data)
 	case s.isMainThread(c.thread):
 		if !c.closed {
 			c.w.Buf = append(c.w.Buf, data...)
-			s.pendingWrite = append(s.pendingWrite, c)
+			if !s.enforceOutputLimit(c) {
+				s.pendingWrite = append(s.pendingWrite, c)
+			}
 		}
 	default:
-		s.post(c.thread, threadMsg{kind: msgPush, c: c, data: data})
+		s.post(c.thread, threadMsg{kind: msgPush, c: c, data: data, class: uint8(clientClass(c))})
 	}
 }
 

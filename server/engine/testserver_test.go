@@ -27,6 +27,7 @@ func startServer(t testing.TB, mutate func(*config.Config)) (*Server, string) {
 	// Tests that ask for I/O threads mean to exercise them, at any load; the load-based policy
 	// has tests of its own.
 	cfg.IOThreadsActivation = "always"
+	cfg.Dir = t.TempDir() // save points are on by default, as in Redis
 	if mutate != nil {
 		mutate(cfg)
 	}
