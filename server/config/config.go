@@ -134,10 +134,10 @@ func New() *Config {
 		TCPBacklog:     511,
 		ProtectedMode:  false,
 
-		IOThreads:        1,
+		IOThreads:           1,
 		IOThreadsDoReads:    true,
 		IOThreadsActivation: "load",
-		CPUListMode:      "physical",
+		CPUListMode:         "physical",
 
 		Databases: 16,
 		ClientOutputBufferLimit: [numClasses]OutputBufferLimit{
