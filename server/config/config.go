@@ -23,6 +23,9 @@ const (
 	numClasses
 )
 
+// NumClasses is the number of client-output-buffer-limit classes.
+const NumClasses = numClasses
+
 var classNames = [numClasses]string{"normal", "replica", "pubsub"}
 
 // Config is the whole server configuration. New returns it with Redis's defaults.
@@ -101,6 +104,10 @@ type Config struct {
 	SetMaxIntsetEntries    int
 	ZSetMaxListpackEntries int
 	BusyReplyThreshold     int
+	// MaxMemoryClients bounds the memory all client buffers may take together: bytes, or a share
+	// of maxmemory when MaxMemoryClientsPercent is set (Redis's "N%"). 0: no limit.
+	MaxMemoryClients        int64
+	MaxMemoryClientsPercent int
 	// EnableDebugCommand is "no" (Redis 7's default), "yes" or "local" (loopback and unix socket
 	// clients only).
 	EnableDebugCommand string
