@@ -426,7 +426,6 @@ func (db *DB) Each(fn func(Ref) bool) {
 // work done key by key).
 func (db *DB) Refs() []Ref { return append([]Ref(nil), db.dense...) }
 
-
 // UsedMemory is the bytes this DB's data occupies: record slots, index, lists and collections.
 // Free slots inside arena pages are not counted (they are reused by new records); see
 // Fragmentation.
