@@ -174,6 +174,7 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 	prev := s.executing
 	s.executing = c
 	cmd.handler(s, c, argv)
+	s.settleMemory()
 	s.executing = prev
 	if c.tracking != nil && cmd.flags&cmdReadonly != 0 {
 		s.trackingRemember(c, cmd, argv)
