@@ -47,6 +47,8 @@ type Config struct {
 	// IOThreads counts the main thread; 0 means auto (resolved from the effective core count).
 	IOThreads        int
 	IOThreadsDoReads bool
+	// IOThreadsActivation is "load" (I/O threads serve sockets only while they pay) or "always".
+	IOThreadsActivation string
 
 	// CPU lists in taskset syntax, "" (no pinning) or "auto". CPUListMode "relative" reads them as
 	// positions within the CPUs the process may use, "physical" (Redis's meaning) as CPU ids.
@@ -132,9 +134,10 @@ func New() *Config {
 		TCPBacklog:     511,
 		ProtectedMode:  false,
 
-		IOThreads:        1,
-		IOThreadsDoReads: true,
-		CPUListMode:      "physical",
+		IOThreads:           1,
+		IOThreadsDoReads:    true,
+		IOThreadsActivation: "load",
+		CPUListMode:         "physical",
 
 		Databases: 16,
 		ClientOutputBufferLimit: [numClasses]OutputBufferLimit{

@@ -200,6 +200,7 @@ func buildTable() map[string]*directive {
 				return strconv.Itoa(c.IOThreads)
 			}},
 		boolDirective("io-threads-do-reads", false, func(c *Config) *bool { return &c.IOThreadsDoReads }),
+		enumDirective("io-threads-activation", true, []string{"load", "always"}, func(c *Config) *string { return &c.IOThreadsActivation }),
 		cpulistDirective("server_cpulist", func(c *Config) *string { return &c.ServerCPUList }),
 		cpulistDirective("bio_cpulist", func(c *Config) *string { return &c.BioCPUList }),
 		cpulistDirective("aof_rewrite_cpulist", func(c *Config) *string { return &c.AOFRewriteCPUList }),

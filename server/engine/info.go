@@ -92,7 +92,7 @@ func (s *Server) infoServer(f func(string, any)) {
 	f("configured_hz", s.cfg.HZ)
 	f("lru_clock", s.lruClock)
 	f("executable", os.Args[0])
-	f("io_threads_active", boolInt(s.activeIO > 0))
+	f("io_threads_active", s.activeIO)
 	f("io_threads", s.plan.IOThreads)
 	f("cpus_allowed", cpuset.Format(s.plan.Allowed))
 	f("cpus_effective", s.plan.Cores)
@@ -230,8 +230,11 @@ func (s *Server) infoStats(f func(string, any)) {
 // thread is pinned to, its OS thread id, its CPU use over the last second, and the batches it
 // exchanged with the main thread.
 func (s *Server) infoThreads(f func(string, any)) {
-	f("io_threads_active", boolInt(s.activeIO > 0))
-	f("io_threads_serving", s.activeIO)
+	// io_threads_active counts the I/O threads serving sockets now (0: the main thread serves
+	// them all); the activation policy says why.
+	f("io_threads_active", s.activeIO)
+	f("io_threads_activation", s.cfg.IOThreadsActivation)
+	f("io_threads_activation_reason", s.act.reason)
 	for i, t := range s.threads {
 		busy := 0.0
 		if i < len(s.cpuTicker.threads) {

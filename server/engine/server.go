@@ -47,6 +47,8 @@ type Server struct {
 	threads     []*ioThread
 	activeIO    int
 	layoutDirty bool // clients must be rebalanced over the threads at the next safe point
+	act         activation
+	nextPolicy  int64 // nanotime of the next activation policy tick
 	// Threads stopped after io-threads shrank, until cron folds their counters into the totals.
 	stopped                     []*ioThread
 	retiredReads, retiredWrites int64
@@ -156,7 +158,8 @@ func New(cfg *config.Config) (*Server, error) {
 		s.closeListeners()
 		return nil, err
 	}
-	s.activeIO = s.plan.IOThreads - 1
+	s.resetActivation()
+	s.layoutDirty = false // no client yet
 	s.bio = newBio(s, s.plan.Bio)
 	return s, nil
 }
@@ -326,6 +329,10 @@ func (s *Server) mainLoop() {
 		}
 		if s.nowMs >= s.nextCron {
 			s.cron()
+		}
+		if now := nanotime(); now >= s.nextPolicy {
+			s.nextPolicy = now + int64(policyWindow)
+			s.activationTick(now)
 		}
 		main.publish(nanotime() - start)
 	}
