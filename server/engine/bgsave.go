@@ -412,7 +412,7 @@ func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64) {
 	}
 	sn.err = err
 	sn.done.Store(true)
-	sn.s.mainPoller.wake()
+	sn.s.mainPoller.Wake()
 }
 
 var errAborted = fmt.Errorf("background save aborted")
