@@ -93,7 +93,7 @@ func (cl *cluster) rollOut(t *testing.T, ns, name string, n int32) {
 		switch {
 		case n != 0 && ci.Status.IOThreads != n:
 			return fmt.Errorf("io-threads %d", ci.Status.IOThreads)
-		case sts.Spec.Template.Annotations["cache.iocache.dev/config-hash"] == ci.Status.ConfigHash &&
+		case sts.Spec.Template.Annotations["cache.iocache.dev/config-hash"] == ci.Status.RestartHash &&
 			sts.Status.ObservedGeneration >= sts.Generation && ready != nil && ready.Status == metav1.ConditionTrue &&
 			ready.ObservedGeneration == ci.Generation:
 			// Nothing the server reads changed (only the config's comments): no rollout to play.
@@ -101,9 +101,9 @@ func (cl *cluster) rollOut(t *testing.T, ns, name string, n int32) {
 			return nil
 		case ready == nil || ready.Reason != "RollingOut" || ready.ObservedGeneration != ci.Generation:
 			return fmt.Errorf("Ready %+v", ready)
-		case sts.Spec.Template.Annotations["cache.iocache.dev/config-hash"] != ci.Status.ConfigHash || sts.Status.ObservedGeneration >= sts.Generation:
+		case sts.Spec.Template.Annotations["cache.iocache.dev/config-hash"] != ci.Status.RestartHash || sts.Status.ObservedGeneration >= sts.Generation:
 			return fmt.Errorf("StatefulSet generation %d (observed %d) with config %s, instance config %s",
-				sts.Generation, sts.Status.ObservedGeneration, sts.Spec.Template.Annotations["cache.iocache.dev/config-hash"], ci.Status.ConfigHash)
+				sts.Generation, sts.Status.ObservedGeneration, sts.Spec.Template.Annotations["cache.iocache.dev/config-hash"], ci.Status.RestartHash)
 		}
 		return nil
 	})

@@ -111,7 +111,8 @@ func (r *CacheInstanceReconciler) reconcileBenchmarks(ctx context.Context, inst 
 			return nil, nil
 		}
 	}
-	if inst.rollout == nil || !inst.rollout.ready() {
+	if inst.rollout == nil || !inst.rollout.ready() || !inst.liveInEffect {
+		// A benchmark measures the config the pods run: not before a live change reached them.
 		return nil, nil
 	}
 	want, retryOf := wantedBenchmark(ci, inst.config)

@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -35,10 +36,7 @@ const (
 // through the server binary, and a security context Pod Security "restricted" admits.
 func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, image string) (*appsv1ac.StatefulSetApplyConfiguration, error) {
 	s := &ci.Spec
-	resources := corev1.ResourceList{
-		corev1.ResourceCPU:    *resource.NewQuantity(int64(s.Cores), resource.DecimalSI),
-		corev1.ResourceMemory: s.Memory,
-	}
+	resources := serverResources(ci)
 
 	container := corev1ac.Container().
 		WithName(containerName).
@@ -114,7 +112,8 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 	if podAnnotations == nil {
 		podAnnotations = map[string]string{}
 	}
-	podAnnotations[annotationConfigHash] = cfg.Hash
+	// Only what the server cannot change live: the rest is applied to the running pods.
+	podAnnotations[annotationConfigHash] = cfg.RestartHash
 
 	return appsv1ac.StatefulSet(ci.Name, ci.Namespace).
 		WithLabels(objectLabels(ci)).
@@ -130,6 +129,14 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 				WithLabels(podLabels).
 				WithAnnotations(podAnnotations).
 				WithSpec(pod))), nil
+}
+
+// serverResources are the server container's requests and limits: equal, so the pod is Guaranteed.
+func serverResources(ci *cachev1alpha1.CacheInstance) corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewQuantity(int64(ci.Spec.Cores), resource.DecimalSI),
+		corev1.ResourceMemory: ci.Spec.Memory,
+	}
 }
 
 // execProbe runs the server binary's own health check, which sends PING (after AUTH with the
@@ -211,7 +218,8 @@ func (r rollout) readyCurrent() int32 {
 	return min(r.readyReplicas, r.updatedReplicas)
 }
 
-// reconcileStatefulSet applies the StatefulSet and records its rollout for the status.
+// reconcileStatefulSet applies the StatefulSet and records its rollout for the status. When the
+// new pod template replaces the pods, it says why.
 func (r *CacheInstanceReconciler) reconcileStatefulSet(ctx context.Context, inst *instance) (*ctrl.Result, error) {
 	image := inst.Spec.Image
 	if image == "" {
@@ -221,15 +229,24 @@ func (r *CacheInstanceReconciler) reconcileStatefulSet(ctx context.Context, inst
 	if err != nil {
 		return nil, fmt.Errorf("building StatefulSet: %w", err)
 	}
+	var prev appsv1.StatefulSet
+	err = r.Get(ctx, client.ObjectKey{Namespace: inst.Namespace, Name: inst.Name}, &prev)
+	exists := err == nil
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading StatefulSet: %w", err)
+	}
 	if err := r.Apply(ctx, sts, client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("applying StatefulSet: %w", err)
 	}
 	ro := rolloutOf(sts)
 	inst.rollout = &ro
-	if prev := inst.Status.ConfigHash; prev != "" && prev != inst.config.Hash {
-		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, "ConfigRolled", "RollPods",
-			"Rendered config changed (hash %s to %s, io-threads %d, server cpulist %s): rolling the pods",
-			prev, inst.config.Hash, inst.config.IOThreads, inst.config.CPULists.Server)
+	if exists && ptr.Deref(sts.Generation, 0) > prev.Generation && len(prev.Spec.Template.Spec.Containers) > 0 {
+		old := prev.Spec.Template.Spec.Containers[0]
+		why := rollReasons(old.Image, image, old.Resources.Limits, serverResources(inst.CacheInstance), inst.previousConfig, inst.config.Text)
+		inst.change = &configChange{rolled: true, detail: why}
+		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, reasonRolled, "RollPods",
+			"Replacing the pods for config %s (io-threads %d, server cpulist %s) %s",
+			inst.config.Hash, inst.config.IOThreads, inst.config.CPULists.Server, why)
 	}
 	return nil, nil
 }

@@ -91,7 +91,8 @@ func startCluster() (*cluster, error) {
 	if err != nil {
 		return fail(err)
 	}
-	opts := operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: testImage, MaxConcurrent: 2, ValidationRetryBackoff: testRetryBackoff}
+	opts := operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: testImage, MaxConcurrent: 2, ValidationRetryBackoff: testRetryBackoff,
+		ServerAddress: testServerAddress}
 	mgr, err := operator.NewManager(opCfg, opts)
 	if err != nil {
 		return fail(err)

@@ -286,6 +286,18 @@ const (
 	// with the new config; the benchmark controller sets True, False and RetryScheduled, and only for
 	// the config it measured.
 	ConditionThroughputValidated = "ThroughputValidated"
+	// ConditionConfigApplied says whether every ready server pod runs the rendered config
+	// (status.configHash), and how the last change got there. The operator splits the config: what
+	// the server takes through CONFIG SET (maxmemory, maxmemory-policy, most of spec.config, and
+	// io-threads and the cpulists where the server can change them live) is applied to each running
+	// pod over an authenticated connection and read back with CONFIG GET; the rest (the image, cores
+	// or memory, volumes, directives the server reads only at start) replaces the pods. True: reason
+	// AppliedLive (the last change was applied to the running pods, which kept their data; the
+	// message lists the directives) or Rolled (it replaced the pods; the message says because of
+	// what). False: reason ApplyingLive or RollingOut while a change is on its way, LiveChangeFailed
+	// when a pod refused it or could not be reached (the message says which and why; retried). Unknown
+	// (reason NotApplied) until the operator has applied a StatefulSet.
+	ConditionConfigApplied = "ConfigApplied"
 )
 
 // BenchmarkSummary is the figures of one measured run.
@@ -368,6 +380,20 @@ const (
 	PhaseDegraded InstancePhase = "Degraded"
 )
 
+// PodConfigStatus is the config one server pod runs.
+type PodConfigStatus struct {
+	// Name of the pod.
+	Name string `json:"name"`
+	// UID of the pod; a new pod of the same name is checked again.
+	UID string `json:"uid"`
+	// Restarts counts the server container's restarts when the config was checked: a restarted
+	// container reads its config file again, so it is checked again.
+	// +optional
+	Restarts int32 `json:"restarts,omitempty"`
+	// ConfigHash is the config the pod runs, verified with CONFIG GET.
+	ConfigHash string `json:"configHash"`
+}
+
 // CacheInstanceStatus is what the operator resolved and observed.
 type CacheInstanceStatus struct {
 	// ObservedGeneration is the spec generation the status describes.
@@ -388,10 +414,24 @@ type CacheInstanceStatus struct {
 	// CPULists are the resolved cpulists, as positions within the pod's cores.
 	// +optional
 	CPULists ResolvedCPULists `json:"cpuLists,omitempty"`
-	// ConfigHash is the hash of the rendered server config; it is on the pod template, so a change
-	// rolls the pods.
+	// ConfigHash is the hash of the rendered server config. Only the hash of the part the server
+	// cannot change live is on the pod template: a change of the rest is applied to the running pods.
 	// +optional
 	ConfigHash string `json:"configHash,omitempty"`
+	// RestartHash is the hash of the part of the config the server reads only at start; it is on the
+	// pod template, so a change of it replaces the pods.
+	// +optional
+	RestartHash string `json:"restartHash,omitempty"`
+	// AppliedConfigHash is the config every ready server pod runs, configHash once a change has
+	// reached them all (see the ConfigApplied condition).
+	// +optional
+	AppliedConfigHash string `json:"appliedConfigHash,omitempty"`
+	// Pods is the config each ready server pod runs: the one it started with or, since then, the
+	// one the operator applied to it live and read back.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Pods []PodConfigStatus `json:"pods,omitempty"`
 	// Endpoint is the client Service's host:port.
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`

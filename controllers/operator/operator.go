@@ -47,6 +47,9 @@ type Options struct {
 	// ValidationRetryBackoff is how long a failed validation waits for its one retry; 0 keeps the
 	// controller's five minutes. No flag sets it: tests shorten it.
 	ValidationRetryBackoff time.Duration
+	// ServerAddress, when set, is where the operator reaches a server pod instead of its pod IP.
+	// No flag sets it: tests point it at servers of their own.
+	ServerAddress func(pod *corev1.Pod) string
 }
 
 // NewScheme returns a scheme with the Kubernetes built-in types and the iocache API.
@@ -179,6 +182,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Recorder:               recorder,
 		Image:                  opts.Image,
 		ValidationRetryBackoff: opts.ValidationRetryBackoff,
+		ServerAddress:          opts.ServerAddress,
 	}
 	if err := r.SetupWithManager(mgr, opts.MaxConcurrent); err != nil {
 		return fmt.Errorf("setting up the CacheInstance controller: %w", err)
