@@ -50,7 +50,7 @@ func start(kind serverKind, bin string, ioThreads int) *server {
 		args = []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 			"--io-threads", strconv.Itoa(ioThreads), "--io-threads-do-reads", "yes", "--protected-mode", "no"}
 	case iocacheKind:
-		args = []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--io-threads", strconv.Itoa(ioThreads), "--metrics-port", "0"}
+		args = []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--io-threads", strconv.Itoa(ioThreads), "--metrics-port", "0"}
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard

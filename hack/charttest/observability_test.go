@@ -167,6 +167,7 @@ func startServer(t *testing.T, ioThreads int) (string, string, func()) {
 	cfg.LogLevel = "warning"
 	cfg.MetricsPort = freePort(t)
 	cfg.MaxMemory = 64 << 20
+	cfg.Save = ""
 	s, err := engine.New(cfg)
 	if err != nil {
 		t.Fatal(err)

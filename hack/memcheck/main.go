@@ -284,7 +284,7 @@ func main() {
 	flag.Parse()
 	limit := *limitMB << 20
 	runs := []run{
-		measure("iocache-server", *ioBin, []string{"--metrics-port", "0"}, limit, *factor),
+		measure("iocache-server", *ioBin, []string{"--metrics-port", "0", "--save", ""}, limit, *factor),
 		measure("redis-server", *redisBin, []string{"--save", "", "--appendonly", "no"}, limit, *factor),
 	}
 	var b strings.Builder

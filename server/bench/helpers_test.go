@@ -25,6 +25,7 @@ func startIOCache(t testing.TB, tune func(*config.Config)) int {
 	cfg.Port = 0
 	cfg.Bind = []string{"127.0.0.1"}
 	cfg.LogLevel = "warning"
+	cfg.Save = ""
 	if tune != nil {
 		tune(cfg)
 	}

@@ -101,10 +101,13 @@ type Config struct {
 	SetMaxIntsetEntries    int
 	ZSetMaxListpackEntries int
 	BusyReplyThreshold     int
-	Daemonize              bool
-	PidFile                string
-	SupervisedMode         string
-	RenameCommand          map[string]string
+	// EnableDebugCommand is "no" (Redis 7's default), "yes" or "local" (loopback and unix socket
+	// clients only).
+	EnableDebugCommand string
+	Daemonize          bool
+	PidFile            string
+	SupervisedMode     string
+	RenameCommand      map[string]string
 
 	// Compat holds directives accepted only so that existing redis.conf files load: they tune
 	// Redis internals (encodings, jemalloc, rehashing) that iocache does not have.
@@ -153,7 +156,7 @@ func New() *Config {
 
 		Dir:                     ".",
 		DBFilename:              "dump.rdb",
-		Save:                    "",
+		Save:                    "3600 1 300 100 60 10000",
 		AppendFilename:          "appendonly.aof",
 		AppendFsync:             "everysec",
 		StopWritesOnBGSaveError: true,
@@ -165,6 +168,7 @@ func New() *Config {
 		SetMaxIntsetEntries:     512,
 		ZSetMaxListpackEntries:  128,
 		BusyReplyThreshold:      5000,
+		EnableDebugCommand:      "no",
 		SupervisedMode:          "no",
 	}
 }

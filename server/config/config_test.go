@@ -67,8 +67,14 @@ func TestLoadErrors(t *testing.T) {
 
 func TestSetAtRuntime(t *testing.T) {
 	c := New()
-	if err := c.Set("io-threads", []string{"2"}, true); !errors.Is(err, ErrImmutable) {
-		t.Fatalf("io-threads at runtime: %v", err)
+	if err := c.Set("io-threads", []string{"2"}, true); err != nil || c.IOThreads != 2 {
+		t.Fatalf("io-threads at runtime: %v %d", err, c.IOThreads)
+	}
+	if err := c.Set("io-threads", []string{"129"}, true); err == nil {
+		t.Fatal("io-threads 129 accepted")
+	}
+	if err := c.Set("cpulist-mode", []string{"relative"}, true); !errors.Is(err, ErrImmutable) {
+		t.Fatalf("cpulist-mode at runtime: %v", err)
 	}
 	if err := c.Set("maxmemory", []string{"10mb"}, true); err != nil || c.MaxMemory != 10<<20 {
 		t.Fatalf("maxmemory: %v %d", err, c.MaxMemory)

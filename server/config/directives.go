@@ -122,9 +122,10 @@ func enumDirective(name string, mutable bool, values []string, field func(*Confi
 }
 
 // cpulistDirective accepts a taskset-style list, "auto", or "" (no pinning). The syntax is checked
-// here; whether the CPUs exist is checked when the server resolves the lists at startup.
+// here; whether the CPUs exist is checked when the server resolves the lists (at startup, and
+// before CONFIG SET commits, so a list the process cannot use is refused and changes nothing).
 func cpulistDirective(name string, field func(*Config) *string) directive {
-	d := stringDirective(name, false, field)
+	d := stringDirective(name, true, field)
 	d.aliases = []string{strings.ReplaceAll(name, "_", "-")}
 	d.set = func(c *Config, a []string) error {
 		v := strings.TrimSpace(a[0])
@@ -177,7 +178,9 @@ func buildTable() map[string]*directive {
 		intDirective("tcp-keepalive", true, 0, 1<<31-1, func(c *Config) *int { return &c.TCPKeepAlive }),
 		intDirective("tcp-backlog", false, 0, 1<<31-1, func(c *Config) *int { return &c.TCPBacklog }),
 		boolDirective("protected-mode", true, func(c *Config) *bool { return &c.ProtectedMode }),
-		{name: "io-threads",
+		// io-threads changes live: the server starts, drains and stops I/O threads and moves
+		// connections between them (see server/engine). 128 is Redis's IO_THREADS_MAX_NUM.
+		{name: "io-threads", mutable: true,
 			set: func(c *Config, a []string) error {
 				if strings.EqualFold(a[0], "auto") {
 					c.IOThreads = 0
@@ -251,6 +254,7 @@ func buildTable() map[string]*directive {
 		intDirective("set-max-intset-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.SetMaxIntsetEntries }),
 		intDirective("zset-max-listpack-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.ZSetMaxListpackEntries }),
 		intDirective("busy-reply-threshold", true, 0, 1<<31-1, func(c *Config) *int { return &c.BusyReplyThreshold }),
+		enumDirective("enable-debug-command", false, []string{"no", "yes", "local"}, func(c *Config) *string { return &c.EnableDebugCommand }),
 		boolDirective("daemonize", false, func(c *Config) *bool { return &c.Daemonize }),
 		stringDirective("pidfile", false, func(c *Config) *string { return &c.PidFile }),
 		enumDirective("supervised", false, []string{"no", "upstart", "systemd", "auto"}, func(c *Config) *string { return &c.SupervisedMode }),
@@ -276,7 +280,7 @@ func buildTable() map[string]*directive {
 		}
 	}
 	// Accepted for compatibility; the hash table layouts they tune do not exist here.
-	for _, name := range []string{"hash-max-ziplist-entries", "hash-max-listpack-value", "hash-max-ziplist-value", "zset-max-listpack-value", "zset-max-ziplist-entries", "zset-max-ziplist-value", "set-max-listpack-entries", "set-max-listpack-value", "list-compress-depth", "activerehashing", "jemalloc-bg-thread", "lazyfree-lazy-server-del", "replica-lazy-flush", "always-show-logo", "set-proc-title", "no-appendfsync-on-rewrite", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "aof-load-truncated", "aof-use-rdb-preamble", "dynamic-hz", "aof-rewrite-incremental-fsync", "rdb-save-incremental-fsync", "syslog-enabled", "crash-log-enabled", "enable-debug-command", "enable-protected-configs", "enable-module-command", "oom-score-adj", "disable-thp", "repl-diskless-sync"} {
+	for _, name := range []string{"hash-max-ziplist-entries", "hash-max-listpack-value", "hash-max-ziplist-value", "zset-max-listpack-value", "zset-max-ziplist-entries", "zset-max-ziplist-value", "set-max-listpack-entries", "set-max-listpack-value", "list-compress-depth", "activerehashing", "jemalloc-bg-thread", "lazyfree-lazy-server-del", "replica-lazy-flush", "always-show-logo", "set-proc-title", "no-appendfsync-on-rewrite", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "aof-load-truncated", "aof-use-rdb-preamble", "dynamic-hz", "aof-rewrite-incremental-fsync", "rdb-save-incremental-fsync", "syslog-enabled", "crash-log-enabled", "enable-protected-configs", "enable-module-command", "oom-score-adj", "disable-thp", "repl-diskless-sync"} {
 		name := name
 		t[name] = &directive{name: name, mutable: true,
 			set: func(c *Config, a []string) error {

@@ -3,6 +3,7 @@ package engine
 import (
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -56,12 +57,18 @@ func (b *bio) start(wg *sync.WaitGroup) {
 // its template thread, which is among those moved here); the cron checks again once a second for
 // any that did not.
 func (b *bio) confineRuntimeThreads() {
-	if len(b.cpus) == 0 {
-		return
+	if len(b.cpus) > 0 {
+		b.confineTo(b.cpus)
 	}
+}
+
+func (b *bio) confineTo(cpus []int) {
 	server := map[int]bool{}
 	for _, t := range b.s.threads {
 		server[int(t.tid.Load())] = true
+	}
+	if tid := b.s.bgsaveTID.Load(); tid != 0 {
+		server[int(tid)] = true // pinned to bgsave_cpulist
 	}
 	entries, err := os.ReadDir("/proc/self/task")
 	if err != nil {
@@ -72,8 +79,25 @@ func (b *bio) confineRuntimeThreads() {
 		if err != nil || server[tid] {
 			continue
 		}
-		_ = cpuset.PinTID(tid, b.cpus)
+		_ = cpuset.PinTID(tid, cpus)
 	}
+}
+
+// setCPUs moves the background thread and the runtime's threads to a new bio_cpulist; an empty
+// list lets them run on every allowed CPU again.
+func (b *bio) setCPUs(cpus, allowed []int) {
+	if slices.Equal(cpus, b.cpus) {
+		return
+	}
+	b.cpus = cpus
+	target := cpus
+	if len(target) == 0 {
+		target = allowed
+	}
+	if err := cpuset.PinTID(b.tid, target); err != nil {
+		b.s.logf(logWarning, "bio thread: pinning to %s failed: %v", cpuset.Format(target), err)
+	}
+	b.confineTo(target)
 }
 
 func (b *bio) loop() {

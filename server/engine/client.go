@@ -39,8 +39,9 @@ type client struct {
 
 	// Socket state (I/O thread, or main while inFlight).
 	qbuf        []byte
-	qpos        int // bytes of qbuf consumed by parsed commands
-	need        int // parse again only when len(qbuf) >= need
+	qpos        int           // bytes of qbuf consumed by parsed commands
+	need        int           // parse again only when len(qbuf) >= need
+	progress    resp.Progress // how far the parse got into a request that has not arrived in full
 	argv        [][]byte
 	cmdEnds     []int // end of each parsed command in argv
 	protoErr    string
@@ -56,7 +57,14 @@ type client struct {
 	killPending bool     // a kill arrived while inFlight
 
 	// Main-thread state.
-	mainOwned     bool
+	mainOwned bool
+	// moving: the client's thread was asked to detach it (it moves to another thread) and has
+	// not handed it back yet. What the main thread would send that thread meanwhile waits here
+	// and follows the client to its new thread.
+	moving        bool
+	deferReturn   bool
+	deferKill     bool
+	deferPush     [][]byte
 	nextCmd       int // index into cmdEnds of the next command to run (blocking resumes here)
 	flags         int
 	db            int

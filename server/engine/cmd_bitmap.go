@@ -1,11 +1,11 @@
 package engine
 
 import (
-	"github.com/iocache/iocache/server/config"
 	"math"
 	"math/bits"
 	"strconv"
 
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
 )
 
@@ -63,7 +63,7 @@ func (s *Server) growString(c *client, key []byte, n int) (v []byte, grown, ok b
 	}
 	old := len(db.Str(r))
 	if n <= old {
-		return db.Str(r), !exists, true
+		return db.StrForWrite(r), !exists, true
 	}
 	_, v = db.ResizeString(r, n)
 	clear(v[old:])

@@ -1,11 +1,10 @@
 package engine
 
 import (
-	"github.com/iocache/iocache/server/config"
 	"math"
-	"math/rand/v2"
 	"strconv"
 
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/glob"
 	"github.com/iocache/iocache/server/keyspace"
 )
@@ -272,12 +271,10 @@ func cmdHRandField(s *Server, c *client, argv [][]byte) {
 	withValues := false
 	count, hasCount := int64(0), len(argv) >= 3
 	if hasCount {
-		v, ok := parseInt(argv[2])
-		if !ok {
-			s.addError(c, errNotInt)
+		var ok bool
+		if count, ok = s.rangedCount(c, argv[2]); !ok {
 			return
 		}
-		count = v
 		if len(argv) == 4 {
 			if !equalFold(argv[3], "withvalues") {
 				s.addError(c, errSyntax)
@@ -286,6 +283,11 @@ func cmdHRandField(s *Server, c *client, argv [][]byte) {
 			withValues = true
 		} else if len(argv) > 4 {
 			s.addError(c, errSyntax)
+			return
+		}
+		// Redis refuses counts whose doubled reply length would overflow.
+		if withValues && (count > (1<<63-1)/2 || count < -(1<<63-1)/2) {
+			s.addError(c, "ERR value is out of range")
 			return
 		}
 	}
@@ -301,44 +303,50 @@ func cmdHRandField(s *Server, c *client, argv [][]byte) {
 		}
 		return
 	}
-	fields := make([]string, 0, h.Len())
-	h.Each(func(f string, _ []byte) bool { fields = append(fields, f); return true })
+	size := h.Len()
 	if !hasCount {
-		c.w.BulkString(fields[rand.IntN(len(fields))])
+		f, _ := h.At(setRand.IntN(size))
+		c.w.BulkString(f)
 		return
 	}
-	var picked []string
-	if count >= 0 {
-		rand.Shuffle(len(fields), func(i, j int) { fields[i], fields[j] = fields[j], fields[i] })
-		if count > int64(len(fields)) {
-			count = int64(len(fields))
-		}
-		picked = fields[:count]
-	} else {
-		for i := int64(0); i < -count; i++ {
-			picked = append(picked, fields[rand.IntN(len(fields))])
-		}
-	}
-	if withValues && c.w.RESP3 {
-		c.w.Array(len(picked))
-		for _, f := range picked {
-			v, _ := h.Get([]byte(f))
+	emit := func(i int) {
+		f, v := h.At(i)
+		if withValues && c.w.RESP3 {
 			c.w.Array(2)
-			c.w.BulkString(f)
-			c.w.Bulk(v)
 		}
-		return
-	}
-	n := len(picked)
-	if withValues {
-		n *= 2
-	}
-	c.w.Array(n)
-	for _, f := range picked {
 		c.w.BulkString(f)
 		if withValues {
-			v, _ := h.Get([]byte(f))
 			c.w.Bulk(v)
 		}
+	}
+	header := func(n int) {
+		if withValues && !c.w.RESP3 {
+			n *= 2
+		}
+		c.w.Array(n)
+	}
+	switch {
+	case count < 0:
+		// Repeats allowed: the reply grows with the count, not with the hash.
+		n := -count
+		per := bulkReplySize(max(h.Bytes()/int64(size)-56, 0))
+		if withValues {
+			per += 4 + minBulkReply // the value's bulk, and RESP3's pair header
+		}
+		if !s.replyFits(c, n, per) {
+			return
+		}
+		header(int(n))
+		for i := int64(0); i < n; i++ {
+			emit(setRand.IntN(size))
+		}
+	case count >= int64(size):
+		header(size)
+		for i := 0; i < size; i++ {
+			emit(i)
+		}
+	default:
+		header(int(count))
+		sampleDistinct(size, int(count), setRand, emit)
 	}
 }

@@ -1,9 +1,9 @@
 package engine
 
 import (
-	"github.com/iocache/iocache/server/config"
 	"math"
 
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/glob"
 	"github.com/iocache/iocache/server/keyspace"
 )
@@ -310,7 +310,9 @@ func (s *Server) parseScan(c *client, argv [][]byte, cursorAt int, allowType boo
 		more := i+1 < len(argv)
 		switch {
 		case equalFold(argv[i], "match") && more:
-			a.match = argv[i+1]
+			if a.match = argv[i+1]; len(a.match) == 1 && a.match[0] == '*' {
+				a.match = nil // as in Redis, "*" matches everything, the empty string included
+			}
 			i++
 		case equalFold(argv[i], "count") && more:
 			n, ok := parseInt(argv[i+1])

@@ -285,25 +285,12 @@ func cmdLRem(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	done := accountObject(s.dbs[c.db], l)
-	removed := int64(0)
 	target := string(argv[3])
-	if count >= 0 {
-		for i := 0; i < l.Len() && (count == 0 || removed < count); {
-			if string(l.Index(i)) == target {
-				l.Remove(i)
-				removed++
-				continue
-			}
-			i++
-		}
-	} else {
-		for i := l.Len() - 1; i >= 0 && removed < -count; i-- {
-			if string(l.Index(i)) == target {
-				l.Remove(i)
-				removed++
-			}
-		}
+	limit := count
+	if limit < 0 {
+		limit = -limit // a count of -2^63 means "all" like 0, as in Redis
 	}
+	removed := int64(l.RemoveMatching(func(v []byte) bool { return string(v) == target }, int(min(uint64(limit), uint64(l.Len()))), count < 0))
 	done()
 	if removed > 0 {
 		s.notify(config.NotifyList, "lrem", argv[1], c.db)

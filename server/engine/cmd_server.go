@@ -26,6 +26,7 @@ func (s *Server) flushArg(c *client, argv [][]byte) bool {
 func (s *Server) flushDB(i int) {
 	s.stats.dirty += int64(s.dbs[i].Len())
 	s.dbs[i] = keyspace.NewDB(s.seed)
+	s.adoptDB(s.dbs[i], i)
 	s.touchAllWatched(i)
 }
 
@@ -44,12 +45,19 @@ func cmdFlushAll(s *Server, c *client, argv [][]byte) {
 	if !s.flushArg(c, argv) {
 		return
 	}
+	// As Redis: a running BGSAVE is abandoned, and with save points the empty dataset is saved
+	// at once, so that a restart does not bring the flushed keys back.
+	s.abortBGSave()
 	for i := range s.dbs {
 		s.flushDB(i)
 	}
 	if s.tracking.clients > 0 {
 		s.trackingInvalidateAll()
 	}
+	if len(s.savePoints()) > 0 {
+		_ = s.saveRDB(s.rdbPath())
+	}
+	s.stats.dirty++
 	c.w.OK()
 }
 
@@ -87,23 +95,6 @@ func cmdTime(s *Server, c *client, argv [][]byte) {
 	c.w.BulkInt(now.Unix())
 	c.w.BulkInt(int64(now.Nanosecond() / 1000))
 }
-
-func cmdShutdown(s *Server, c *client, argv [][]byte) {
-	for _, a := range argv[1:] {
-		switch {
-		case equalFold(a, "nosave"), equalFold(a, "save"), equalFold(a, "now"), equalFold(a, "force"), equalFold(a, "abort"):
-		default:
-			s.addError(c, errSyntax)
-			return
-		}
-	}
-	s.logf(logWarning, "User requested shutdown...")
-	s.stopping.Store(true)
-	// Like Redis, no reply: the connection closes.
-	c.flags |= flagCloseASAP
-}
-
-func cmdLastSave(s *Server, c *client, argv [][]byte) { c.w.Int(s.startTime.Unix()) }
 
 func cmdRole(s *Server, c *client, argv [][]byte) {
 	c.w.Array(3)
@@ -174,6 +165,16 @@ func (s *Server) configSet(c *client, args [][]byte) {
 			default:
 				s.addError(c, "ERR CONFIG SET failed (possibly related to argument '"+name+"') - "+err.Error())
 			}
+			return
+		}
+	}
+	if layoutChanged(s.cfg, &next) {
+		plan, err := s.planFor(&next)
+		if err == nil {
+			err = s.applyPlan(plan)
+		}
+		if err != nil {
+			s.addError(c, "ERR CONFIG SET failed (possibly related to argument '"+layoutArgument(s.cfg, &next)+"') - "+err.Error())
 			return
 		}
 	}

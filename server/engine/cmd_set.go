@@ -1,10 +1,10 @@
 package engine
 
 import (
-	"github.com/iocache/iocache/server/config"
 	"math/rand/v2"
 	"sort"
 
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/glob"
 	"github.com/iocache/iocache/server/keyspace"
 )
@@ -146,12 +146,10 @@ func cmdSRandMember(s *Server, c *client, argv [][]byte) {
 	hasCount := len(argv) == 3
 	var count int64
 	if hasCount {
-		v, ok := parseInt(argv[2])
-		if !ok {
-			s.addError(c, errNotInt)
+		var ok bool
+		if count, ok = s.rangedCount(c, argv[2]); !ok {
 			return
 		}
-		count = v
 	}
 	st, ok := s.getSet(c, argv[1], forRead)
 	if !ok {
@@ -169,22 +167,29 @@ func cmdSRandMember(s *Server, c *client, argv [][]byte) {
 		c.w.BulkString(st.Random(setRand))
 		return
 	}
+	members := st.Members()
 	if count < 0 {
-		c.w.Array(int(-count))
-		for i := int64(0); i < -count; i++ {
+		// Repeats allowed: the reply grows with the count, not with the set.
+		n := -count
+		avg := max(st.Bytes()/int64(len(members))-48, 0)
+		if !s.replyFits(c, n, bulkReplySize(avg)) {
+			return
+		}
+		c.w.Array(int(n))
+		for i := int64(0); i < n; i++ {
 			c.w.BulkString(st.Random(setRand))
 		}
 		return
 	}
-	members := append([]string(nil), st.Members()...)
-	setRand.Shuffle(len(members), func(i, j int) { members[i], members[j] = members[j], members[i] })
-	if count > int64(len(members)) {
-		count = int64(len(members))
+	if count >= int64(len(members)) {
+		c.w.Array(len(members))
+		for _, m := range members {
+			c.w.BulkString(m)
+		}
+		return
 	}
 	c.w.Array(int(count))
-	for _, m := range members[:count] {
-		c.w.BulkString(m)
-	}
+	sampleDistinct(len(members), int(count), setRand, func(i int) { c.w.BulkString(members[i]) })
 }
 
 func cmdSMove(s *Server, c *client, argv [][]byte) {

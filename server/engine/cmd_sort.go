@@ -2,11 +2,11 @@ package engine
 
 import (
 	"bytes"
-	"github.com/iocache/iocache/server/config"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
 )
 

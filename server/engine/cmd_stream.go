@@ -2,10 +2,10 @@ package engine
 
 import (
 	"bytes"
-	"github.com/iocache/iocache/server/config"
 	"math"
 	"strconv"
 
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
 )
 

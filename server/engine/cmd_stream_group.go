@@ -2,9 +2,9 @@ package engine
 
 import (
 	"fmt"
-	"github.com/iocache/iocache/server/config"
 	"math"
 
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
 )
 
@@ -205,7 +205,7 @@ func cmdXReadGroup(s *Server, c *client, argv [][]byte) {
 				s.wrongType(c)
 				return
 			}
-			st = db.Obj(r).(*keyspace.Stream)
+			st = db.ObjForWrite(r).(*keyspace.Stream)
 		}
 		var g *keyspace.Group
 		if st != nil {

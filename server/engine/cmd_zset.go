@@ -1,9 +1,9 @@
 package engine
 
 import (
-	"github.com/iocache/iocache/server/config"
 	"math"
 
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/glob"
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/resp"

@@ -1,12 +1,11 @@
 package engine
 
 import (
-	"github.com/iocache/iocache/server/config"
 	"strings"
 
-	"github.com/iocache/iocache/server/resp"
-
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // Command flags, named as COMMAND INFO prints them.
@@ -132,6 +131,10 @@ func (s *Server) call(c *client, argv [][]byte) {
 		s.reject(c, cmd, "ERR wrong number of arguments for '"+cmd.name+"' command")
 		return
 	}
+	if cmd.name == "debug" && !s.debugAllowed(c) {
+		s.reject(c, cmd, "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.")
+		return
+	}
 	if !c.authed && cmd.flags&cmdNoAuth == 0 {
 		s.reject(c, cmd, "NOAUTH Authentication required.")
 		return
@@ -142,6 +145,10 @@ func (s *Server) call(c *client, argv [][]byte) {
 	}
 	if c.flags&flagPubSub != 0 && !c.w.RESP3 && cmd.flags&cmdSubscribed == 0 {
 		s.reject(c, cmd, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+		return
+	}
+	if s.writesDenied() && (cmd.flags&cmdWrite != 0 || cmd.name == "ping") {
+		s.reject(c, cmd, errMisconf)
 		return
 	}
 	if c.flags&flagMulti != 0 && !isMultiControl(cmd) {

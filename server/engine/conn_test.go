@@ -62,7 +62,7 @@ func TestErrorTexts(t *testing.T) {
 		{[]any{"SET", "k", "v", "NX", "XX"}, "ERR syntax error"},
 		{[]any{"INCRBY", "k", "x"}, "ERR value is not an integer or out of range"},
 		{[]any{"SELECT", "99"}, "ERR DB index is out of range"},
-		{[]any{"CONFIG", "SET", "io-threads", "4"}, "ERR CONFIG SET failed (possibly related to argument 'io-threads') - can't set immutable config"},
+		{[]any{"CONFIG", "SET", "cpulist-mode", "relative"}, "ERR CONFIG SET failed (possibly related to argument 'cpulist-mode') - can't set immutable config"},
 		{[]any{"CONFIG", "SET", "no-such-thing", "1"}, "ERR Unknown option or number of arguments for CONFIG SET - 'no-such-thing'"},
 		{[]any{"CLIENT", "NOPE"}, "ERR unknown subcommand 'NOPE'. Try CLIENT HELP."},
 	}

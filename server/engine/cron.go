@@ -21,6 +21,9 @@ func (s *Server) cron() {
 	s.measureMemory()
 	s.clientsCron()
 	s.cpuTicker.sample(s)
+	if len(s.stopped) > 0 {
+		s.foldStoppedThreads()
+	}
 	if s.nowMs >= s.nextConfine {
 		// A thread the runtime creates from one that was not yet confined (a race at start, or
 		// a future runtime's choice) would run on the server's CPUs: check once a second.
@@ -30,6 +33,7 @@ func (s *Server) cron() {
 	if s.cfg.MaxMemory > 0 && !s.pause.active(s.nowMs) {
 		s.freeMemoryIfNeeded()
 	}
+	s.persistCron()
 }
 
 // expireTick runs the active expire cycle when due; a backlog makes it run again on the next

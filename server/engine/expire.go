@@ -33,7 +33,7 @@ func (s *Server) deleteKey(db *keyspace.DB, r keyspace.Ref) {
 // when it is large.
 func (s *Server) freeObject(db *keyspace.DB, obj any) {
 	db.AddObjectBytes(-objectBytes(obj))
-	if objectLen(obj) > largeObject {
+	if objectLen(obj) > largeObject && !s.sharedWithWriter(obj) {
 		s.bio.lazyFree(obj)
 	}
 }

@@ -12,6 +12,7 @@ import (
 // 0 allocs/op.
 func BenchmarkHotPath(b *testing.B) {
 	cfg := config.New()
+	cfg.Save = ""
 	cfg.Port = 0
 	cfg.Bind = []string{"127.0.0.1"}
 	cfg.LogLevel = "warning"

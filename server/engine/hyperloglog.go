@@ -2,10 +2,10 @@ package engine
 
 import (
 	"encoding/binary"
-	"github.com/iocache/iocache/server/config"
 	"math"
 	"math/bits"
 
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
 )
 

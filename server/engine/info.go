@@ -92,7 +92,7 @@ func (s *Server) infoServer(f func(string, any)) {
 	f("configured_hz", s.cfg.HZ)
 	f("lru_clock", s.lruClock)
 	f("executable", os.Args[0])
-	f("io_threads_active", boolInt(!s.direct))
+	f("io_threads_active", boolInt(s.activeIO > 0))
 	f("io_threads", s.plan.IOThreads)
 	f("cpus_allowed", cpuset.Format(s.plan.Allowed))
 	f("cpus_effective", s.plan.Cores)
@@ -191,24 +191,8 @@ func (s *Server) infoMemory(f func(string, any)) {
 	f("lazyfreed_objects", s.bio.freedCount())
 }
 
-func (s *Server) infoPersistence(f func(string, any)) {
-	f("loading", 0)
-	f("async_loading", 0)
-	f("rdb_changes_since_last_save", s.stats.dirty)
-	f("rdb_bgsave_in_progress", 0)
-	f("rdb_last_save_time", s.startTime.Unix())
-	f("rdb_last_bgsave_status", "ok")
-	f("aof_enabled", boolInt(s.cfg.AppendOnly))
-	f("aof_rewrite_in_progress", 0)
-	f("aof_last_write_status", "ok")
-}
-
 func (s *Server) infoStats(f func(string, any)) {
-	var in, out int64
-	for _, t := range s.threads {
-		in += t.counters.reads.Load()
-		out += t.counters.writes.Load()
-	}
+	in, out := s.totalReadsWrites()
 	f("total_connections_received", s.stats.connectionsReceived)
 	f("total_commands_processed", s.stats.commandsProcessed)
 	f("instantaneous_ops_per_sec", s.stats.instantaneousOps())
@@ -239,7 +223,8 @@ func (s *Server) infoStats(f func(string, any)) {
 // thread is pinned to, its OS thread id, its CPU use over the last second, and the batches it
 // exchanged with the main thread.
 func (s *Server) infoThreads(f func(string, any)) {
-	f("io_threads_active", boolInt(!s.direct))
+	f("io_threads_active", boolInt(s.activeIO > 0))
+	f("io_threads_serving", s.activeIO)
 	for i, t := range s.threads {
 		busy := 0.0
 		if i < len(s.cpuTicker.threads) {
@@ -249,9 +234,17 @@ func (s *Server) infoThreads(f func(string, any)) {
 		if cpus == "" {
 			cpus = cpuset.Format(s.plan.Allowed)
 		}
-		f(fmt.Sprintf("io_thread_%d", i), fmt.Sprintf("clients=%d,reads=%d,writes=%d,cpus=%s,tid=%d,cpu_busy=%.2f,batches=%d,batched_commands=%d",
-			t.counters.clients.Load(), t.counters.reads.Load(), t.counters.writes.Load(), cpus, t.tid.Load(), busy,
-			t.counters.batches.Load(), t.counters.batched.Load()))
+		state := "serving"
+		switch {
+		case i >= s.plan.IOThreads:
+			state = "draining"
+		case i > s.activeIO || (i == 0 && s.activeIO > 0):
+			state = "idle"
+		}
+		// clients counts the sockets the thread holds now, those it is handing over included.
+		f(fmt.Sprintf("io_thread_%d", i), fmt.Sprintf("clients=%d,reads=%d,writes=%d,cpus=%s,tid=%d,cpu_busy=%.2f,batches=%d,batched_commands=%d,state=%s",
+			t.assigned+t.leaving, t.counters.reads.Load(), t.counters.writes.Load(), cpus, t.tid.Load(), busy,
+			t.counters.batches.Load(), t.counters.batched.Load(), state))
 	}
 	bioCPUs := cpuset.Format(s.bio.cpus)
 	if bioCPUs == "" {

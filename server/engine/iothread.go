@@ -12,9 +12,10 @@ import (
 	"github.com/iocache/iocache/server/resp"
 )
 
-// An ioThread owns a fixed set of connections for their whole life and does their socket work:
-// reads, RESP parsing, writes. Thread 0 is the main thread; with io-threads 1 it does all of this
-// itself and executes commands inline ("direct" mode). Other threads hand parsed commands to the
+// An ioThread owns a set of connections and does their socket work: reads, RESP parsing, writes.
+// Connections move between threads only when the thread layout changes (see iogroup.go). Thread 0
+// is the main thread; the connections it serves (all of them while no I/O thread is active) have
+// their commands executed inline ("direct" mode). Other threads hand parsed commands to the
 // main thread in batches and get the clients back, replies appended, in batches: one mutex
 // acquisition per batch, no channel operations, and a wake-up (an eventfd write) only when the
 // other side is asleep. Nothing spins: a thread with no work blocks in epoll_wait.
@@ -22,11 +23,12 @@ import (
 type msgKind uint8
 
 const (
-	msgNewClient msgKind = iota // main accepted a connection for this thread
-	msgReturn                   // main executed the client's commands; write the replies
-	msgPush                     // main has out-of-band output for the client (pub/sub, MONITOR)
-	msgKill                     // main wants the client closed (CLIENT KILL, timeout, limits)
-	msgStop                     // the server is shutting down
+	msgAdopt  msgKind = iota // serve this client from now on (a new connection, or one moving here)
+	msgReturn                // main executed the client's commands; write the replies
+	msgPush                  // main has out-of-band output for the client (pub/sub, MONITOR)
+	msgKill                  // main wants the client closed (CLIENT KILL, timeout, limits)
+	msgDetach                // stop serving the client and hand it back: it moves to another thread
+	msgStop                  // the thread is no longer needed, or the server is shutting down
 )
 
 type threadMsg struct {
@@ -57,6 +59,7 @@ type ioThread struct {
 	direct bool
 	cpus   []int
 	tid    atomic.Int64
+	exited atomic.Bool // set when run returns, its counters final
 
 	conns    []*client // indexed by fd
 	nclients int
@@ -69,22 +72,28 @@ type ioThread struct {
 	counters threadCounters
 
 	// Hand-off, guarded by mu. toMain carries clients with parsed commands (or closed) to the
-	// main thread; inbox carries messages from the main thread.
-	mu       sync.Mutex
-	toMain   []*client
-	inbox    []threadMsg
-	inboxN   atomic.Int32
-	sleeping atomic.Int32
+	// main thread, toMainDetached the clients this thread stopped serving (see detach); inbox
+	// carries messages from the main thread.
+	mu             sync.Mutex
+	toMain         []*client
+	toMainDetached []*client
+	inbox          []threadMsg
+	inboxN         atomic.Int32
+	sleeping       atomic.Int32
 
-	batch []*client // this iteration's clients for the main thread (thread-local)
+	batch    []*client // this iteration's clients for the main thread (thread-local)
+	detached []*client // this iteration's detached clients for the main thread (thread-local)
 	// pending holds clients with buffered commands or unread socket data (see schedule).
 	pending      []*client
 	pendingSpare []*client
 	spare        []threadMsg
 	lim          resp.Limits
 
-	// assigned is the main thread's count of clients given to this thread (balancing at accept).
+	// Main-thread state: assigned counts the clients this thread serves, for balancing; leaving
+	// those it was asked to detach and has not handed back. A thread being removed stops when
+	// both are zero.
 	assigned int
+	leaving  int
 }
 
 func newIOThread(s *Server, id int, direct bool, cpus []int) (*ioThread, error) {
@@ -95,14 +104,16 @@ func newIOThread(s *Server, id int, direct bool, cpus []int) (*ioThread, error) 
 	return &ioThread{id: id, s: s, p: p, direct: direct, cpus: cpus}, nil
 }
 
-// run is the loop of an I/O thread (not the main thread, whose loop is Server.mainLoop).
-func (t *ioThread) run(wg, started *sync.WaitGroup) {
+// run is the loop of an I/O thread (not the main thread, whose loop is Server.mainLoop). cpus
+// is where it pins itself; later changes of server_cpulist re-pin it from the main thread.
+// The goroutine stays locked to its OS thread when it returns, so the runtime ends that thread
+// rather than reusing a thread pinned to server CPUs.
+func (t *ioThread) run(wg, started *sync.WaitGroup, cpus []int) {
 	defer wg.Done()
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	t.tid.Store(int64(cpuset.Gettid()))
-	if err := cpuset.PinThread(t.cpus); err != nil {
-		t.s.logf(logWarning, "io thread %d: pinning to %s failed: %v", t.id, cpuset.Format(t.cpus), err)
+	if err := cpuset.PinThread(cpus); err != nil {
+		t.s.logf(logWarning, "io thread %d: pinning to %s failed: %v", t.id, cpuset.Format(cpus), err)
 	}
 	started.Done()
 	for {
@@ -119,6 +130,8 @@ func (t *ioThread) run(wg, started *sync.WaitGroup) {
 		}
 		if !t.drainInbox() {
 			t.shutdown()
+			t.publish(nanotime() - start)
+			t.exited.Store(true)
 			return
 		}
 		t.processPending()
@@ -168,9 +181,9 @@ func (t *ioThread) onEvent(fd int32, events uint32) {
 	}
 }
 
-// register starts serving an accepted connection on this thread.
+// register starts serving a connection on this thread. The main thread already set c.thread;
+// I/O threads never read it.
 func (t *ioThread) register(c *client) {
-	c.thread = t
 	for c.fd >= len(t.conns) {
 		t.conns = append(t.conns, make([]*client, len(t.conns)+64)...)
 	}
@@ -180,7 +193,48 @@ func (t *ioThread) register(c *client) {
 		t.closeClient(c)
 		return
 	}
-	// Edge-triggered registration reports data that is already there, so nothing else to do.
+	// Edge-triggered registration reports data that is already there, and EPOLLOUT when the
+	// socket has room, so nothing else to do for reading or for output left by another thread.
+}
+
+// adopt starts serving a client that another thread served until now. If the main thread holds
+// it (blocked, paused), only the socket is watched until it comes back with msgReturn; otherwise
+// parsing resumes where the previous thread stopped.
+func (t *ioThread) adopt(c *client) {
+	c.writable = true // an EAGAIN seen by the previous thread is retried here, then waits for an edge
+	t.register(c)
+	if c.closed || c.inFlight {
+		return
+	}
+	if c.pendingOutput() > 0 {
+		t.writeClient(c)
+		if c.closed {
+			return
+		}
+	}
+	if c.moreToParse || c.readPending {
+		t.schedule(c)
+	}
+}
+
+// detach stops serving c: it leaves this thread's poller and lists, and from then on this
+// thread never touches it. Its socket state (unparsed input, unwritten output, pushes that
+// arrived while the main thread held it) travels with the client to its next thread.
+func (t *ioThread) detach(c *client) {
+	t.p.del(c.fd)
+	if c.fd < len(t.conns) && t.conns[c.fd] == c {
+		t.conns[c.fd] = nil
+	}
+	t.nclients--
+	if c.scheduled {
+		c.scheduled = false
+		for i, p := range t.pending {
+			if p == c {
+				t.pending = append(t.pending[:i], t.pending[i+1:]...)
+				break
+			}
+		}
+	}
 }
 
 // readClient reads one chunk from the socket (Redis's 16 KiB, or the rest of a large argument)
@@ -192,9 +246,12 @@ func (t *ioThread) readClient(c *client) {
 	if c.qpos > 0 && c.qpos == len(c.qbuf) {
 		c.qbuf, c.qpos, c.need = c.qbuf[:0], 0, 0
 	}
+	// The rest of a large argument is read in steps that at most double what has arrived: a
+	// client that announces a 512 MB argument (or 100 GB, under a raised proto-max-bulk-len) and
+	// sends nothing more costs a read chunk, not the size it announced.
 	want := readChunk
 	if rest := c.need - len(c.qbuf); rest > want {
-		want = rest // the remainder of a large argument, in one read as Redis does
+		want = min(rest, max(readChunk, len(c.qbuf)-c.qpos))
 	}
 	if cap(c.qbuf)-len(c.qbuf) < want {
 		t.growQuery(c, want)
@@ -311,7 +368,7 @@ func (t *ioThread) parseAndDispatch(c *client) {
 			c.moreToParse = true
 			break
 		}
-		argv, n, need, err := resp.ParseCommand(c.qbuf[c.qpos:], c.argv, &t.lim)
+		argv, n, need, err := resp.ParseCommandFrom(c.qbuf[c.qpos:], c.argv, &t.lim, &c.progress)
 		if err != nil {
 			if errors.Is(err, resp.ErrIncomplete) {
 				c.need = c.qpos + need
@@ -349,15 +406,18 @@ func (t *ioThread) parseAndDispatch(c *client) {
 
 // flushBatch hands this iteration's clients to the main thread.
 func (t *ioThread) flushBatch() {
-	if len(t.batch) == 0 {
+	if len(t.batch) == 0 && len(t.detached) == 0 {
 		return
 	}
 	t.batches++
 	t.mu.Lock()
 	t.toMain = append(t.toMain, t.batch...)
+	t.toMainDetached = append(t.toMainDetached, t.detached...)
 	t.mu.Unlock()
 	clear(t.batch)
 	t.batch = t.batch[:0]
+	clear(t.detached)
+	t.detached = t.detached[:0]
 	t.s.ioWork.Add(1)
 	if t.s.mainSleeping.Load() == 1 {
 		t.s.mainPoller.wake()
@@ -378,8 +438,8 @@ func (t *ioThread) drainInbox() bool {
 	for i := range msgs {
 		m := &msgs[i]
 		switch m.kind {
-		case msgNewClient:
-			t.register(m.c)
+		case msgAdopt:
+			t.adopt(m.c)
 		case msgReturn:
 			m.c.inFlight = false
 			t.afterProcess(m.c)
@@ -408,6 +468,14 @@ func (t *ioThread) drainInbox() bool {
 				break
 			}
 			t.closeClient(m.c)
+		case msgDetach:
+			// A closed client is already on its way to the main thread, which forgets it. One
+			// the main thread holds (inFlight) moves all the same: its socket state here is
+			// this thread's part (readPending, pendingPush, killPending) and goes with it.
+			if !m.c.closed {
+				t.detach(m.c)
+				t.detached = append(t.detached, m.c)
+			}
 		case msgStop:
 			keepRunning = false
 		}

@@ -74,13 +74,20 @@ type snapshot struct {
 	opsPerSec                    int64
 	errors                       map[string]int64
 	channels, patterns           int
-	startTime                    int64
 	dirty                        int64
 	commands                     []commandSnap
 	threads                      []threadSnap
 	ioThreads                    int
 	expirePause, evictPause      float64
 	lazyFreed                    int64
+	rdb                          rdbSnap
+}
+
+// rdbSnap is the persistence state a scrape reports.
+type rdbSnap struct {
+	lastSave, saves          int64
+	inProgress, lastOK       bool
+	lastSeconds, currentSecs int64
 }
 
 type snapRequest struct {
@@ -133,10 +140,15 @@ func (s *Server) takeSnapshot() *snapshot {
 		rejectedConns: s.stats.rejectedConns, hits: s.stats.keyspaceHits, misses: s.stats.keyspaceMisses,
 		expired: s.stats.expiredKeys, evicted: s.stats.evictedKeys, used: s.usedMemory(), maxmemory: s.cfg.MaxMemory,
 		rss: rss(), opsPerSec: s.stats.instantaneousOps(), errors: map[string]int64{},
-		channels: len(s.pubsub.channels), patterns: len(s.pubsub.patterns), startTime: s.startTime.Unix(),
+		channels: len(s.pubsub.channels), patterns: len(s.pubsub.patterns),
 		dirty: s.stats.dirty, ioThreads: s.plan.IOThreads,
 		expirePause: float64(s.stats.expireCycleMaxNs) / 1e9, evictPause: float64(s.stats.evictionMaxNs) / 1e9,
 		lazyFreed: s.bio.freedCount(),
+		rdb: rdbSnap{lastSave: s.persist.lastSave, saves: s.persist.saves, inProgress: s.persist.running != nil,
+			lastOK: s.persist.lastBgsaveOK, lastSeconds: s.persist.lastBgsaveSec, currentSecs: -1},
+	}
+	if job := s.persist.running; job != nil {
+		sn.rdb.currentSecs = s.unixtime - job.startUnix
 	}
 	for _, c := range s.clients {
 		if c.blocked != nil {
@@ -182,29 +194,35 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 }
 
 var (
-	dUp             = desc("redis_up", "Whether the server answered the scrape.")
-	dUptime         = desc("redis_uptime_in_seconds", "Seconds since the server started.")
-	dClients        = desc("redis_connected_clients", "Connected clients.")
-	dBlocked        = desc("redis_blocked_clients", "Clients blocked in BLPOP and kin.")
-	dMaxClients     = desc("redis_config_maxclients", "The maxclients setting.")
-	dCmdsProcessed  = desc("redis_commands_processed_total", "Commands processed.")
-	dConnsReceived  = desc("redis_connections_received_total", "Connections accepted.")
-	dRejectedConns  = desc("redis_rejected_connections_total", "Connections refused at maxclients.")
-	dHits           = desc("redis_keyspace_hits_total", "Successful key lookups.")
-	dMisses         = desc("redis_keyspace_misses_total", "Failed key lookups.")
-	dExpired        = desc("redis_expired_keys_total", "Keys removed because their TTL passed.")
-	dEvicted        = desc("redis_evicted_keys_total", "Keys evicted under maxmemory.")
-	dMemUsed        = desc("redis_memory_used_bytes", "used_memory: the bytes maxmemory is compared against.")
-	dMemMax         = desc("redis_memory_max_bytes", "The maxmemory setting (0 = unlimited).")
-	dMemRSS         = desc("redis_memory_used_rss_bytes", "Resident set size of the process.")
-	dDBKeys         = desc("redis_db_keys", "Keys per database.", "db")
-	dDBExpiring     = desc("redis_db_keys_expiring", "Keys with a TTL per database.", "db")
-	dOps            = desc("redis_instantaneous_ops_per_sec", "Commands per second, sampled.")
-	dErrors         = desc("redis_errors_total", "Error replies by error code.", "err")
-	dChannels       = desc("redis_pubsub_channels", "Pub/sub channels with subscribers.")
-	dPatterns       = desc("redis_pubsub_patterns", "Pub/sub patterns with subscribers.")
-	dLastSave       = desc("redis_rdb_last_save_timestamp_seconds", "Time of the last save.")
-	dChanges        = desc("redis_rdb_changes_since_last_save", "Writes since the last save.")
+	dUp            = desc("redis_up", "Whether the server answered the scrape.")
+	dUptime        = desc("redis_uptime_in_seconds", "Seconds since the server started.")
+	dClients       = desc("redis_connected_clients", "Connected clients.")
+	dBlocked       = desc("redis_blocked_clients", "Clients blocked in BLPOP and kin.")
+	dMaxClients    = desc("redis_config_maxclients", "The maxclients setting.")
+	dCmdsProcessed = desc("redis_commands_processed_total", "Commands processed.")
+	dConnsReceived = desc("redis_connections_received_total", "Connections accepted.")
+	dRejectedConns = desc("redis_rejected_connections_total", "Connections refused at maxclients.")
+	dHits          = desc("redis_keyspace_hits_total", "Successful key lookups.")
+	dMisses        = desc("redis_keyspace_misses_total", "Failed key lookups.")
+	dExpired       = desc("redis_expired_keys_total", "Keys removed because their TTL passed.")
+	dEvicted       = desc("redis_evicted_keys_total", "Keys evicted under maxmemory.")
+	dMemUsed       = desc("redis_memory_used_bytes", "used_memory: the bytes maxmemory is compared against.")
+	dMemMax        = desc("redis_memory_max_bytes", "The maxmemory setting (0 = unlimited).")
+	dMemRSS        = desc("redis_memory_used_rss_bytes", "Resident set size of the process.")
+	dDBKeys        = desc("redis_db_keys", "Keys per database.", "db")
+	dDBExpiring    = desc("redis_db_keys_expiring", "Keys with a TTL per database.", "db")
+	dOps           = desc("redis_instantaneous_ops_per_sec", "Commands per second, sampled.")
+	dErrors        = desc("redis_errors_total", "Error replies by error code.", "err")
+	dChannels      = desc("redis_pubsub_channels", "Pub/sub channels with subscribers.")
+	dPatterns      = desc("redis_pubsub_patterns", "Pub/sub patterns with subscribers.")
+	dLastSave      = desc("redis_rdb_last_save_timestamp_seconds", "Time of the last successful save.")
+	dChanges       = desc("redis_rdb_changes_since_last_save", "Writes since the last save.")
+	dBgsaveRunning = desc("redis_rdb_bgsave_in_progress", "1 while a BGSAVE runs.")
+	dBgsaveStatus  = desc("redis_rdb_last_bgsave_status", "1 if the last save succeeded, 0 if it failed.")
+	// redis_exporter spells these two with _sec; promtool's lint wants the unit in full.
+	dBgsaveLast     = desc("redis_rdb_last_bgsave_duration_seconds", "Duration of the last BGSAVE (-1 before any).")
+	dBgsaveCurrent  = desc("redis_rdb_current_bgsave_duration_seconds", "Duration of the running BGSAVE so far (-1 when none runs).")
+	dRDBSaves       = desc("redis_rdb_saves_total", "Snapshots saved since start.")
 	dCmdCalls       = desc("redis_commands_total", "Calls per command.", "cmd")
 	dCmdDuration    = desc("redis_commands_duration_seconds_total", "Time spent executing each command.", "cmd")
 	dCmdFailed      = desc("redis_commands_failed_calls_total", "Calls that replied with an error, per command.", "cmd")
@@ -233,7 +251,7 @@ var (
 
 // allDescs lists every metric, so Describe does not need a snapshot (the main loop may not run
 // yet when the collector is registered).
-var allDescs = []*prometheus.Desc{dUp, dUptime, dClients, dBlocked, dMaxClients, dCmdsProcessed, dConnsReceived, dRejectedConns, dHits, dMisses, dExpired, dEvicted, dMemUsed, dMemMax, dMemRSS, dDBKeys, dDBExpiring, dOps, dErrors, dChannels, dPatterns, dLastSave, dChanges, dCmdCalls, dCmdDuration, dCmdFailed, dCmdRejected, dNetIn, dNetOut, dCPU, dCPUUser, dInfo, dCmdLatency, dThreadReads, dThreadWrites, dThreadClients, dThreadInBytes, dThreadOutBytes, dThreadCPU, dThreadBusy, dThreadPinned, dThreadBatches, dThreadBatched, dMainBusy, dExpirePause, dEvictPause, dLazyFreed}
+var allDescs = []*prometheus.Desc{dUp, dUptime, dClients, dBlocked, dMaxClients, dCmdsProcessed, dConnsReceived, dRejectedConns, dHits, dMisses, dExpired, dEvicted, dMemUsed, dMemMax, dMemRSS, dDBKeys, dDBExpiring, dOps, dErrors, dChannels, dPatterns, dLastSave, dChanges, dBgsaveRunning, dBgsaveStatus, dBgsaveLast, dBgsaveCurrent, dRDBSaves, dCmdCalls, dCmdDuration, dCmdFailed, dCmdRejected, dNetIn, dNetOut, dCPU, dCPUUser, dInfo, dCmdLatency, dThreadReads, dThreadWrites, dThreadClients, dThreadInBytes, dThreadOutBytes, dThreadCPU, dThreadBusy, dThreadPinned, dThreadBatches, dThreadBatched, dMainBusy, dExpirePause, dEvictPause, dLazyFreed}
 
 func (col collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range allDescs {
@@ -279,8 +297,13 @@ func (col collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(dChannels, float64(sn.channels))
 	gauge(dPatterns, float64(sn.patterns))
-	gauge(dLastSave, float64(sn.startTime))
+	gauge(dLastSave, float64(sn.rdb.lastSave))
 	gauge(dChanges, float64(sn.dirty))
+	gauge(dBgsaveRunning, float64(boolInt(sn.rdb.inProgress)))
+	gauge(dBgsaveStatus, float64(boolInt(sn.rdb.lastOK)))
+	gauge(dBgsaveLast, float64(sn.rdb.lastSeconds))
+	gauge(dBgsaveCurrent, float64(sn.rdb.currentSecs))
+	counter(dRDBSaves, float64(sn.rdb.saves))
 	u, sy := processCPU()
 	counter(dCPU, sy.Seconds())
 	counter(dCPUUser, u.Seconds())

@@ -106,6 +106,9 @@ func TestMetricsMatchTraffic(t *testing.T) {
 		{"redis_errors_total", map[string]string{"err": "ERR"}, 1},
 		{"iocache_io_thread_reads_total", map[string]string{"thread": "0"}, 0},
 		{"iocache_info", map[string]string{"io_threads": "2"}, 1},
+		{"redis_rdb_last_bgsave_status", nil, 1},
+		{"redis_rdb_bgsave_in_progress", nil, 0},
+		{"redis_rdb_current_bgsave_duration_seconds", nil, -1},
 	}
 	for _, ch := range checks {
 		got, ok := metricValue(t, body, ch.name, ch.labels)

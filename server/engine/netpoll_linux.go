@@ -55,6 +55,11 @@ func (p *poller) add(fd int, events uint32) error {
 	return nil
 }
 
+// del stops watching fd. Errors mean the descriptor is gone already, which is what del wants.
+func (p *poller) del(fd int) {
+	_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, fd, nil)
+}
+
 // wait blocks up to timeoutMs (-1 forever, 0 not at all) and returns the ready events.
 func (p *poller) wait(timeoutMs int) []unix.EpollEvent {
 	for {

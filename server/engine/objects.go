@@ -39,7 +39,10 @@ func getObject[T collection](s *Server, c *client, key []byte, t keyspace.Type, 
 		s.wrongType(c)
 		return obj, false
 	}
-	return db.Obj(r).(T), true
+	if mode == forRead {
+		return db.Obj(r).(T), true
+	}
+	return db.ObjForWrite(r).(T), true
 }
 
 // firstExisting finds the first of keys that holds a value, for the multi-key pops (BLPOP,
@@ -56,7 +59,7 @@ func firstExisting[T collection](s *Server, c *client, keys [][]byte, t keyspace
 			s.wrongType(c)
 			return nil, obj, false, false
 		}
-		return k, db.Obj(r).(T), true, true
+		return k, db.ObjForWrite(r).(T), true, true
 	}
 	return nil, obj, false, true
 }

@@ -14,6 +14,7 @@ import (
 // work directly and time it.
 func newIdleServer(b *testing.B, mutate func(*config.Config)) *Server {
 	cfg := config.New()
+	cfg.Save = ""
 	cfg.Port = 0
 	cfg.Bind = []string{"127.0.0.1"}
 	cfg.LogLevel = "warning"

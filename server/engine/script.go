@@ -381,10 +381,33 @@ func indexCRLF(b []byte) int {
 	return len(b) - 2
 }
 
+// luaReplyMaxDepth is how deep Redis 7.0 nests a script's returned tables before Lua's stack
+// (LUAI_MAXCSTACK, 8000 slots, two already used) runs out: there it answers "reached lua stack
+// limit" in place of the deeper table. A table that contains itself stops there too.
+const luaReplyMaxDepth = 7995
+
 // luaToReply converts a script's return value for the caller: numbers to integers (truncated),
 // strings to bulk strings, true to 1, false and nil to null, {ok=} to a status, {err=} to an
-// error and other tables to arrays up to their first nil.
+// error and other tables to arrays up to their first nil. Nesting is bounded as in Redis, and the
+// whole reply by maxReplyBytes (a table that holds itself many times over would otherwise
+// expand without end): past it the reply is replaced by errReplyTooBig.
 func (s *Server) luaToReply(c *client, v lua.LValue) {
+	mark := len(c.w.Buf)
+	limit := int64(mark) + s.maxReplyBytes(c)
+	if !s.luaValueToReply(c, v, 0, limit) {
+		c.w.Buf = c.w.Buf[:mark]
+		s.addError(c, errReplyTooBig)
+	}
+}
+
+func (s *Server) luaValueToReply(c *client, v lua.LValue, depth int, limit int64) bool {
+	if int64(len(c.w.Buf)) > limit {
+		return false
+	}
+	if depth >= luaReplyMaxDepth {
+		s.addError(c, "ERR reached lua stack limit")
+		return true
+	}
 	switch v := v.(type) {
 	case lua.LNumber:
 		c.w.Int(int64(v))
@@ -399,11 +422,11 @@ func (s *Server) luaToReply(c *client, v lua.LValue) {
 	case *lua.LTable:
 		if e := v.RawGetString("err"); e.Type() == lua.LTString {
 			s.addError(c, strings.TrimPrefix(e.String(), "-"))
-			return
+			return true
 		}
 		if ok := v.RawGetString("ok"); ok.Type() == lua.LTString {
 			c.w.Simple(ok.String())
-			return
+			return true
 		}
 		n := 0
 		for v.RawGetInt(n+1) != lua.LNil {
@@ -411,11 +434,14 @@ func (s *Server) luaToReply(c *client, v lua.LValue) {
 		}
 		c.w.Array(n)
 		for i := 1; i <= n; i++ {
-			s.luaToReply(c, v.RawGetInt(i))
+			if !s.luaValueToReply(c, v.RawGetInt(i), depth+1, limit) {
+				return false
+			}
 		}
 	default:
 		c.w.Null()
 	}
+	return true
 }
 
 func luaErrorReply(L *lua.LState) int {

@@ -41,10 +41,17 @@ type Server struct {
 
 	listeners  []*listener
 	mainPoller *poller
-	threads    []*ioThread // threads[0] is the main thread
-	direct     bool        // io-threads 1: the main thread does the socket work too
-	wg         sync.WaitGroup
-	mainTID    atomic.Int64
+	// threads[0] is the main thread; threads[1:ioThreads] are the I/O threads, and any beyond
+	// are being drained after io-threads shrank (see iogroup.go). Clients go to threads[1:1+
+	// activeIO], or to the main thread when activeIO is 0.
+	threads     []*ioThread
+	activeIO    int
+	layoutDirty bool // clients must be rebalanced over the threads at the next safe point
+	// Threads stopped after io-threads shrank, until cron folds their counters into the totals.
+	stopped                     []*ioThread
+	retiredReads, retiredWrites int64
+	wg                          sync.WaitGroup
+	mainTID                     atomic.Int64
 
 	// Hand-off signals (see iothread.go).
 	ioWork       atomic.Int32
@@ -66,9 +73,10 @@ type Server struct {
 	unixtime     int64
 	lruClock     uint32
 	startTime    time.Time
-	returns      [][]threadMsg // per thread, replies to send back this iteration
+	outbox       [][]threadMsg // per thread, messages to send this iteration, in order
 	taken        []*client
-	pendingWrite []*client // direct mode: clients with out-of-band output to flush
+	takenMoved   []*client
+	pendingWrite []*client // the main thread's own clients with out-of-band output to flush
 	stats        stats
 	bench        benchSpace
 	slowlog      slowlog
@@ -84,6 +92,9 @@ type Server struct {
 	metrics      *metricsServer
 	snaps        snapshots
 	snapWanted   atomic.Bool
+	persist      persistState
+	sigterm      atomic.Bool // SIGTERM/SIGINT arrived: save if configured, then stop
+	bgsaveTID    atomic.Int64
 	memOverhead  int64 // process memory beyond the keyspace's accounting, measured by cron
 	goMemLimit   int64 // the runtime's soft memory limit, from the cgroup (0 = none)
 	nextExpire   int64 // when the next active expire cycle runs (unix ms)
@@ -121,6 +132,10 @@ func New(cfg *config.Config) (*Server, error) {
 	s.goMemLimit = applyMemoryLimit()
 	s.applyLiveConfig()
 	s.updateClock(time.Now())
+	s.persist = persistState{lastSave: s.unixtime, lastBgsaveOK: true, lastBgsaveSec: -1}
+	if err := s.loadRDB(); err != nil {
+		return nil, err
+	}
 	if s.mainPoller, err = newPoller(); err != nil {
 		return nil, err
 	}
@@ -128,21 +143,12 @@ func New(cfg *config.Config) (*Server, error) {
 		s.closeListeners()
 		return nil, err
 	}
-	s.direct = s.plan.IOThreads <= 1
-	for i := 0; i < s.plan.IOThreads; i++ {
-		cpus := s.threadCPUs(i)
-		if i == 0 {
-			s.threads = append(s.threads, &ioThread{id: 0, s: s, p: s.mainPoller, direct: s.direct, cpus: cpus})
-			continue
-		}
-		t, err := newIOThread(s, i, false, cpus)
-		if err != nil {
-			s.closeListeners()
-			return nil, err
-		}
-		s.threads = append(s.threads, t)
+	s.threads = []*ioThread{{id: 0, s: s, p: s.mainPoller, direct: true, cpus: s.threadCPUs(0)}}
+	if err := s.addThreads(); err != nil {
+		s.closeListeners()
+		return nil, err
 	}
-	s.returns = make([][]threadMsg, len(s.threads))
+	s.activeIO = s.plan.IOThreads - 1
 	s.bio = newBio(s, s.plan.Bio)
 	return s, nil
 }
@@ -155,7 +161,7 @@ func (s *Server) threadCPUs(i int) []int {
 	if len(l) == 0 {
 		return nil
 	}
-	if len(l) >= s.plan.IOThreads {
+	if len(l) >= s.plan.IOThreads && i < len(l) {
 		return []int{l[i]}
 	}
 	return l
@@ -240,14 +246,8 @@ func (s *Server) Serve() error {
 	if err := cpuset.PinThread(s.threads[0].cpus); err != nil {
 		s.logf(logWarning, "main thread: pinning to %s failed: %v", cpuset.Format(s.threads[0].cpus), err)
 	}
-	var started sync.WaitGroup
-	for _, t := range s.threads[1:] {
-		s.wg.Add(1)
-		started.Add(1)
-		go t.run(&s.wg, &started)
-	}
 	// Every server thread has pinned itself before bio moves the remaining threads away.
-	started.Wait()
+	s.startThreads(s.threads[1:])
 	s.bio.start(&s.wg)
 	if err := s.startMetrics(); err != nil {
 		s.logf(logWarning, "metrics endpoint disabled: %v", err)
@@ -266,14 +266,17 @@ func (s *Server) Shutdown() {
 	s.mainPoller.wake()
 }
 
-// HandleSignals makes SIGTERM and SIGINT shut the server down, as redis-server does.
+// HandleSignals makes SIGTERM and SIGINT shut the server down, as redis-server does: the main
+// thread saves first when save points are set (see persistTick).
 func (s *Server) HandleSignals() {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
 	go func() {
-		sig := <-ch
-		s.logf(logWarning, "Received %s scheduling shutdown...", sig)
-		s.Shutdown()
+		for sig := range ch {
+			s.logf(logWarning, "Received %s scheduling shutdown...", sig)
+			s.sigterm.Store(true)
+			s.mainPoller.wake()
+		}
 	}()
 }
 
@@ -284,11 +287,9 @@ func (s *Server) mainLoop() {
 		if len(main.pending) > 0 {
 			timeout = 0
 		}
-		if !s.direct {
-			s.mainSleeping.Store(1)
-			if s.ioWork.Load() != 0 {
-				timeout = 0
-			}
+		s.mainSleeping.Store(1)
+		if s.ioWork.Load() != 0 {
+			timeout = 0
 		}
 		evs := s.mainPoller.wait(timeout)
 		s.mainSleeping.Store(0)
@@ -300,16 +301,17 @@ func (s *Server) mainLoop() {
 				s.acceptAll(l)
 				continue
 			}
-			if s.direct {
-				main.onEvent(evs[i].Fd, evs[i].Events)
-			}
+			main.onEvent(evs[i].Fd, evs[i].Events)
 		}
-		if s.direct {
-			main.processPending()
-		} else {
-			s.serveIOThreads()
+		main.processPending()
+		s.serveIOThreads()
+		if s.layoutDirty {
+			s.rebalance()
+		} else if len(s.threads) > s.plan.IOThreads {
+			s.stopDrainedThreads()
 		}
 		s.beforeSleep()
+		s.persistTick()
 		if s.snapWanted.Load() {
 			s.serveSnapshots()
 		}
@@ -339,7 +341,7 @@ func (s *Server) pollTimeout() int {
 	if len(s.pause.waiting) > 0 && s.pause.until < next {
 		next = s.pause.until
 	}
-	if s.evictionBacklog {
+	if s.evictionBacklog || s.walking() {
 		return 0
 	}
 	ms := next - time.Now().UnixMilli()
@@ -350,7 +352,9 @@ func (s *Server) pollTimeout() int {
 }
 
 // serveIOThreads takes every batch the I/O threads handed over, executes it, and returns the
-// clients to their threads, one lock acquisition per thread in each direction.
+// clients to their threads, one lock acquisition per thread in each direction. Clients a thread
+// detached (they move to another thread) come after that thread's batch, so a client that is in
+// both is executed first and moves afterwards.
 func (s *Server) serveIOThreads() {
 	if s.ioWork.Load() == 0 {
 		return
@@ -359,6 +363,7 @@ func (s *Server) serveIOThreads() {
 	for _, t := range s.threads[1:] {
 		t.mu.Lock()
 		s.taken, t.toMain = t.toMain, s.taken[:0]
+		s.takenMoved, t.toMainDetached = t.toMainDetached, s.takenMoved[:0]
 		t.mu.Unlock()
 		for i, c := range s.taken {
 			if c.closed {
@@ -366,32 +371,31 @@ func (s *Server) serveIOThreads() {
 			} else {
 				s.process(c)
 				if !c.mainOwned {
-					s.returns[t.id] = append(s.returns[t.id], threadMsg{kind: msgReturn, c: c})
+					s.returnClient(c)
 				}
 			}
 			s.taken[i] = nil
 		}
 		s.taken = s.taken[:0]
-	}
-	s.flushReturns()
-}
-
-// returnClient gives a client the main thread held (blocked, or resumed) back to its thread.
-func (s *Server) returnClient(c *client) {
-	if s.direct {
-		c.thread.afterProcess(c)
-		return
-	}
-	s.returns[c.thread.id] = append(s.returns[c.thread.id], threadMsg{kind: msgReturn, c: c})
-}
-
-func (s *Server) flushReturns() {
-	for id := 1; id < len(s.returns); id++ {
-		if len(s.returns[id]) > 0 {
-			s.threads[id].sendBatch(s.returns[id])
-			clear(s.returns[id])
-			s.returns[id] = s.returns[id][:0]
+		for i, c := range s.takenMoved {
+			s.rehome(c)
+			s.takenMoved[i] = nil
 		}
+		s.takenMoved = s.takenMoved[:0]
+	}
+	s.flushOutbox()
+}
+
+// returnClient gives a client the main thread executed or held (blocked, paused) back to its
+// thread. A client on its way to another thread gets its replies written there.
+func (s *Server) returnClient(c *client) {
+	switch {
+	case c.moving:
+		c.deferReturn = true
+	case s.isMainThread(c.thread):
+		c.thread.afterProcess(c)
+	default:
+		s.post(c.thread, threadMsg{kind: msgReturn, c: c})
 	}
 }
 
@@ -407,21 +411,19 @@ func (s *Server) beforeSleep() {
 			s.freeMemoryIfNeeded()
 		}
 	}
-	if s.direct {
-		for i, c := range s.pendingWrite {
-			if !c.closed && !c.mainOwned && !c.inFlight {
-				c.thread.writeClient(c)
-			}
-			s.pendingWrite[i] = nil
+	main := s.threads[0]
+	for i, c := range s.pendingWrite {
+		if c.thread == main && !c.moving && !c.closed && !c.mainOwned && !c.inFlight {
+			main.writeClient(c)
 		}
-		s.pendingWrite = s.pendingWrite[:0]
-	} else {
-		s.flushReturns()
+		s.pendingWrite[i] = nil
 	}
+	s.pendingWrite = s.pendingWrite[:0]
+	s.flushOutbox()
 }
 
 // acceptAll accepts every pending connection on l and assigns each to the I/O thread with the
-// fewest clients, for the connection's whole life.
+// fewest clients; it stays there until the thread layout changes.
 func (s *Server) acceptAll(l *listener) {
 	for i := 0; i < 1000; i++ {
 		nfd, sa, err := unix.Accept4(l.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
@@ -453,30 +455,8 @@ func (s *Server) acceptAll(l *listener) {
 		c.w.Buf = make([]byte, 0, 1024)
 		s.clients[c.id] = c
 		s.stats.connectionsReceived++
-		t := s.pickThread()
-		t.assigned++
-		c.thread = t
-		if t.direct {
-			t.register(c)
-		} else {
-			t.send(threadMsg{kind: msgNewClient, c: c})
-		}
+		s.assign(c)
 	}
-}
-
-// pickThread chooses the thread with the fewest clients. With I/O threads, the main thread
-// serves no sockets, as in Redis 8.
-func (s *Server) pickThread() *ioThread {
-	if s.direct {
-		return s.threads[0]
-	}
-	best := s.threads[1]
-	for _, t := range s.threads[2:] {
-		if t.assigned < best.assigned {
-			best = t
-		}
-	}
-	return best
 }
 
 // unlinkClient forgets a closed client: registry, subscriptions, watches, blocking.
@@ -485,7 +465,12 @@ func (s *Server) unlinkClient(c *client) {
 		return
 	}
 	delete(s.clients, c.id)
-	c.thread.assigned--
+	if c.moving {
+		c.thread.leaving--
+		c.moving = false
+	} else {
+		c.thread.assigned--
+	}
 	s.unwatchAll(c)
 	s.pubsubUnsubscribeAll(c, false)
 	s.pubsub.removeMonitor(c)
@@ -515,27 +500,32 @@ func (s *Server) killClient(c *client) {
 		c.flags |= flagCloseASAP
 		return
 	}
-	// Otherwise its I/O thread owns the socket; c.closed is that thread's to read.
-	if s.direct {
+	switch {
+	case c.moving:
+		c.deferKill = true
+	case s.isMainThread(c.thread):
 		c.thread.closeClient(c)
-		return
+	default:
+		// Its I/O thread owns the socket; c.closed is that thread's to read.
+		s.post(c.thread, threadMsg{kind: msgKill, c: c})
 	}
-	c.thread.send(threadMsg{kind: msgKill, c: c})
 }
 
 // pushTo delivers out-of-band output (pub/sub messages, MONITOR lines) to a client.
 func (s *Server) pushTo(c *client, data []byte) {
-	if c.mainOwned || s.direct {
-		if s.direct && c.closed {
-			return
-		}
+	switch {
+	case c.mainOwned:
 		c.w.Buf = append(c.w.Buf, data...)
-		if s.direct && !c.mainOwned {
+	case c.moving:
+		c.deferPush = append(c.deferPush, data)
+	case s.isMainThread(c.thread):
+		if !c.closed {
+			c.w.Buf = append(c.w.Buf, data...)
 			s.pendingWrite = append(s.pendingWrite, c)
 		}
-		return
+	default:
+		s.post(c.thread, threadMsg{kind: msgPush, c: c, data: data})
 	}
-	c.thread.send(threadMsg{kind: msgPush, c: c, data: data})
 }
 
 func (s *Server) stopAll() {
@@ -545,11 +535,7 @@ func (s *Server) stopAll() {
 	}
 	s.bio.stop()
 	s.wg.Wait()
-	if s.direct {
-		s.threads[0].shutdown()
-	} else {
-		s.mainPoller.close()
-	}
+	s.threads[0].shutdown()
 	s.stopMetrics()
 	s.logf(logNotice, "iocache is now ready to exit, bye bye...")
 }

@@ -47,6 +47,8 @@ func buildCommandTable() map[string]*command {
 		{"shutdown", cmdShutdown, -1, adm | nm | st | ld | cmdNoScript | cmdAllowBusy, 0, 0, 0, "server", "Synchronously saves the database(s) to disk and shuts down the Redis server."},
 		{"slowlog", cmdSlowlog, -2, adm | ld | st, 0, 0, 0, "server", "A container for slow log commands."},
 		{"lastsave", cmdLastSave, 1, f | ld | st, 0, 0, 0, "server", "Returns the Unix timestamp of the last successful save to disk."},
+		{"save", cmdSave, 1, adm | nm | cmdNoScript, 0, 0, 0, "server", "Synchronously saves the database(s) to disk."},
+		{"bgsave", cmdBGSave, -1, adm | cmdNoScript, 0, 0, 0, "server", "Asynchronously saves the database(s) to disk."},
 		{"monitor", cmdMonitor, 1, adm | nm | ld | st | cmdNoScript, 0, 0, 0, "server", "Listens for all requests received by the server in real-time."},
 		{"memory", cmdMemory, -2, r, 0, 0, 0, "server", "A container for memory diagnostics commands."},
 		{"latency", cmdLatency, -2, adm | ld | st, 0, 0, 0, "server", "A container for latency diagnostics commands."},

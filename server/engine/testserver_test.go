@@ -24,6 +24,7 @@ func startServer(t testing.TB, mutate func(*config.Config)) (*Server, string) {
 	cfg.Bind = []string{"127.0.0.1"}
 	cfg.LogLevel = "warning"
 	cfg.MetricsPort = 0
+	cfg.Dir = t.TempDir() // save points are on by default, as in Redis
 	if mutate != nil {
 		mutate(cfg)
 	}

@@ -136,7 +136,7 @@ func serverBinary(t testing.TB) string {
 // startProcess runs iocache-server as a child process and returns its address and PID.
 func startProcess(t testing.TB, args ...string) (string, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(serverBinary(t), append([]string{"--port", "0", "--bind", "127.0.0.1", "--metrics-port", "0"}, args...)...)
+	cmd := exec.Command(serverBinary(t), append([]string{"--port", "0", "--bind", "127.0.0.1", "--metrics-port", "0", "--save", ""}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,10 @@ type DB struct {
 	freeObjs []uint32
 	objBytes int64
 	rng      *rand.Rand
+	// visited is the value of a record's flagVisited bit that means "already in the running (or
+	// last) snapshot"; snapshot is the running one, if any (see snapshot.go).
+	visited  byte
+	snapshot Snapshotter
 }
 
 // NewDB returns an empty database. All DBs of a server share one hash seed, so a key moved
@@ -195,6 +199,7 @@ func (db *DB) SetString(key, val []byte, expireAt int64, keepTTL bool, clock uin
 		db.register(key, h)
 		return h, nil
 	}
+	db.beforeChange(old)
 	rc := db.rec(old)
 	var freed any
 	if rc.typ() != TypeString {
@@ -234,6 +239,7 @@ func (db *DB) newString(key, val []byte, expireAt int64, clock uint32) handle {
 	h, b := db.arena.alloc(size)
 	rc := rec(b)
 	writeHeader(rc, TypeString, expireAt > 0, clock, 0, key, uint32(len(val)))
+	rc[0] |= db.visited
 	if expireAt > 0 {
 		rc.setExpireAt(expireAt)
 	}
@@ -244,6 +250,7 @@ func (db *DB) newString(key, val []byte, expireAt int64, clock uint32) handle {
 // ResizeString changes a string record's value length to n, keeping the first min(old, n) bytes
 // and the TTL, and returns the (possibly moved) record and its value bytes for the caller to fill.
 func (db *DB) ResizeString(r Ref, n int) (Ref, []byte) {
+	db.beforeChange(r)
 	rc := db.rec(r)
 	need := recordSize(rc.keyLen(), n, rc.hasExpire())
 	if need <= db.arena.slotSize(r) {
@@ -269,6 +276,7 @@ func (db *DB) SetObject(key []byte, t Type, obj any, clock uint32) Ref {
 	id := db.allocObj(obj)
 	h, b := db.arena.alloc(recordSize(len(key), 0, false))
 	writeHeader(rec(b), t, false, clock, 0, key, id)
+	b[0] |= db.visited
 	db.register(key, h)
 	return h
 }
@@ -294,6 +302,7 @@ func (db *DB) releaseObj(id uint32) any {
 // Delete removes the record. It returns the collection object the key held, if any, so the
 // caller can free a large one in the background.
 func (db *DB) Delete(r Ref) any {
+	db.beforeChange(r)
 	rc := db.rec(r)
 	var freed any
 	if rc.typ() != TypeString {
@@ -306,6 +315,7 @@ func (db *DB) Delete(r Ref) any {
 
 // SetExpire sets the record's expiry (unix ms) and returns the possibly moved record.
 func (db *DB) SetExpire(r Ref, ms int64) Ref {
+	db.beforeChange(r)
 	rc := db.rec(r)
 	if rc.hasExpire() {
 		rc.setExpireAt(ms)
@@ -319,6 +329,7 @@ func (db *DB) Persist(r Ref) Ref {
 	if !db.rec(r).hasExpire() {
 		return r
 	}
+	db.beforeChange(r)
 	return db.relayout(r, false, 0)
 }
 
@@ -333,6 +344,7 @@ func (db *DB) relayout(r Ref, expire bool, ms int64) Ref {
 	h, b := db.arena.alloc(recordSize(len(key), vlen, expire))
 	nr := rec(b)
 	writeHeader(nr, rc.typ(), expire, rc.lru(), rc.denseIdx(), key, binaryU32(rc[12:]))
+	nr[0] |= rc[0] & flagVisited
 	if rc.typ() == TypeString {
 		copy(nr[nr.keyOff()+len(key):], rc.value())
 	}

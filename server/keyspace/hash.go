@@ -82,5 +82,9 @@ func (h *Hash) Each(fn func(field string, value []byte) bool) {
 	}
 }
 
+// At returns the field at position i (0 <= i < Len) of the stable order, so a random field
+// can be picked without copying the hash.
+func (h *Hash) At(i int) (string, []byte) { return h.fields[i].name, h.fields[i].value }
+
 // Release drops the contents.
 func (h *Hash) Release() { clear(h.index); h.fields = nil }

@@ -120,6 +120,41 @@ func (l *List) Remove(i int) {
 	l.shrink()
 }
 
+// RemoveMatching deletes up to limit elements (0: all) for which match is true, scanning from
+// the head, or from the tail when fromTail is set, and returns how many it deleted. It compacts
+// the list in one pass, so removing many elements costs O(n), not O(n) per element.
+func (l *List) RemoveMatching(match func([]byte) bool, limit int, fromTail bool) int {
+	removed, kept := 0, 0
+	at := func(i int) int {
+		if fromTail {
+			i = l.n - 1 - i
+		}
+		return (l.head + i) % len(l.buf)
+	}
+	for i := 0; i < l.n; i++ {
+		v := l.buf[at(i)]
+		if (limit == 0 || removed < limit) && match(v) {
+			removed++
+			l.bytes -= int64(len(v)) + 16
+			continue
+		}
+		if kept != i {
+			l.buf[at(kept)] = v
+		}
+		kept++
+	}
+	for i := kept; i < l.n; i++ {
+		l.buf[at(i)] = nil
+	}
+	if fromTail {
+		// The kept elements were packed towards the tail: the head moves forward.
+		l.head = (l.head + l.n - kept) % max(len(l.buf), 1)
+	}
+	l.n = kept
+	l.shrink()
+	return removed
+}
+
 // Trim keeps elements [start, stop] (inclusive, already clamped to the list).
 func (l *List) Trim(start, stop int) {
 	for i := 0; i < start; i++ {

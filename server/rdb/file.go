@@ -43,6 +43,16 @@ func (e *Encoder) SelectDB(db, keys, expires int) {
 	w.length(uint64(expires))
 }
 
+// SelectDBOnly switches to database db again, without sizes (a snapshot's keys of one database
+// need not be contiguous).
+func (e *Encoder) SelectDBOnly(db int) {
+	e.v.w.byte(opSelectDB)
+	e.v.w.length(uint64(db))
+}
+
+// Err is the first write error, if any.
+func (e *Encoder) Err() error { return e.v.w.err }
+
 // KeyMeta is what a file records about a key besides its value.
 type KeyMeta struct {
 	ExpireAt int64 // unix ms; 0 for none

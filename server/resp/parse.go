@@ -60,6 +60,35 @@ const (
 // On ErrIncomplete, need is the total buffer length needed before trying again (at least
 // len(buf)+1). On a *ProtocolError the connection must be answered and closed.
 func ParseCommand(buf []byte, argv [][]byte, lim *Limits) (out [][]byte, consumed int, need int, err error) {
+	return ParseCommandFrom(buf, argv, lim, nil)
+}
+
+// Progress remembers how far ParseCommandFrom got into a multibulk request that has not arrived
+// in full, so that the next call goes on from there: a request whose million arguments arrive
+// over a thousand reads is parsed once, not a thousand times from its first byte. Positions are
+// relative to the request's first byte, so the caller may move the unparsed bytes (compact or
+// grow its buffer) between calls. The zero value is a request not yet started.
+type Progress struct {
+	count int64 // arguments the request announced; 0 while no request is in progress
+	pos   int   // bytes of the request parsed so far: its header and complete arguments
+	offs  []int // start and end of each complete argument
+}
+
+// Reset forgets a request in progress (after a protocol error, or when the client goes away).
+func (p *Progress) Reset() {
+	p.count, p.pos = 0, 0
+	if cap(p.offs) > 1<<16 {
+		p.offs = nil // a request with many arguments is over: give its offsets back
+	}
+	p.offs = p.offs[:0]
+}
+
+// ParseCommandFrom is ParseCommand that, given a Progress, resumes a request it saw in part
+// before (buf must start at that request's first byte) and records progress on ErrIncomplete.
+func ParseCommandFrom(buf []byte, argv [][]byte, lim *Limits, p *Progress) (out [][]byte, consumed int, need int, err error) {
+	if p != nil && p.count > 0 {
+		return resumeMultibulk(buf, argv, lim, p)
+	}
 	if len(buf) == 0 {
 		return argv, 0, 1, ErrIncomplete
 	}
@@ -90,41 +119,92 @@ func ParseCommand(buf []byte, argv [][]byte, lim *Limits) (out [][]byte, consume
 	}
 	start := len(argv)
 	for i := int64(0); i < count; i++ {
-		if pos >= len(buf) {
-			return argv[:start], 0, pos + 1, ErrIncomplete
-		}
-		if buf[pos] != '$' {
-			return argv[:start], 0, 0, &ProtocolError{errExpectedDollarFmt + string(buf[pos:pos+1]) + "'"}
-		}
-		rel := bytes.IndexByte(buf[pos:], '\n')
-		if rel < 0 {
-			if len(buf)-pos > lim.MaxInline {
-				return argv[:start], 0, 0, errTooBigBulkCount
+		dataStart, dataEnd, need, err := parseBulk(buf, pos, lim)
+		if err != nil {
+			if err == ErrIncomplete && p != nil {
+				p.save(buf, nl+1, int(i), count, pos)
 			}
-			return argv[:start], 0, len(buf) + 1, ErrIncomplete
+			return argv[:start], 0, need, err
 		}
-		end := pos + rel
-		if buf[end-1] != '\r' {
-			return argv[:start], 0, 0, errInvalidBulkLen
-		}
-		n, ok := ParseInt(buf[pos+1 : end-1])
-		if !ok || n < 0 || n > lim.MaxBulkLen {
-			return argv[:start], 0, 0, errInvalidBulkLen
-		}
-		if lim.Unauthenticated && n > unauthMaxBulk {
-			return argv[:start], 0, 0, errUnauthBulk
-		}
-		dataStart := end + 1
-		dataEnd := dataStart + int(n)
-		if dataEnd+2 > len(buf) {
-			return argv[:start], 0, dataEnd + 2, ErrIncomplete
-		}
-		// Redis does not check the trailing CRLF; it skips two bytes. Do the same, so that what
-		// Redis accepts, iocache accepts.
 		argv = append(argv, buf[dataStart:dataEnd:dataEnd])
 		pos = dataEnd + 2
 	}
 	return argv, pos, 0, nil
+}
+
+// save records a request cut short after its header (ending at first) and done complete
+// arguments, the next one starting at pos: it walks the complete arguments' headers once more,
+// which the parse just validated, to note where each one lies.
+func (p *Progress) save(buf []byte, first, done int, count int64, pos int) {
+	p.count, p.pos = count, pos
+	p.offs = p.offs[:0]
+	q := first
+	for k := 0; k < done; k++ {
+		nl := q + bytes.IndexByte(buf[q:], '\n')
+		n, _ := ParseInt(buf[q+1 : nl-1])
+		p.offs = append(p.offs, nl+1, nl+1+int(n))
+		q = nl + 1 + int(n) + 2
+	}
+}
+
+// resumeMultibulk goes on with the request p describes.
+func resumeMultibulk(buf []byte, argv [][]byte, lim *Limits, p *Progress) ([][]byte, int, int, error) {
+	pos := p.pos
+	for i := int64(len(p.offs) / 2); i < p.count; i++ {
+		dataStart, dataEnd, need, err := parseBulk(buf, pos, lim)
+		if err != nil {
+			if err == ErrIncomplete {
+				p.pos = pos
+			} else {
+				p.Reset()
+			}
+			return argv, 0, need, err
+		}
+		p.offs = append(p.offs, dataStart, dataEnd)
+		pos = dataEnd + 2
+	}
+	for k := 0; k < len(p.offs); k += 2 {
+		argv = append(argv, buf[p.offs[k]:p.offs[k+1]:p.offs[k+1]])
+	}
+	p.Reset()
+	return argv, pos, 0, nil
+}
+
+// parseBulk reads the bulk argument whose header starts at buf[pos]: where its bytes lie, or
+// ErrIncomplete with the buffer length needed, or a protocol error.
+func parseBulk(buf []byte, pos int, lim *Limits) (dataStart, dataEnd, need int, err error) {
+	if pos >= len(buf) {
+		return 0, 0, pos + 1, ErrIncomplete
+	}
+	if buf[pos] != '$' {
+		return 0, 0, 0, &ProtocolError{errExpectedDollarFmt + string(buf[pos:pos+1]) + "'"}
+	}
+	rel := bytes.IndexByte(buf[pos:], '\n')
+	if rel < 0 {
+		if len(buf)-pos > lim.MaxInline {
+			return 0, 0, 0, errTooBigBulkCount
+		}
+		return 0, 0, len(buf) + 1, ErrIncomplete
+	}
+	end := pos + rel
+	if buf[end-1] != '\r' {
+		return 0, 0, 0, errInvalidBulkLen
+	}
+	n, ok := ParseInt(buf[pos+1 : end-1])
+	if !ok || n < 0 || n > lim.MaxBulkLen {
+		return 0, 0, 0, errInvalidBulkLen
+	}
+	if lim.Unauthenticated && n > unauthMaxBulk {
+		return 0, 0, 0, errUnauthBulk
+	}
+	dataStart = end + 1
+	dataEnd = dataStart + int(n)
+	if dataEnd+2 > len(buf) {
+		return 0, 0, dataEnd + 2, ErrIncomplete
+	}
+	// Redis does not check the trailing CRLF; it skips two bytes. Do the same, so that what
+	// Redis accepts, iocache accepts.
+	return dataStart, dataEnd, 0, nil
 }
 
 // ParseInt reads a decimal integer as Redis's string2ll does: an optional '-', digits without

@@ -2,6 +2,8 @@ package resp
 
 import (
 	"errors"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -123,43 +125,111 @@ func TestParseAllocs(t *testing.T) {
 	}
 }
 
-func FuzzParseCommand(f *testing.F) {
-	for _, seed := range []string{
-		"*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n", "PING\r\n", "SET a \"b c\"\r\n", "*1\r\n$-1\r\n", "*-1\r\n",
-		"*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\nb\r\n*1\r\n$4\r\nPING\r\n", "'\\'\"\\x4\r\n", "*1\r\n$1\r\n",
-	} {
-		f.Add([]byte(seed))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		lim := DefaultLimits
-		lim.MaxBulkLen = 1 << 20
-		buf := append([]byte(nil), data...)
-		var argv [][]byte
+// parseStream feeds data to the parser the way an I/O thread does, chunk bytes per read, moving
+// the unparsed bytes to a fresh buffer after each read (so that resumed parses must not depend on
+// where the bytes lie), and returns every request it parsed and the error that stopped it.
+func parseStream(t *testing.T, data []byte, chunk int, lim *Limits) ([][]string, error) {
+	var reqs [][]string
+	var p Progress
+	var buf []byte
+	var argv [][]byte
+	for off := 0; off < len(data); {
+		end := min(off+chunk, len(data))
+		buf = append(append([]byte(nil), buf...), data[off:end]...)
+		off = end
 		for len(buf) > 0 {
-			out, n, need, err := ParseCommand(buf, argv[:0], &lim)
+			out, n, need, err := ParseCommandFrom(buf, argv[:0], lim, &p)
 			if errors.Is(err, ErrIncomplete) {
 				if need <= len(buf) {
 					t.Fatalf("incomplete with need %d <= buffered %d", need, len(buf))
 				}
-				return
+				break
 			}
 			if err != nil {
 				var pe *ProtocolError
 				if !errors.As(err, &pe) {
 					t.Fatalf("non-protocol error %v", err)
 				}
-				return
+				return reqs, err
 			}
 			if n <= 0 || n > len(buf) {
 				t.Fatalf("consumed %d of %d", n, len(buf))
 			}
+			req := []string{}
 			for _, a := range out {
-				if len(a) > len(buf) {
-					t.Fatalf("argument longer than the buffer")
-				}
+				req = append(req, string(a))
 			}
-			argv = out
+			reqs = append(reqs, req)
 			buf = buf[n:]
+		}
+	}
+	return reqs, nil
+}
+
+func encodeMultibulk(args []string) []byte {
+	b := []byte("*" + strconv.Itoa(len(args)) + "\r\n")
+	for _, a := range args {
+		b = append(b, "$"+strconv.Itoa(len(a))+"\r\n"+a+"\r\n"...)
+	}
+	return b
+}
+
+// A request of many arguments arriving in small reads parses to the same arguments as when it
+// arrives at once, and the parse resumes rather than restarts: its work is linear.
+func TestParseResumesLargeRequests(t *testing.T) {
+	args := []string{"RPUSH", "l"}
+	for i := 0; i < 100000; i++ {
+		args = append(args, strconv.Itoa(i))
+	}
+	data := encodeMultibulk(args)
+	lim := DefaultLimits
+	reqs, err := parseStream(t, data, 16<<10, &lim)
+	if err != nil || len(reqs) != 1 || !slices.Equal(reqs[0], args) {
+		t.Fatalf("parsed %d requests (err %v)", len(reqs), err)
+	}
+	// Linear: the bytes examined stay a small multiple of the request, whatever the read size.
+	var p Progress
+	examined := 0
+	for end := 1024; ; end += 1024 {
+		end = min(end, len(data))
+		_, n, _, err := ParseCommandFrom(data[:end], nil, &lim, &p)
+		examined += end - p.pos
+		if err == nil {
+			if n != len(data) {
+				t.Fatalf("consumed %d of %d", n, len(data))
+			}
+			break
+		}
+	}
+	if examined > 3*len(data) {
+		t.Fatalf("parsing a %d-byte request in 1 KiB reads examined %d bytes", len(data), examined)
+	}
+}
+
+// FuzzParseCommand checks parses, not only the absence of panics: the requests parsed from a
+// stream do not depend on how the stream is cut into reads, and every request parsed from a
+// multibulk encoding of arguments is exactly those arguments.
+func FuzzParseCommand(f *testing.F) {
+	for _, seed := range []string{
+		"*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n", "PING\r\n", "SET a \"b c\"\r\n", "*1\r\n$-1\r\n", "*-1\r\n",
+		"*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\nb\r\n*1\r\n$4\r\nPING\r\n", "'\\'\"\\x4\r\n", "*1\r\n$1\r\n",
+	} {
+		f.Add([]byte(seed), uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
+		lim := DefaultLimits
+		lim.MaxBulkLen = 1 << 20
+		whole, wholeErr := parseStream(t, append([]byte(nil), data...), len(data)+1, &lim)
+		cut, cutErr := parseStream(t, append([]byte(nil), data...), int(chunk)+1, &lim)
+		if !slices.EqualFunc(whole, cut, slices.Equal) || (wholeErr == nil) != (cutErr == nil) ||
+			(wholeErr != nil && wholeErr.Error() != cutErr.Error()) {
+			t.Fatalf("whole: %q %v\nin %d-byte reads: %q %v", whole, wholeErr, int(chunk)+1, cut, cutErr)
+		}
+		// The input's bytes as arguments (split at NUL), encoded and parsed back.
+		args := strings.Split(string(data), "\x00")
+		back, err := parseStream(t, encodeMultibulk(args), int(chunk)+1, &lim)
+		if err != nil || len(back) != 1 || !slices.Equal(back[0], args) {
+			t.Fatalf("encoded %q, parsed back %q (%v)", args, back, err)
 		}
 	})
 }

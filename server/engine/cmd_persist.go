@@ -1,0 +1,79 @@
+package engine
+
+// SAVE, BGSAVE, LASTSAVE and SHUTDOWN's save (persist.go and bgsave.go do the work).
+
+func cmdSave(s *Server, c *client, argv [][]byte) {
+	if s.persist.running != nil {
+		s.addError(c, "ERR Background save already in progress")
+		return
+	}
+	if err := s.saveRDB(s.rdbPath()); err != nil {
+		s.addError(c, "ERR")
+		return
+	}
+	c.w.OK()
+}
+
+// BGSAVE [SCHEDULE]. SCHEDULE matters in Redis only while an AOF rewrite runs; there is none
+// here, so it starts the save at once too.
+func cmdBGSave(s *Server, c *client, argv [][]byte) {
+	if len(argv) > 2 || (len(argv) == 2 && !equalFold(argv[1], "schedule")) {
+		s.addError(c, errSyntax)
+		return
+	}
+	if s.persist.running != nil {
+		s.addError(c, "ERR Background save already in progress")
+		return
+	}
+	if c.flags&flagExecuting != 0 {
+		// Inside a transaction the save starts after it, as Redis schedules it.
+		s.persist.bgsaveScheduled = true
+		c.w.Simple("Background saving scheduled")
+		return
+	}
+	if err := s.startBGSave(); err != nil {
+		s.addError(c, "ERR "+err.Error())
+		return
+	}
+	c.w.Simple("Background saving started")
+}
+
+func cmdLastSave(s *Server, c *client, argv [][]byte) { c.w.Int(s.persist.lastSave) }
+
+// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: saves first when SAVE is given or save points
+// are set (unless NOSAVE); if that save fails the server stays up unless FORCE.
+func cmdShutdown(s *Server, c *client, argv [][]byte) {
+	var save, nosave, force, abort bool
+	for _, a := range argv[1:] {
+		switch {
+		case equalFold(a, "nosave"):
+			nosave = true
+		case equalFold(a, "save"):
+			save = true
+		case equalFold(a, "now"):
+		case equalFold(a, "force"):
+			force = true
+		case equalFold(a, "abort"):
+			abort = true
+		default:
+			s.addError(c, errSyntax)
+			return
+		}
+	}
+	if (save && nosave) || (abort && len(argv) > 2) {
+		s.addError(c, errSyntax)
+		return
+	}
+	if abort {
+		s.addError(c, "ERR No shutdown in progress.")
+		return
+	}
+	s.logf(logWarning, "User requested shutdown...")
+	if !s.prepareShutdown(save, nosave, force) {
+		s.addError(c, "ERR Errors trying to SHUTDOWN. Check logs.")
+		return
+	}
+	s.stopping.Store(true)
+	// Like Redis, no reply: the connection closes.
+	c.flags |= flagCloseASAP
+}

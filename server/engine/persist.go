@@ -1,0 +1,328 @@
+package engine
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/rdb"
+	"github.com/iocache/iocache/server/version"
+)
+
+// RDB persistence: snapshots to dir/dbfilename with SAVE (on the main thread), BGSAVE (forkless,
+// see bgsave.go), save points and shutdown; loading at start. Files are written to a temporary
+// name, fsynced, renamed over the old one and the directory fsynced, so a crash never leaves a
+// damaged dump.rdb behind.
+
+// bgsaveRetryDelay is how long save points wait after a failed BGSAVE before trying again
+// (Redis's CONFIG_BGSAVE_RETRY_DELAY).
+const bgsaveRetryDelay = 5
+
+// persistState is the main thread's record of saves, as INFO persistence reports it.
+type persistState struct {
+	lastSave        int64 // unix seconds of the last successful save (start time before any)
+	lastBgsaveOK    bool
+	lastBgsaveSec   int64 // duration of the last BGSAVE, -1 before any
+	lastBgsaveTry   int64 // unix seconds of the last BGSAVE attempt
+	saves           int64
+	bgsaveScheduled bool
+	running         *rdbSnapshot
+	loadedKeys      int64
+	loadExpired     int64
+}
+
+// persistTick runs on every main-loop iteration: a shutdown a signal asked for (saving first
+// when save points are set, as Redis does with shutdown-on-sigterm default), and the running
+// BGSAVE's walk.
+func (s *Server) persistTick() {
+	if s.sigterm.Load() {
+		s.sigterm.Store(false)
+		if s.prepareShutdown(false, false, false) {
+			s.stopping.Store(true)
+		}
+	}
+	s.bgsaveStep()
+}
+
+// savePoint is one "save <seconds> <changes>" pair.
+type savePoint struct{ seconds, changes int64 }
+
+func (s *Server) savePoints() []savePoint {
+	f := strings.Fields(s.cfg.Save)
+	var out []savePoint
+	for i := 0; i+1 < len(f); i += 2 {
+		sec, err1 := strconv.ParseInt(f[i], 10, 64)
+		ch, err2 := strconv.ParseInt(f[i+1], 10, 64)
+		if err1 == nil && err2 == nil {
+			out = append(out, savePoint{sec, ch})
+		}
+	}
+	return out
+}
+
+// rdbPath is where snapshots go.
+func (s *Server) rdbPath() string { return filepath.Join(s.cfg.Dir, s.cfg.DBFilename) }
+
+// writeRDBHeader writes the magic, version and Redis's aux fields.
+func (s *Server) writeRDBHeader(e *rdb.Encoder, ctime int64, usedMem int64) {
+	e.Header()
+	e.Aux("redis-ver", version.RedisVersion)
+	e.Aux("redis-bits", "64")
+	e.Aux("ctime", strconv.FormatInt(ctime, 10))
+	e.Aux("used-mem", strconv.FormatInt(usedMem, 10))
+	e.Aux("aof-base", "0")
+}
+
+// keyMeta is what a file records about a record besides its value: the TTL, and the LRU idle
+// time or LFU counter under a policy that uses them (as Redis writes them).
+func (s *Server) keyMeta(db *keyspace.DB, r keyspace.Ref) rdb.KeyMeta {
+	m := rdb.NoMeta
+	if exp, ok := db.ExpireAt(r); ok {
+		m.ExpireAt = exp
+	}
+	switch p := s.cfg.MaxMemoryPolicy; {
+	case strings.HasSuffix(p, "lfu"):
+		m.Freq = int(db.LRU(r) & 0xff)
+	case strings.HasSuffix(p, "lru"):
+		m.Idle = s.idleMs(db.LRU(r)) / 1000
+	}
+	return m
+}
+
+// saveRDB writes the whole keyspace to path on the calling (main) thread: SAVE, SHUTDOWN and
+// FLUSHALL's save.
+func (s *Server) saveRDB(path string) error {
+	start := time.Now()
+	err := writeFileAtomically(path, func(f *os.File) error {
+		e := rdb.NewEncoder(f, s.rdbOptions())
+		s.writeRDBHeader(e, start.Unix(), s.usedMemory())
+		for i, db := range s.dbs {
+			if db.Len() == 0 {
+				continue
+			}
+			e.SelectDB(i, db.Len(), db.ExpiresLen())
+			db.Each(func(r keyspace.Ref) bool {
+				e.Key(db.Key(r), recordValue(db, r), s.keyMeta(db, r))
+				return true
+			})
+		}
+		return e.Close()
+	})
+	if err != nil {
+		s.logf(logWarning, "Failed saving the DB: %v", err)
+		return err
+	}
+	s.logf(logNotice, "DB saved on disk")
+	s.stats.dirty = 0
+	s.persist.lastSave = time.Now().Unix()
+	s.persist.lastBgsaveOK = true
+	s.persist.saves++
+	return nil
+}
+
+// writeFileAtomically writes path through a temporary file in the same directory: written,
+// fsynced, renamed over path, and the directory fsynced so the rename survives a crash.
+func writeFileAtomically(path string, write func(*os.File) error) error {
+	dir := filepath.Dir(path)
+	tmp := filepath.Join(dir, fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), time.Now().UnixNano()))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("failed opening the temp RDB file %s (in server root dir %s) for saving: %w", filepath.Base(tmp), dir, err)
+	}
+	err = write(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// loadRDB fills the keyspace from dir/dbfilename at start, if the file exists. Keys whose TTL
+// has passed are skipped, as a Redis master does.
+func (s *Server) loadRDB() error {
+	path := s.rdbPath()
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("Fatal error loading the DB: %w. Exiting.", err)
+	}
+	defer f.Close()
+	start := time.Now()
+	now := start.UnixMilli()
+	var loaded, expired int64
+	st, err := rdb.Load(bufio.NewReaderSize(f, 1<<20), rdb.Handler{
+		Aux: func(k, v []byte) {
+			switch string(k) {
+			case "redis-ver":
+				s.logf(logNotice, "Loading RDB produced by version %s", v)
+			case "ctime":
+				if t, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+					s.logf(logNotice, "RDB age %d seconds", start.Unix()-t)
+				}
+			case "used-mem":
+				if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+					s.logf(logNotice, "RDB memory usage when created %.2f Mb", float64(n)/(1024*1024))
+				}
+			}
+		},
+		Entry: func(e *rdb.Entry) error {
+			if e.DB >= len(s.dbs) {
+				return fmt.Errorf("FATAL: Data file was created with a Redis server configured to handle more than %d databases. Exiting", len(s.dbs))
+			}
+			if e.ExpireAt > 0 && e.ExpireAt <= now {
+				expired++
+				return nil
+			}
+			db := s.dbs[e.DB]
+			if _, exists := db.Find(e.Key); exists {
+				return fmt.Errorf("RDB has duplicated key '%s' in DB %d", e.Key, e.DB)
+			}
+			s.storeValue(db, e.Key, e.Value, e.ExpireAt, s.loadedClock(e.KeyMeta))
+			loaded++
+			return nil
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("Fatal error loading the DB %s: %w. Exiting.", path, err)
+	}
+	s.persist.loadedKeys, s.persist.loadExpired = loaded, expired
+	s.logf(logNotice, "Done loading RDB (version %d), keys loaded: %d, keys expired: %d, empty keys skipped: %d.", st.Version, loaded, expired, st.Skipped)
+	s.logf(logNotice, "DB loaded from disk: %.3f seconds", time.Since(start).Seconds())
+	if fi, err := f.Stat(); err == nil {
+		s.persist.lastSave = fi.ModTime().Unix()
+	}
+	return nil
+}
+
+// loadedClock is the LRU/LFU value of a loaded key: what the file recorded, else a new key's.
+func (s *Server) loadedClock(m rdb.KeyMeta) uint32 {
+	o := restoreOptions{idle: m.Idle, freq: int64(m.Freq)}
+	return s.restoredClock(o)
+}
+
+// persistCron starts a BGSAVE when a save point is reached (Redis's serverCron): enough changes
+// in enough seconds, not sooner than bgsaveRetryDelay after a failed attempt.
+func (s *Server) persistCron() {
+	p := &s.persist
+	if p.running != nil {
+		return
+	}
+	if p.bgsaveScheduled {
+		p.bgsaveScheduled = false
+		s.startBGSave()
+		return
+	}
+	for _, sp := range s.savePoints() {
+		if s.stats.dirty >= sp.changes && s.unixtime-p.lastSave > sp.seconds &&
+			(s.unixtime-p.lastBgsaveTry > bgsaveRetryDelay || p.lastBgsaveOK) {
+			s.logf(logNotice, "%d changes in %d seconds. Saving...", sp.changes, sp.seconds)
+			s.startBGSave()
+			return
+		}
+	}
+}
+
+// writesDenied reports that a failed save blocks writes (stop-writes-on-bgsave-error).
+func (s *Server) writesDenied() bool {
+	return !s.persist.lastBgsaveOK && s.cfg.StopWritesOnBGSaveError && len(s.savePoints()) > 0
+}
+
+const errMisconf = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
+
+// prepareShutdown saves before the server stops when asked to (SHUTDOWN SAVE) or when save
+// points are set and NOSAVE was not given; a running BGSAVE is abandoned first. It reports false
+// when the save failed and the shutdown must not happen (unless forced).
+func (s *Server) prepareShutdown(save, nosave, force bool) bool {
+	if sn := s.persist.running; sn != nil {
+		s.logf(logWarning, "There is a background save in progress. Stopping it!")
+		s.abortBGSave()
+	}
+	if nosave || (!save && len(s.savePoints()) == 0) {
+		return true
+	}
+	s.logf(logNotice, "Saving the final RDB snapshot before exiting.")
+	if err := s.saveRDB(s.rdbPath()); err != nil {
+		if force {
+			s.logf(logWarning, "Error trying to save the DB. Exit anyway.")
+			return true
+		}
+		s.logf(logWarning, "Error trying to save the DB, can't exit.")
+		return false
+	}
+	return true
+}
+
+func (s *Server) infoPersistence(f func(string, any)) {
+	p := &s.persist
+	f("loading", 0)
+	f("async_loading", 0)
+	f("current_cow_peak", 0)
+	f("current_cow_size", 0)
+	f("current_cow_size_age", 0)
+	f("current_fork_perc", "0.00")
+	processed, total := int64(0), int64(0)
+	if sn := p.running; sn != nil {
+		processed, total = sn.keysWritten.Load(), sn.keysTotal
+	}
+	f("current_save_keys_processed", processed)
+	f("current_save_keys_total", total)
+	f("rdb_changes_since_last_save", s.stats.dirty)
+	f("rdb_bgsave_in_progress", boolInt(p.running != nil))
+	f("rdb_last_save_time", p.lastSave)
+	f("rdb_last_bgsave_status", okOrErr(p.lastBgsaveOK))
+	f("rdb_last_bgsave_time_sec", p.lastBgsaveSec)
+	current := int64(-1)
+	if sn := p.running; sn != nil {
+		current = s.unixtime - sn.startUnix
+	}
+	f("rdb_current_bgsave_time_sec", current)
+	f("rdb_saves", p.saves)
+	f("rdb_last_cow_size", 0)
+	f("rdb_last_load_keys_expired", p.loadExpired)
+	f("rdb_last_load_keys_loaded", p.loadedKeys)
+	f("aof_enabled", boolInt(s.cfg.AppendOnly))
+	f("aof_rewrite_in_progress", 0)
+	f("aof_rewrite_scheduled", 0)
+	f("aof_last_rewrite_time_sec", -1)
+	f("aof_current_rewrite_time_sec", -1)
+	f("aof_last_bgrewrite_status", "ok")
+	f("aof_rewrites", 0)
+	f("aof_rewrites_consecutive_failures", 0)
+	f("aof_last_write_status", "ok")
+	f("aof_last_cow_size", 0)
+	f("module_fork_in_progress", 0)
+	f("module_fork_last_cow_size", 0)
+}
+
+func okOrErr(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "err"
+}

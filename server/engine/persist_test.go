@@ -1,0 +1,221 @@
+package engine
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/rdb"
+	"github.com/iocache/iocache/server/testpeer"
+)
+
+// redisPeerIn runs redis-server on a free port with its files in dir, loading dir/dump.rdb.
+func redisPeerIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	bin := testpeer.Require(t, "redis-server")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "no"}, args...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for i := 0; i < 200; i++ {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return addr
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("redis-server did not start on %s", addr)
+	return ""
+}
+
+// TestSnapshotsCrossWithRedis: a dump.rdb iocache writes passes redis-check-rdb and loads into
+// redis-server, one redis-server writes loads into iocache, and every key reads back the same.
+func TestSnapshotsCrossWithRedis(t *testing.T) {
+	check := testpeer.Require(t, "redis-check-rdb")
+	ioDir, redisDir := t.TempDir(), t.TempDir()
+	_, addr := startServer(t, func(c *config.Config) { c.Dir = ioDir })
+	redisAddr := redisPeerIn(t, redisDir)
+	i, r := dialPeer(t, addr), dialPeer(t, redisAddr)
+	for _, cmd := range dumpFixture() {
+		i.do(cmd...)
+		r.do(cmd...)
+	}
+	i.do("PEXPIREAT", "s:text", "4102444800000")
+	r.do("PEXPIREAT", "s:text", "4102444800000")
+	for _, p := range []*peerConn{i, r} {
+		p.do("SELECT", "3")
+		p.do("SET", "in-db3", "x")
+		p.do("SELECT", "0")
+	}
+	if got := i.do("SAVE"); got != "+OK\r\n" {
+		t.Fatalf("SAVE: %q", got)
+	}
+	if got := r.do("SAVE"); got != "+OK\r\n" {
+		t.Fatalf("redis SAVE: %q", got)
+	}
+	if out, err := exec.Command(check, filepath.Join(ioDir, "dump.rdb")).CombinedOutput(); err != nil || !strings.Contains(string(out), "RDB looks OK!") {
+		t.Fatalf("redis-check-rdb: %v\n%s", err, out)
+	}
+	// Each server restarts on the other's file.
+	_, ioOnRedis := startServer(t, func(c *config.Config) { c.Dir = redisDir })
+	redisOnIO := redisPeerIn(t, ioDir)
+	a, b := dialPeer(t, ioOnRedis), dialPeer(t, redisOnIO)
+	keys := append(fixtureKeys, "in-db3")
+	for _, key := range keys {
+		for _, cmd := range append(readBack(key), []string{"SELECT", "3"}, []string{"GET", "in-db3"}, []string{"SELECT", "0"}) {
+			want := r.do(cmd...)
+			if got := a.do(cmd...); got != want {
+				t.Errorf("iocache on Redis's file %q:\n redis:   %.200q\n iocache: %.200q", cmd, want, got)
+			}
+			if got := b.do(cmd...); got != want {
+				t.Errorf("Redis on iocache's file %q:\n redis:   %.200q\n got:     %.200q", cmd, want, got)
+			}
+		}
+	}
+}
+
+// TestMisconfMatchesRedis: a failed BGSAVE with save points set makes writes fail with Redis's
+// MISCONF error (and PING too), reads still work, and INFO reports the failure.
+func TestMisconfMatchesRedis(t *testing.T) {
+	ioDir, redisDir := t.TempDir(), t.TempDir()
+	_, addr := startServer(t, func(c *config.Config) { c.Dir = ioDir })
+	redisAddr := redisPeerIn(t, redisDir, "--save", "3600 1")
+	os.RemoveAll(ioDir)
+	os.RemoveAll(redisDir)
+	i, r := dialPeer(t, addr), dialPeer(t, redisAddr)
+	for _, p := range []*peerConn{i, r} {
+		p.do("BGSAVE")
+	}
+	for _, p := range []string{addr, redisAddr} {
+		c := dialPeer(t, p)
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(c.do("INFO", "persistence"), "rdb_last_bgsave_status:err") {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: BGSAVE into a removed directory did not fail", p)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	for _, cmd := range [][]string{{"SET", "k", "v"}, {"GET", "k"}, {"PING"}, {"DEL", "k"}, {"LASTSAVE"}} {
+		want, got := r.do(cmd...), i.do(cmd...)
+		if cmd[0] == "LASTSAVE" {
+			continue
+		}
+		if want != got {
+			t.Errorf("%q:\n redis:   %q\n iocache: %q", cmd, want, got)
+		}
+	}
+	i.do("CONFIG", "SET", "stop-writes-on-bgsave-error", "no")
+	if got := i.do("SET", "k", "v"); got != "+OK\r\n" {
+		t.Fatalf("with stop-writes-on-bgsave-error no, SET = %q", got)
+	}
+}
+
+// TestInfoPersistenceFields: INFO persistence lists Redis 7.0's fields in its order.
+func TestInfoPersistenceFields(t *testing.T) {
+	_, addr := startServer(t, nil)
+	redisAddr := redisPeerIn(t, t.TempDir())
+	names := func(info string) []string {
+		var out []string
+		for _, l := range strings.Split(info, "\r\n") {
+			if k, _, ok := strings.Cut(l, ":"); ok && !strings.HasPrefix(l, "$") {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	want := names(dialPeer(t, redisAddr).do("INFO", "persistence"))
+	got := names(dialPeer(t, addr).do("INFO", "persistence"))
+	if strings.Join(want, ",") != strings.Join(got, ",") {
+		t.Fatalf("fields differ:\n redis:   %v\n iocache: %v", want, got)
+	}
+}
+
+// TestSigtermSavesAndRestartLoads: with save points set, SIGTERM saves before exiting and the
+// next start loads the keys; SHUTDOWN NOSAVE does not save.
+func TestSigtermSavesAndRestartLoads(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--dir", dir, "--save", "3600", "1"}
+	addr, cmd := startProcess(t, args...)
+	c := dialPeer(t, addr)
+	for n := 0; n < 1000; n++ {
+		c.do("SET", fmt.Sprintf("key:%d", n), fmt.Sprint(n))
+	}
+	c.do("HSET", "h", "f", "v")
+	c.do("PEXPIRE", "key:7", "100000000")
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitExit(cmd, 10*time.Second); err != nil {
+		t.Fatalf("after SIGTERM: %v", err)
+	}
+	addr, cmd = startProcess(t, args...)
+	c = dialPeer(t, addr)
+	if got := c.do("DBSIZE"); got != ":1001\r\n" {
+		t.Fatalf("after restart DBSIZE = %q", got)
+	}
+	if got := c.do("GET", "key:999"); got != "$3\r\n999\r\n" {
+		t.Fatalf("after restart GET = %q", got)
+	}
+	if got := c.do("TTL", "key:7"); got == ":-1\r\n" || got == ":-2\r\n" {
+		t.Fatalf("TTL lost: %q", got)
+	}
+	c.do("SET", "unsaved", "x")
+	if _, err := io.WriteString(c.c, "SHUTDOWN NOSAVE\r\n"); err != nil { // no reply: the connection closes
+		t.Fatal(err)
+	}
+	if err := waitExit(cmd, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	addr, _ = startProcess(t, args...)
+	if got := dialPeer(t, addr).do("EXISTS", "unsaved"); got != ":0\r\n" {
+		t.Fatalf("SHUTDOWN NOSAVE saved: EXISTS = %q", got)
+	}
+}
+
+func waitExit(cmd *exec.Cmd, d time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		return fmt.Errorf("did not exit within %v", d)
+	}
+}
+
+// loadDump reads a dump file into key → canonical text.
+func loadDump(t *testing.T, path string) map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]string{}
+	if _, err := rdb.Load(bufio.NewReader(f), rdb.Handler{Entry: func(e *rdb.Entry) error {
+		out[fmt.Sprintf("%d/%s", e.DB, e.Key)] = canonValue(e.Value)
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
