@@ -242,7 +242,11 @@ func (r *CacheBenchmarkReconciler) step(ctx context.Context, cb *cachev1alpha1.C
 			})
 			return false, ctrl.Result{RequeueAfter: awaitDeadline - waited}, err
 		}
+		// The client from the image the server runs, as upgradePolicy chose it.
 		image := ci.Spec.Image
+		if image == "" {
+			image = ci.Status.Image
+		}
 		if image == "" {
 			image = r.Image
 		}

@@ -57,6 +57,9 @@ type instance struct {
 	blocked *blocker
 	// podProblem is why a server pod does not serve, as the scheduler or kubelet said, or nil.
 	podProblem *podProblem
+	// image is the server image the pods run; pendingImage the operator's, when upgradePolicy
+	// Manual keeps another.
+	image, pendingImage string
 	// password is the auth Secret's password, for the operator's own connections to the pods; it
 	// is never logged or recorded.
 	password string

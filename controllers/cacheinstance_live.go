@@ -215,7 +215,8 @@ func quoteEmpty(s string) string {
 	return s
 }
 
-// setConfigApplied writes status.pods, status.appliedConfigHash and the ConfigApplied condition.
+// setConfigApplied writes what the pods run: status.image and pendingImage, status.pods,
+// status.appliedConfigHash and the ConfigApplied condition.
 func setConfigApplied(st *cachev1alpha1.CacheInstanceStatus, inst *instance, set func(typ string, status metav1.ConditionStatus, reason, format string, args ...any)) {
 	cfg, ro := inst.config, inst.rollout
 	prev := meta.FindStatusCondition(st.Conditions, cachev1alpha1.ConditionConfigApplied)
@@ -228,6 +229,7 @@ func setConfigApplied(st *cachev1alpha1.CacheInstanceStatus, inst *instance, set
 	if inst.podConfigs != nil {
 		st.Pods = inst.podConfigs
 	}
+	st.Image, st.PendingImage = inst.image, inst.pendingImage
 	change := inst.change
 	if change == nil && prev != nil && prev.Status != metav1.ConditionTrue && prev.Reason != reasonLiveChangeFailed {
 		// A change on its way since an earlier pass: keep saying why.

@@ -131,6 +131,27 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 				WithSpec(pod))), nil
 }
 
+// serverImage chooses the image the pods run: spec.image; else the operator's own under
+// upgradePolicy Rolling, or for a new instance; else, under Manual, the image the instance runs
+// (status.image, or the StatefulSet's for an instance from before status.image), and then pending
+// is the operator's image when it differs.
+func serverImage(ci *cachev1alpha1.CacheInstance, operatorImage, running string) (image, pending string) {
+	if ci.Spec.Image != "" {
+		return ci.Spec.Image, ""
+	}
+	if ci.Spec.UpgradePolicy == cachev1alpha1.UpgradeRolling {
+		return operatorImage, ""
+	}
+	pinned := ci.Status.Image
+	if pinned == "" {
+		pinned = running
+	}
+	if pinned == "" || pinned == operatorImage {
+		return operatorImage, ""
+	}
+	return pinned, operatorImage
+}
+
 // serverResources are the server container's requests and limits: equal, so the pod is Guaranteed.
 func serverResources(ci *cachev1alpha1.CacheInstance) corev1.ResourceList {
 	return corev1.ResourceList{
@@ -221,19 +242,25 @@ func (r rollout) readyCurrent() int32 {
 // reconcileStatefulSet applies the StatefulSet and records its rollout for the status. When the
 // new pod template replaces the pods, it says why.
 func (r *CacheInstanceReconciler) reconcileStatefulSet(ctx context.Context, inst *instance) (*ctrl.Result, error) {
-	image := inst.Spec.Image
-	if image == "" {
-		image = r.Image
+	var prev appsv1.StatefulSet
+	err := r.Get(ctx, client.ObjectKey{Namespace: inst.Namespace, Name: inst.Name}, &prev)
+	exists := err == nil
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading StatefulSet: %w", err)
+	}
+	running := ""
+	if exists && len(prev.Spec.Template.Spec.Containers) > 0 {
+		running = prev.Spec.Template.Spec.Containers[0].Image
+	}
+	image, pending := serverImage(inst.CacheInstance, r.Image, running)
+	inst.image, inst.pendingImage = image, pending
+	if pending != "" && pending != inst.Status.PendingImage {
+		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, "UpgradeAvailable", "PinImage",
+			"The operator runs %s; this instance keeps %s (upgradePolicy Manual): set upgradePolicy: Rolling or spec.image to move, which replaces the pods", pending, image)
 	}
 	sts, err := desiredStatefulSet(inst.CacheInstance, inst.config, image)
 	if err != nil {
 		return nil, fmt.Errorf("building StatefulSet: %w", err)
-	}
-	var prev appsv1.StatefulSet
-	err = r.Get(ctx, client.ObjectKey{Namespace: inst.Namespace, Name: inst.Name}, &prev)
-	exists := err == nil
-	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("reading StatefulSet: %w", err)
 	}
 	if err := r.Apply(ctx, sts, client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("applying StatefulSet: %w", err)

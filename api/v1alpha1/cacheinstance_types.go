@@ -75,6 +75,17 @@ type CPUAffinitySpec struct {
 // +kubebuilder:validation:Enum=noeviction;allkeys-lru;allkeys-lfu;allkeys-random;volatile-lru;volatile-lfu;volatile-random;volatile-ttl
 type MaxMemoryPolicy string
 
+// UpgradePolicy is Manual or Rolling.
+// +kubebuilder:validation:Enum=Manual;Rolling
+type UpgradePolicy string
+
+const (
+	// UpgradeManual keeps the image an instance runs when the operator is upgraded.
+	UpgradeManual UpgradePolicy = "Manual"
+	// UpgradeRolling follows the operator's image.
+	UpgradeRolling UpgradePolicy = "Rolling"
+)
+
 // ConfigValue is the value of one redis.conf directive: one line, written after the name as is.
 // +kubebuilder:validation:MinLength=1
 // +kubebuilder:validation:MaxLength=1024
@@ -191,9 +202,19 @@ type CacheInstanceSpec struct {
 	// +optional
 	Config map[string]ConfigValue `json:"config,omitempty"`
 
-	// Image runs the server; it defaults to the operator's own image, so the two never drift apart.
+	// Image runs the server (and the benchmark client). Without it the instance runs the operator's
+	// own image, as chosen by upgradePolicy.
 	// +optional
 	Image string `json:"image,omitempty"`
+
+	// UpgradePolicy says whether an instance without spec.image follows the operator's version.
+	// Manual (the default) keeps the image it runs (status.image) when the operator is upgraded:
+	// status.pendingImage and an UpgradeAvailable event name the operator's image, and the pods are
+	// replaced only when you switch to Rolling or set spec.image. Rolling replaces the pods with the
+	// operator's image as soon as the operator is upgraded.
+	// +kubebuilder:default=Manual
+	// +optional
+	UpgradePolicy UpgradePolicy `json:"upgradePolicy,omitempty"`
 
 	// ImagePullPolicy for the server and benchmark containers.
 	// +optional
@@ -418,6 +439,14 @@ type CacheInstanceStatus struct {
 	// cannot change live is on the pod template: a change of the rest is applied to the running pods.
 	// +optional
 	ConfigHash string `json:"configHash,omitempty"`
+	// Image is the server image the pods run (spec.image, or the operator's image as upgradePolicy
+	// chose it). Under upgradePolicy Manual it stays when the operator is upgraded.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// PendingImage is the operator's image when the instance runs another one under upgradePolicy
+	// Manual: the version an upgrade would bring.
+	// +optional
+	PendingImage string `json:"pendingImage,omitempty"`
 	// RestartHash is the hash of the part of the config the server reads only at start; it is on the
 	// pod template, so a change of it replaces the pods.
 	// +optional

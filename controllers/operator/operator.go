@@ -20,6 +20,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -50,6 +51,9 @@ type Options struct {
 	// ServerAddress, when set, is where the operator reaches a server pod instead of its pod IP.
 	// No flag sets it: tests point it at servers of their own.
 	ServerAddress func(pod *corev1.Pod) string
+	// SeveralManagers lets a process start more than one manager (tests that upgrade the operator),
+	// whose controllers then share names. No flag sets it.
+	SeveralManagers bool
 }
 
 // NewScheme returns a scheme with the Kubernetes built-in types and the iocache API.
@@ -142,6 +146,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		HealthProbeBindAddress: opts.ProbeAddr,
 		LeaderElection:         opts.LeaderElect,
 		LeaderElectionID:       "operator.cache.iocache.dev",
+		Controller:             ctrlconfig.Controller{SkipNameValidation: &opts.SeveralManagers},
 		Cache: cache.Options{
 			// The operator only caches the ConfigMaps, Jobs and pods it made, not every one of the cluster.
 			ByObject: map[client.Object]cache.ByObject{

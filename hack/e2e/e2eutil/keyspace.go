@@ -15,9 +15,9 @@ import (
 // Keyspace is what a user would check to see that nothing touched their data: DBSIZE, a digest of
 // every key with its value and absolute expiry time, and the counters a benchmark could move.
 type Keyspace struct {
-	DBSize                                  int64
-	Digest                                  string
-	UsedMemory, MaxMemory                   int64
+	DBSize                                 int64
+	Digest                                 string
+	UsedMemory, MaxMemory                  int64
 	EvictedKeys, ExpiredKeys, Hits, Misses int64
 }
 
