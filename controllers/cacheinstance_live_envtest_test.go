@@ -1,11 +1,17 @@
 package controllers_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,8 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
-	"github.com/iocache/iocache/server/config"
-	"github.com/iocache/iocache/server/engine"
 )
 
 // testServers maps "namespace/pod" to the address of a real iocache-server that stands in for that
@@ -28,20 +32,67 @@ func testServerAddress(pod *corev1.Pod) string {
 	return net.JoinHostPort(pod.Status.PodIP, "6379")
 }
 
-// startTestServer runs an in-process iocache-server with the password on a loopback port.
+// serverBinary is iocache-server built once for the tests that need a server of their own: a
+// separate process, since the operator pins its threads (CONFIG SET of the cpulists), which must
+// not confine the test process.
+var serverBinary = sync.OnceValues(func() (string, error) {
+	serverBinaryBuilt = true
+	dir, err := os.MkdirTemp("", "iocache-controllers-test-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "iocache-server")
+	out, err := exec.Command("go", "build", "-o", bin, "../server/cmd/iocache-server").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build iocache-server: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// serverBinaryBuilt says whether a test asked for serverBinary.
+var serverBinaryBuilt bool
+
+// removeServerBinary removes what serverBinary built; TestMain calls it.
+func removeServerBinary() {
+	if !serverBinaryBuilt {
+		return
+	}
+	if bin, err := serverBinary(); err == nil {
+		_ = os.RemoveAll(filepath.Dir(bin))
+	}
+}
+
+// startTestServer runs iocache-server with the password on a free loopback port until the test
+// ends.
 func startTestServer(t *testing.T, password string) string {
 	t.Helper()
-	cfg := config.New()
-	cfg.Port, cfg.Bind, cfg.LogLevel, cfg.MetricsPort, cfg.RequirePass = 0, []string{"127.0.0.1"}, "warning", 0, password
-	s, err := engine.New(cfg)
+	bin, err := serverBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = s.Serve() }()
-	<-s.Ready()
-	t.Cleanup(func() { s.Shutdown(); <-done })
-	return s.Addr()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_, port, _ := net.SplitHostPort(addr)
+	l.Close()
+	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--metrics-port", "0", "--loglevel", "warning", "--requirepass", password)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("iocache-server did not listen on %s:\n%s", addr, log.String())
+		}
+	}
 }
 
 // servePod creates the instance's pod from the StatefulSet's template, as the StatefulSet controller

@@ -49,6 +49,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	removeServerBinary()
 	if stopShared != nil {
 		stopShared()
 	}

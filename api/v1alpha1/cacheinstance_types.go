@@ -22,8 +22,9 @@ const (
 	// cpuAffinity.server when that is set) with spec.benchmark.workload, and applies the setting with
 	// the highest throughput whose p99 latency is at most 1.5 times the lowest p99 of the sweep (more
 	// threads must win by more than 5%). status.tuning records the figures and the decision; a change
-	// of cores tunes again. Each candidate, and then the winner, rolls the pods, which start with an
-	// empty cache: tune before the cache carries traffic. Until a measurement exists the instance
+	// of cores tunes again. Each candidate, and then the winner, is applied to the running pods
+	// with CONFIG SET: no pod is replaced and the cache stays warm (benchmarks work in the server's
+	// bench space, apart from the user's keys). Until a measurement exists the instance
 	// runs with the Auto value, and the Progressing condition says so (reason TuningPending).
 	IOThreadsTuned IOThreadsPolicy = "Tuned"
 )
@@ -131,7 +132,7 @@ type MetricsSpec struct {
 // CacheInstanceBenchmarkSpec says how the operator validates throughput after each rollout.
 type CacheInstanceBenchmarkSpec struct {
 	// ValidateOnChange runs a validation benchmark after the instance becomes ready and after every
-	// change that rolls it: a CacheBenchmark named after the instance and the config hash it
+	// change of its config, rolled or applied live: a CacheBenchmark named after the instance and the config hash it
 	// measures. The instance keeps its three most recently finished validations, the one
 	// status.lastBenchmark names and those of the config it runs, and deletes older ones.
 	// +kubebuilder:default=true
