@@ -279,7 +279,7 @@ func (r *CacheBenchmarkReconciler) step(ctx context.Context, cb *cachev1alpha1.C
 				fmt.Sprintf("Job %s measures CacheInstance %s with io-threads %d", name, ci.Name, cur.IOThreads))
 		})
 	}
-	message, at, err := r.terminationMessage(ctx, job, succeeded)
+	message, at, pod, err := r.terminationMessage(ctx, job, succeeded)
 	if err != nil {
 		return false, ctrl.Result{}, err
 	}
@@ -297,7 +297,7 @@ func (r *CacheBenchmarkReconciler) step(ctx context.Context, cb *cachev1alpha1.C
 	if err != nil {
 		return false, ctrl.Result{}, r.fail(ctx, cb, ci, failure{reasonInvalidResult, fmt.Sprintf("Job %s succeeded, but %v", name, err)})
 	}
-	entry := summarize(res, cb, cur, at)
+	entry := summarize(res, cb, cur, at, pod)
 	if err := r.writeBenchmark(ctx, cb, func(st *cachev1alpha1.CacheBenchmarkStatus) {
 		st.Results = append(st.Results, entry)
 		st.Current = nil
@@ -316,15 +316,16 @@ func readyWith(ci *cachev1alpha1.CacheInstance, hash string) bool {
 		c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == ci.Generation
 }
 
-// terminationMessage is the termination message of the Job's bench container: of a pod that exited
-// 0 for a Job that succeeded, else of the pod that failed last. No pod gives "".
-func (r *CacheBenchmarkReconciler) terminationMessage(ctx context.Context, job *batchv1.Job, succeeded bool) (string, time.Time, error) {
+// terminationMessage is the termination message of the Job's bench container, and its pod: of a
+// pod that exited 0 for a Job that succeeded, else of the pod that failed last. No pod gives "".
+func (r *CacheBenchmarkReconciler) terminationMessage(ctx context.Context, job *batchv1.Job, succeeded bool) (string, time.Time, *corev1.Pod, error) {
 	var pods corev1.PodList
 	if err := r.APIReader.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
-		return "", time.Time{}, fmt.Errorf("listing the pods of Job %s: %w", job.Name, err)
+		return "", time.Time{}, nil, fmt.Errorf("listing the pods of Job %s: %w", job.Name, err)
 	}
 	var msg string
 	var at time.Time
+	var from *corev1.Pod
 	for i := range pods.Items {
 		pod := &pods.Items[i]
 		if !metav1.IsControlledBy(pod, job) {
@@ -336,14 +337,14 @@ func (r *CacheBenchmarkReconciler) terminationMessage(ctx context.Context, job *
 				continue
 			}
 			if msg == "" || t.FinishedAt.After(at) {
-				msg, at = t.Message, t.FinishedAt.Time
+				msg, at, from = t.Message, t.FinishedAt.Time, pod
 			}
 		}
 	}
 	if at.IsZero() {
 		at = time.Now()
 	}
-	return msg, at, nil
+	return msg, at, from, nil
 }
 
 // succeed ends a benchmark that measured every setting: the instance goes back to its own setting

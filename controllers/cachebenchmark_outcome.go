@@ -120,6 +120,8 @@ func settle(st *cachev1alpha1.CacheInstanceStatus, spec *cachev1alpha1.CacheInst
 		st.Tuning = &cachev1alpha1.TuningStatus{
 			Cores: spec.Cores, Benchmark: cb.Name, ChosenIOThreads: ptr.To(w.IOThreads), Explanation: why, Results: summaries,
 		}
+		// The chosen setting's figure is the latest the operator measured; purpose says so.
+		st.LastBenchmark = w.DeepCopy()
 		return &outcomeNote{corev1.EventTypeNormal, "Tuned", fmt.Sprintf(
 			"io-threads %d chosen for %d cores (%s) among %d candidates by CacheBenchmark %s; status.tuning has the figures",
 			w.IOThreads, spec.Cores, figures(&w), len(summaries), cb.Name)}

@@ -69,7 +69,7 @@ func TestSettle(t *testing.T) {
 		{name: "validation failed on an older config", ci: newInstance(4), cb: newBenchmark(purpose(cachev1alpha1.PurposeValidation), midStep(4, "old")),
 			f: &failure{reasonJobFailed, "Job x failed"}},
 		{name: "tuning applies the winner", ci: newInstance(4), cb: newBenchmark(purpose(cachev1alpha1.PurposeTuning), measured(run(1, 1000, 900), run(2, 2000, 900))),
-			best: 1, chosen: ptr.To[int32](2), tuning: true, event: "Tuned"},
+			best: 1, chosen: ptr.To[int32](2), tuning: true, last: true, event: "Tuned"},
 		{name: "tuning of other cores is dropped", ci: newInstance(8), cb: newBenchmark(purpose(cachev1alpha1.PurposeTuning), measured(run(1, 1000, 900), run(2, 2000, 900))),
 			best: 1},
 		{name: "failed tuning is recorded without a choice", ci: newInstance(4), cb: newBenchmark(purpose(cachev1alpha1.PurposeTuning), measured(run(1, 1000, 900)), midStep(4, hash)),
@@ -105,6 +105,9 @@ func TestSettle(t *testing.T) {
 			}
 			if (st.LastBenchmark != nil) != tc.last {
 				t.Errorf("lastBenchmark %+v", st.LastBenchmark)
+			}
+			if tc.chosen != nil && (st.LastBenchmark == nil || st.LastBenchmark.IOThreads != *tc.chosen || st.LastBenchmark.OpsPerSecond != 2000) {
+				t.Errorf("lastBenchmark %+v, want the chosen setting's figures", st.LastBenchmark)
 			}
 			if (st.Tuning != nil) != tc.tuning {
 				t.Fatalf("tuning %+v", st.Tuning)

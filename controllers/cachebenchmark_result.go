@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
@@ -89,8 +90,9 @@ func msDuration(ms float64) *metav1.Duration {
 	return &metav1.Duration{Duration: time.Duration(math.Round(ms * float64(time.Millisecond)))}
 }
 
-// summarize turns a checked result into the status entry of one step.
-func summarize(r *bench.Result, cb *cachev1alpha1.CacheBenchmark, step *cachev1alpha1.BenchmarkStep, finished time.Time) cachev1alpha1.BenchmarkResult {
+// summarize turns a checked result into the status entry of one step; pod is the Job's pod that
+// wrote it (nil when gone).
+func summarize(r *bench.Result, cb *cachev1alpha1.CacheBenchmark, step *cachev1alpha1.BenchmarkStep, finished time.Time, pod *corev1.Pod) cachev1alpha1.BenchmarkResult {
 	out := cachev1alpha1.BenchmarkResult{
 		BenchmarkSummary: cachev1alpha1.BenchmarkSummary{
 			Benchmark:    cb.Name,
@@ -107,6 +109,7 @@ func summarize(r *bench.Result, cb *cachev1alpha1.CacheBenchmark, step *cachev1a
 		},
 		Job: step.Job,
 	}
+	describeRun(&out.BenchmarkSummary, r, cb, pod)
 	if r.Server != nil && r.Server.Delta != nil {
 		for _, t := range r.Server.Delta.Threads {
 			out.Threads = append(out.Threads, cachev1alpha1.ThreadCounts{

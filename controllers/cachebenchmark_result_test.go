@@ -96,7 +96,7 @@ func TestFailureOf(t *testing.T) {
 func TestSummarize(t *testing.T) {
 	at := time.Date(2026, 5, 1, 12, 0, 35, 0, time.UTC)
 	step := &cachev1alpha1.BenchmarkStep{IOThreads: 2, Cores: 4, ConfigHash: "abc", Job: "bench-io2"}
-	got := summarize(sampleResult(), newBenchmark(), step, at)
+	got := summarize(sampleResult(), newBenchmark(), step, at, nil)
 	l := got.Latency
 	if got.OpsPerSecond != 100_000 || got.IOThreads != 2 || got.Cores != 4 || got.ConfigHash != "abc" || got.Job != "bench-io2" ||
 		got.Benchmark != "bench" || got.Errors != 3 || !got.CompletionTime.Time.Equal(at) {

@@ -322,10 +322,26 @@ const (
 	ConditionConfigApplied = "ConfigApplied"
 )
 
-// BenchmarkSummary is the figures of one measured run.
+// BenchmarkSummary is the figures of one measured run, and what they measured.
 type BenchmarkSummary struct {
 	// Benchmark names the CacheBenchmark that measured these figures.
 	Benchmark string `json:"benchmark,omitempty"`
+	// Purpose is the kind of run that measured them: Validation (after a rollout), Tuning (one
+	// candidate of the Tuned policy's sweep) or Manual.
+	// +optional
+	Purpose BenchmarkPurpose `json:"purpose,omitempty"`
+	// Measured says in words what the figures measured: the workload, the io-threads setting, where
+	// the client ran, the CPU it had and used, the CPU the server used, and for how long. Two
+	// figures are comparable only when this reads the same.
+	// +optional
+	Measured string `json:"measured,omitempty"`
+	// Client is where the load generator ran and the CPU it had and used.
+	// +optional
+	Client *BenchmarkClient `json:"client,omitempty"`
+	// ServerCPU is the CPU the server process used over the measured part, in cores (from INFO cpu
+	// before and after).
+	// +optional
+	ServerCPU *resource.Quantity `json:"serverCPU,omitempty"`
 	// IOThreads is the io-threads setting the server ran with.
 	IOThreads int32 `json:"ioThreads,omitempty"`
 	// Cores is the instance's cores during the run.
@@ -345,6 +361,28 @@ type BenchmarkSummary struct {
 	// CompletionTime is when the run finished.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+}
+
+// BenchmarkClient is where a run's load generator ran and the CPU it had: a figure is the server's
+// only when the client had CPU to spare.
+type BenchmarkClient struct {
+	// Node the client pod ran on.
+	// +optional
+	Node string `json:"node,omitempty"`
+	// Threads is the number of client threads; each can keep at most one core busy.
+	// +optional
+	Threads int32 `json:"threads,omitempty"`
+	// CPURequest and CPULimit are the client container's. Without a limit the client may use any
+	// idle CPU of the node's shared pool; with requests equal to whole-CPU limits and the static CPU
+	// manager it has CPUs of its own.
+	// +optional
+	CPURequest *resource.Quantity `json:"cpuRequest,omitempty"`
+	// +optional
+	CPULimit *resource.Quantity `json:"cpuLimit,omitempty"`
+	// CPUUsed is the CPU the client used over the measured part, in cores (getrusage). Close to its
+	// threads or its limit, the client, not the server, set the figure.
+	// +optional
+	CPUUsed *resource.Quantity `json:"cpuUsed,omitempty"`
 }
 
 // LatencySummary holds request latency percentiles, written as durations such as "412µs".
@@ -468,7 +506,8 @@ type CacheInstanceStatus struct {
 	// ReadyReplicas counts server pods ready with the current config.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
-	// LastBenchmark holds the figures of the last validation run.
+	// LastBenchmark holds the figures the operator measured last: of the last Validation run, or of
+	// the setting a Tuning sweep chose. Its purpose and measured fields say which and what.
 	// +optional
 	LastBenchmark *BenchmarkSummary `json:"lastBenchmark,omitempty"`
 	// ActiveBenchmark is the CacheBenchmark measuring the instance now, if any. The benchmark
@@ -491,6 +530,7 @@ type CacheInstanceStatus struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Ops/s",type=integer,JSONPath=`.status.lastBenchmark.opsPerSecond`
+// +kubebuilder:printcolumn:name="Measured-By",type=string,JSONPath=`.status.lastBenchmark.purpose`
 // +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Degraded")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type CacheInstance struct {

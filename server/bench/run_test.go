@@ -79,7 +79,7 @@ func cmdCalls(t *testing.T, port int, cmd string) int64 {
 }
 
 func TestIOCacheServer(t *testing.T) {
-	port := startIOCache(t, func(c *config.Config) { c.IOThreads = 2 })
+	port := startIOCache(t, func(c *config.Config) { c.IOThreads, c.IOThreadsActivation = 2, "always" })
 	r, code, stderr := runJSON(t, portArgs(port, "--tests", "set,get,mixed,ping,incr,lpush",
 		"--requests", strconv.Itoa(requests), "--clients", "8", "--threads", "2", "--pipeline", "4")...)
 	if code != 0 {

@@ -23,6 +23,9 @@ const (
 	numClasses
 )
 
+// NumClasses is the number of client-output-buffer-limit classes.
+const NumClasses = numClasses
+
 var classNames = [numClasses]string{"normal", "replica", "pubsub"}
 
 // Config is the whole server configuration. New returns it with Redis's defaults.
@@ -44,6 +47,8 @@ type Config struct {
 	// IOThreads counts the main thread; 0 means auto (resolved from the effective core count).
 	IOThreads        int
 	IOThreadsDoReads bool
+	// IOThreadsActivation is "load" (I/O threads serve sockets only while they pay) or "always".
+	IOThreadsActivation string
 
 	// CPU lists in taskset syntax, "" (no pinning) or "auto". CPUListMode "relative" reads them as
 	// positions within the CPUs the process may use, "physical" (Redis's meaning) as CPU ids.
@@ -101,6 +106,10 @@ type Config struct {
 	SetMaxIntsetEntries    int
 	ZSetMaxListpackEntries int
 	BusyReplyThreshold     int
+	// MaxMemoryClients bounds the memory all client buffers may take together: bytes, or a share
+	// of maxmemory when MaxMemoryClientsPercent is set (Redis's "N%"). 0: no limit.
+	MaxMemoryClients        int64
+	MaxMemoryClientsPercent int
 	// EnableDebugCommand is "no" (Redis 7's default), "yes" or "local" (loopback and unix socket
 	// clients only).
 	EnableDebugCommand string
@@ -125,9 +134,10 @@ func New() *Config {
 		TCPBacklog:     511,
 		ProtectedMode:  false,
 
-		IOThreads:        1,
-		IOThreadsDoReads: true,
-		CPUListMode:      "physical",
+		IOThreads:           1,
+		IOThreadsDoReads:    true,
+		IOThreadsActivation: "load",
+		CPUListMode:         "physical",
 
 		Databases: 16,
 		ClientOutputBufferLimit: [numClasses]OutputBufferLimit{

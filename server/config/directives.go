@@ -200,6 +200,7 @@ func buildTable() map[string]*directive {
 				return strconv.Itoa(c.IOThreads)
 			}},
 		boolDirective("io-threads-do-reads", false, func(c *Config) *bool { return &c.IOThreadsDoReads }),
+		enumDirective("io-threads-activation", true, []string{"load", "always"}, func(c *Config) *string { return &c.IOThreadsActivation }),
 		cpulistDirective("server_cpulist", func(c *Config) *string { return &c.ServerCPUList }),
 		cpulistDirective("bio_cpulist", func(c *Config) *string { return &c.BioCPUList }),
 		cpulistDirective("aof_rewrite_cpulist", func(c *Config) *string { return &c.AOFRewriteCPUList }),
@@ -254,6 +255,7 @@ func buildTable() map[string]*directive {
 		intDirective("set-max-intset-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.SetMaxIntsetEntries }),
 		intDirective("zset-max-listpack-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.ZSetMaxListpackEntries }),
 		intDirective("busy-reply-threshold", true, 0, 1<<31-1, func(c *Config) *int { return &c.BusyReplyThreshold }),
+		{name: "maxmemory-clients", mutable: true, set: setMaxMemoryClients, get: getMaxMemoryClients},
 		enumDirective("enable-debug-command", false, []string{"no", "yes", "local"}, func(c *Config) *string { return &c.EnableDebugCommand }),
 		boolDirective("daemonize", false, func(c *Config) *bool { return &c.Daemonize }),
 		stringDirective("pidfile", false, func(c *Config) *string { return &c.PidFile }),
@@ -296,6 +298,40 @@ func buildTable() map[string]*directive {
 }
 
 var errWrongArgs = errors.New("wrong number of arguments")
+
+// setMaxMemoryClients reads maxmemory-clients as Redis does: a memory value, or a percentage of
+// maxmemory ("10%", at most 100).
+func setMaxMemoryClients(c *Config, a []string) error {
+	if pct, ok := strings.CutSuffix(a[0], "%"); ok {
+		v, err := strconv.Atoi(pct)
+		if err != nil || v < 0 || v > 100 {
+			return fmt.Errorf("argument must be a memory or percent value")
+		}
+		c.MaxMemoryClients, c.MaxMemoryClientsPercent = 0, v
+		return nil
+	}
+	v, err := ParseMemory(a[0])
+	if err != nil || v < 0 {
+		return fmt.Errorf("argument must be a memory or percent value")
+	}
+	c.MaxMemoryClients, c.MaxMemoryClientsPercent = v, 0
+	return nil
+}
+
+func getMaxMemoryClients(c *Config) string {
+	if c.MaxMemoryClientsPercent > 0 {
+		return strconv.Itoa(c.MaxMemoryClientsPercent) + "%"
+	}
+	return strconv.FormatInt(c.MaxMemoryClients, 10)
+}
+
+// ClientMemoryLimit is maxmemory-clients in bytes (0: no limit).
+func (c *Config) ClientMemoryLimit() int64 {
+	if c.MaxMemoryClientsPercent > 0 {
+		return c.MaxMemory * int64(c.MaxMemoryClientsPercent) / 100
+	}
+	return c.MaxMemoryClients
+}
 
 func protect(d directive) directive {
 	d.protected = true

@@ -299,7 +299,7 @@ func guestLPush(s *Server, c *client, argv [][]byte) {
 			s.wrongType(c)
 			return
 		}
-		l = db.Obj(r).(*keyspace.List)
+		l = db.ObjForWrite(r).(*keyspace.List)
 	}
 	if !s.makeGuestRoom(c, need) {
 		return
@@ -309,11 +309,9 @@ func guestLPush(s *Server, c *client, argv [][]byte) {
 		l = keyspace.NewList()
 		db.SetObject(argv[1], keyspace.TypeList, l, s.lruClock)
 	}
-	before := l.Bytes()
 	for _, v := range argv[2:] {
 		l.PushFront(v)
 	}
-	db.AddObjectBytes(l.Bytes() - before)
 	n := l.Len()
 	s.afterGuestWrite()
 	c.w.Int(int64(n))

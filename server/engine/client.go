@@ -54,7 +54,11 @@ type client struct {
 	inFlight    bool
 	closed      bool
 	pendingPush [][]byte // pub/sub messages that arrived while inFlight
-	killPending bool     // a kill arrived while inFlight
+	// pendingPushBytes is pendingPush's size; pushClass the output-limit class of the last push
+	// (both the I/O thread's, even while inFlight).
+	pendingPushBytes int64
+	pushClass        uint8
+	killPending      bool // a kill arrived while inFlight
 
 	// Main-thread state.
 	mainOwned bool

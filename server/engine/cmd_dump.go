@@ -152,7 +152,6 @@ func (s *Server) storeValue(db *keyspace.DB, key []byte, v rdb.Value, expireAt i
 		db.SetString(key, v.Str, expireAt, false, clock)
 		return
 	}
-	db.AddObjectBytes(objectBytes(v.Obj))
 	r := db.SetObject(key, v.Type, v.Obj, clock)
 	if expireAt > 0 {
 		db.SetExpire(r, expireAt)

@@ -471,7 +471,6 @@ func geoSearch(s *Server, c *client, argv [][]byte, srcAt int, flags int) {
 			}
 			out.Add([]byte(p.member), score)
 		}
-		db.AddObjectBytes(out.Bytes())
 		db.SetObject(storeKey, keyspace.TypeZSet, out, s.initialClock())
 	}
 	event := "georadiusstore"

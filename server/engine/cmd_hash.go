@@ -18,14 +18,12 @@ func hsetGeneric(s *Server, c *client, argv [][]byte, name string, replyOK bool)
 	if !ok {
 		return
 	}
-	done := accountObject(s.dbs[c.db], h)
 	added := 0
 	for i := 2; i < len(argv); i += 2 {
 		if h.Set(argv[i], argv[i+1]) {
 			added++
 		}
 	}
-	done()
 	s.modified(c.db, argv[1])
 	s.notify(config.NotifyHash, "hset", argv[1], c.db)
 	if replyOK {
@@ -47,9 +45,7 @@ func cmdHSetNX(s *Server, c *client, argv [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	done := accountObject(s.dbs[c.db], h)
 	h.Set(argv[2], argv[3])
-	done()
 	s.modified(c.db, argv[1])
 	s.notify(config.NotifyHash, "hset", argv[1], c.db)
 	c.w.Int(1)
@@ -190,9 +186,7 @@ func cmdHIncrBy(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	cur += delta
-	done := accountObject(s.dbs[c.db], h)
 	h.Set(argv[2], strconv.AppendInt(nil, cur, 10))
-	done()
 	s.modified(c.db, argv[1])
 	s.notify(config.NotifyHash, "hincrby", argv[1], c.db)
 	c.w.Int(cur)
@@ -227,9 +221,7 @@ func cmdHIncrByFloat(s *Server, c *client, argv [][]byte) {
 		s.discardIfEmpty(c, argv[1], h.Len())
 		return
 	}
-	done := accountObject(s.dbs[c.db], h)
 	h.Set(argv[2], out)
-	done()
 	s.modified(c.db, argv[1])
 	s.notify(config.NotifyHash, "hincrbyfloat", argv[1], c.db)
 	c.w.Bulk(out)

@@ -66,12 +66,10 @@ func (s *Server) copyValue(src *keyspace.DB, r keyspace.Ref, dst *keyspace.DB, d
 	} else {
 		obj := src.Obj(r)
 		if move {
-			src.AddObjectBytes(-objectBytes(obj))
 			src.Delete(r)
 		} else {
 			obj = cloneObject(obj)
 		}
-		dst.AddObjectBytes(objectBytes(obj))
 		nr := dst.SetObject(dstKey, typ, obj, s.initialClock())
 		if exp > 0 {
 			dst.SetExpire(nr, exp)

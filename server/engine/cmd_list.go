@@ -56,7 +56,6 @@ func pushGeneric(s *Server, c *client, argv [][]byte, front, onlyExisting bool) 
 		c.w.Int(0)
 		return
 	}
-	done := accountObject(s.dbs[c.db], l)
 	for _, v := range argv[2:] {
 		if front {
 			l.PushFront(v)
@@ -64,7 +63,6 @@ func pushGeneric(s *Server, c *client, argv [][]byte, front, onlyExisting bool) 
 			l.PushBack(v)
 		}
 	}
-	done()
 	s.modified(c.db, argv[1])
 	s.notify(config.NotifyList, pushEvent(front), argv[1], c.db)
 	c.w.Int(int64(l.Len()))
@@ -101,7 +99,6 @@ func popGeneric(s *Server, c *client, argv [][]byte, front bool) {
 		}
 		return
 	}
-	done := accountObject(s.dbs[c.db], l)
 	if !hasCount {
 		c.w.Bulk(popOne(l, front))
 	} else {
@@ -113,7 +110,6 @@ func popGeneric(s *Server, c *client, argv [][]byte, front bool) {
 			c.w.Bulk(popOne(l, front))
 		}
 	}
-	done()
 	if !hasCount || count > 0 { // LPOP key 0 pops nothing and announces nothing
 		s.notify(config.NotifyList, popEvent(front), argv[1], c.db)
 		s.dropIfEmpty(c, argv[1], l.Len())
@@ -227,9 +223,7 @@ func cmdLSet(s *Server, c *client, argv [][]byte) {
 		s.addError(c, errIndexRange)
 		return
 	}
-	done := accountObject(s.dbs[c.db], l)
 	l.Set(int(idx), argv[3])
-	done()
 	s.modified(c.db, argv[1])
 	s.notify(config.NotifyList, "lset", argv[1], c.db)
 	c.w.OK()
@@ -255,12 +249,10 @@ func cmdLInsert(s *Server, c *client, argv [][]byte) {
 	}
 	for i := 0; i < l.Len(); i++ {
 		if string(l.Index(i)) == string(argv[3]) {
-			done := accountObject(s.dbs[c.db], l)
 			if after {
 				i++
 			}
 			l.Insert(i, argv[4])
-			done()
 			s.modified(c.db, argv[1])
 			s.notify(config.NotifyList, "linsert", argv[1], c.db)
 			c.w.Int(int64(l.Len()))
@@ -284,14 +276,12 @@ func cmdLRem(s *Server, c *client, argv [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	done := accountObject(s.dbs[c.db], l)
 	target := string(argv[3])
 	limit := count
 	if limit < 0 {
 		limit = -limit // a count of -2^63 means "all" like 0, as in Redis
 	}
 	removed := int64(l.RemoveMatching(func(v []byte) bool { return string(v) == target }, int(min(uint64(limit), uint64(l.Len()))), count < 0))
-	done()
 	if removed > 0 {
 		s.notify(config.NotifyList, "lrem", argv[1], c.db)
 		s.dropIfEmpty(c, argv[1], l.Len())
@@ -315,7 +305,6 @@ func cmdLTrim(s *Server, c *client, argv [][]byte) {
 		c.w.OK()
 		return
 	}
-	done := accountObject(s.dbs[c.db], l)
 	a, b, ok := clampRange(start, stop, l.Len())
 	if !ok {
 		l.Trim(0, -1)
@@ -325,7 +314,6 @@ func cmdLTrim(s *Server, c *client, argv [][]byte) {
 	} else {
 		l.Trim(a, b)
 	}
-	done()
 	s.notify(config.NotifyList, "ltrim", argv[1], c.db)
 	s.dropIfEmpty(c, argv[1], l.Len())
 	s.modified(c.db, argv[1])
@@ -445,17 +433,13 @@ func (s *Server) lmove(c *client, src, dst []byte, fromFront, toFront bool) (don
 		s.wrongType(c)
 		return true
 	}
-	doneSrc := accountObject(db, sl)
 	v := popOne(sl, fromFront)
-	doneSrc()
 	dl, _ := s.getList(c, dst, forCreate)
-	doneDst := accountObject(db, dl)
 	if toFront {
 		dl.PushFront(v)
 	} else {
 		dl.PushBack(v)
 	}
-	doneDst()
 	// Redis announces the push, then the pop, then the source's deletion.
 	s.notify(config.NotifyList, pushEvent(toFront), dst, c.db)
 	s.notify(config.NotifyList, popEvent(fromFront), src, c.db)
@@ -498,9 +482,7 @@ func bpopGeneric(s *Server, c *client, argv [][]byte, front bool) {
 		return
 	}
 	if found {
-		done := accountObject(s.dbs[c.db], l)
 		v := popOne(l, front)
-		done()
 		c.w.Array(2)
 		c.w.Bulk(k)
 		c.w.Bulk(v)

@@ -60,7 +60,6 @@ func (s *Server) lmpop(c *client, keys [][]byte, left bool, count int64) bool {
 	if !ok || !found {
 		return !ok
 	}
-	done := accountObject(s.dbs[c.db], l)
 	n := min(count, int64(l.Len()))
 	c.w.Array(2)
 	c.w.Bulk(k)
@@ -68,7 +67,6 @@ func (s *Server) lmpop(c *client, keys [][]byte, left bool, count int64) bool {
 	for i := int64(0); i < n; i++ {
 		c.w.Bulk(popOne(l, left))
 	}
-	done()
 	s.notify(config.NotifyList, popEvent(left), k, c.db)
 	s.dropIfEmpty(c, k, l.Len())
 	s.modified(c.db, k)
@@ -81,7 +79,6 @@ func (s *Server) zmpop(c *client, keys [][]byte, lowest bool, count int64) bool 
 	if !ok || !found {
 		return !ok
 	}
-	done := accountObject(s.dbs[c.db], z)
 	n := min(count, int64(z.Len()))
 	c.w.Array(2)
 	c.w.Bulk(k)
@@ -93,7 +90,6 @@ func (s *Server) zmpop(c *client, keys [][]byte, lowest bool, count int64) bool 
 		c.w.BulkString(e.Member)
 		c.w.Double(e.Score)
 	}
-	done()
 	s.notify(config.NotifyZSet, zpopEvent(!lowest), k, c.db)
 	s.dropIfEmpty(c, k, z.Len())
 	s.modified(c.db, k)

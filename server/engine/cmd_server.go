@@ -178,7 +178,11 @@ func (s *Server) configSet(c *client, args [][]byte) {
 			return
 		}
 	}
+	activationChanged := s.cfg.IOThreadsActivation != next.IOThreadsActivation
 	*s.cfg = next
+	if activationChanged {
+		s.resetActivation()
+	}
 	s.applyLiveConfig()
 	if s.cfg.MaxMemory > 0 {
 		s.freeMemoryIfNeeded()

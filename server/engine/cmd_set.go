@@ -14,14 +14,12 @@ func cmdSAdd(s *Server, c *client, argv [][]byte) {
 	if !ok {
 		return
 	}
-	done := accountObject(s.dbs[c.db], st)
 	n := 0
 	for _, m := range argv[2:] {
 		if st.Add(m) {
 			n++
 		}
 	}
-	done()
 	s.modified(c.db, argv[1])
 	if n > 0 {
 		s.notify(config.NotifySet, "sadd", argv[1], c.db)
@@ -120,7 +118,6 @@ func cmdSPop(s *Server, c *client, argv [][]byte) {
 		}
 		return
 	}
-	done := accountObject(s.dbs[c.db], st)
 	if !hasCount {
 		c.w.BulkString(st.Pop(setRand))
 	} else {
@@ -132,7 +129,6 @@ func cmdSPop(s *Server, c *client, argv [][]byte) {
 			c.w.BulkString(st.Pop(setRand))
 		}
 	}
-	done()
 	s.notify(config.NotifySet, "spop", argv[1], c.db)
 	s.dropIfEmpty(c, argv[1], st.Len())
 	s.modified(c.db, argv[1])
@@ -214,17 +210,13 @@ func cmdSMove(s *Server, c *client, argv [][]byte) {
 		c.w.Int(1)
 		return
 	}
-	doneSrc := accountObject(db, src)
 	src.Remove(argv[3])
-	doneSrc()
 	s.notify(config.NotifySet, "srem", argv[1], c.db)
 	s.dropIfEmpty(c, argv[1], src.Len())
 	dst, _ := s.getSet(c, argv[2], forCreate)
-	doneDst := accountObject(db, dst)
 	if dst.Add(argv[3]) {
 		s.notify(config.NotifySet, "sadd", argv[2], c.db)
 	}
-	doneDst()
 	s.modified(c.db, argv[1])
 	s.modified(c.db, argv[2])
 	c.w.Int(1)
@@ -317,7 +309,6 @@ func setOpStore(s *Server, c *client, argv [][]byte, op string) {
 		for _, m := range out {
 			st.Add([]byte(m))
 		}
-		db.AddObjectBytes(st.Bytes())
 		db.SetObject(argv[1], keyspace.TypeSet, st, s.initialClock())
 	}
 	s.modified(c.db, argv[1])

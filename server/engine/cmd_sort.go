@@ -184,7 +184,6 @@ func sortGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 		for _, v := range out {
 			l.PushBack(v) // a missing GET value is stored as an empty string
 		}
-		db.AddObjectBytes(l.Bytes())
 		db.SetObject(storeKey, keyspace.TypeList, l, s.initialClock())
 	}
 	s.modified(c.db, storeKey)

@@ -247,14 +247,12 @@ func cmdXAdd(s *Server, c *client, argv [][]byte) {
 			return
 		}
 	}
-	done := accountObject(s.dbs[c.db], st)
 	st.Append(id, argv[i+1:])
 	s.writeStreamID(c, id)
 	trimmed := 0
 	if trim.strategy != 0 {
 		trimmed = trimStream(st, &trim)
 	}
-	done()
 	s.modified(c.db, argv[1])
 	s.notify(config.NotifyStream, "xadd", argv[1], c.db)
 	if trimmed > 0 {
@@ -371,9 +369,7 @@ func (s *Server) removeFromStream(c *client, key []byte, event string, remove fu
 		c.w.Int(0)
 		return
 	}
-	done := accountObject(s.dbs[c.db], st)
 	n := remove(st)
-	done()
 	if n > 0 {
 		s.modified(c.db, key)
 		s.notify(config.NotifyStream, event, key, c.db)

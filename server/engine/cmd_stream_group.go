@@ -137,9 +137,7 @@ func cmdXGroup(s *Server, c *client, argv [][]byte) {
 			db.SetObject(key, keyspace.TypeStream, st, s.initialClock())
 			s.modified(c.db, key)
 		}
-		done := accountObject(db, st)
 		created := st.CreateGroup(string(group), id, entriesRead)
-		done()
 		if !created {
 			s.addError(c, "BUSYGROUP Consumer Group name already exists")
 			return
@@ -162,9 +160,7 @@ func cmdXGroup(s *Server, c *client, argv [][]byte) {
 			c.w.Int(0)
 			return
 		}
-		done := accountObject(db, st)
 		delete(st.Groups, string(group))
-		done()
 		s.notify(config.NotifyStream, "xgroup-destroy", key, c.db)
 		c.w.Int(1)
 	case equalFold(sub, "createconsumer"):
@@ -176,9 +172,7 @@ func cmdXGroup(s *Server, c *client, argv [][]byte) {
 		s.notify(config.NotifyStream, "xgroup-createconsumer", key, c.db)
 		c.w.Int(1)
 	case equalFold(sub, "delconsumer"):
-		done := accountObject(db, st)
 		c.w.Int(int64(g.DeleteConsumer(string(argv[4]))))
-		done()
 		s.notify(config.NotifyStream, "xgroup-delconsumer", key, c.db)
 	}
 	s.stats.dirty++
@@ -251,14 +245,12 @@ func cmdXReadGroup(s *Server, c *client, argv [][]byte) {
 			}
 			consumer, _ := t.g.Consumer(string(a.consumer), s.nowMs, true)
 			consumer.SeenTime = s.nowMs
-			done := accountObject(db, t.st)
 			for _, e := range f.entries {
 				t.st.Advance(t.g, e.ID)
 				if !a.noAck {
 					t.g.Deliver(e.ID, consumer, s.nowMs)
 				}
 			}
-			done()
 			s.stats.dirty++
 		} else {
 			// History: this consumer's pending entries after the ID, delivered again.
@@ -326,14 +318,12 @@ func cmdXAck(s *Server, c *client, argv [][]byte) {
 	if !ok {
 		return
 	}
-	done := accountObject(s.dbs[c.db], st)
 	n := 0
 	for _, id := range ids {
 		if g.Ack(id) {
 			n++
 		}
 	}
-	done()
 	if n > 0 {
 		s.stats.dirty++
 	}
@@ -518,8 +508,6 @@ func cmdXClaim(s *Server, c *client, argv [][]byte) {
 	if !ok {
 		return
 	}
-	done := accountObject(s.dbs[c.db], st)
-	defer done()
 	if g.LastID.Less(lastID) {
 		g.LastID = lastID
 	}
@@ -599,8 +587,6 @@ func cmdXAutoClaim(s *Server, c *client, argv [][]byte) {
 	if !ok {
 		return
 	}
-	done := accountObject(s.dbs[c.db], st)
-	defer done()
 	consumer, _ := g.Consumer(string(argv[3]), s.nowMs, true)
 	consumer.SeenTime = s.nowMs
 	var claimed []keyspace.StreamEntry

@@ -74,7 +74,6 @@ pairs:
 		}
 		return
 	}
-	done := accountObject(s.dbs[c.db], z)
 	added, changed := 0, 0
 	var incrResult float64
 	incrApplied := false
@@ -88,7 +87,6 @@ pairs:
 		if incr && exists {
 			newScore = cur + score
 			if math.IsNaN(newScore) {
-				done()
 				s.addError(c, "ERR resulting score is not a number (NaN)")
 				return
 			}
@@ -105,7 +103,6 @@ pairs:
 		}
 		incrResult, incrApplied = newScore, true
 	}
-	done()
 	s.discardIfEmpty(c, argv[1], z.Len())
 	if added+changed > 0 {
 		s.modified(c.db, argv[1])
@@ -147,9 +144,7 @@ func cmdZIncrBy(s *Server, c *client, argv [][]byte) {
 		s.addError(c, "ERR resulting score is not a number (NaN)")
 		return
 	}
-	done := accountObject(s.dbs[c.db], z)
 	z.Add(argv[3], nv)
-	done()
 	s.modified(c.db, argv[1])
 	s.notify(config.NotifyZSet, "zincr", argv[1], c.db)
 	c.w.Double(nv)
@@ -542,13 +537,11 @@ func zpopGeneric(s *Server, c *client, argv [][]byte, max bool) {
 	}
 	var entries []keyspace.Entry
 	if z != nil {
-		done := accountObject(s.dbs[c.db], z)
 		for i := int64(0); i < count && z.Len() > 0; i++ {
 			e, _ := z.First(max)
 			z.Remove([]byte(e.Member))
 			entries = append(entries, e)
 		}
-		done()
 		if len(entries) > 0 {
 			s.notify(config.NotifyZSet, zpopEvent(max), argv[1], c.db)
 		}
@@ -589,10 +582,8 @@ func bzpopGeneric(s *Server, c *client, argv [][]byte, max bool) {
 		return
 	}
 	if found {
-		done := accountObject(s.dbs[c.db], z)
 		e, _ := z.First(max)
 		z.Remove([]byte(e.Member))
-		done()
 		c.w.Array(3)
 		c.w.Bulk(k)
 		c.w.BulkString(e.Member)
@@ -635,11 +626,9 @@ func cmdZRemRangeByRank(s *Server, c *client, argv [][]byte) {
 }
 
 func (s *Server) zremMembers(c *client, key []byte, z *keyspace.ZSet, victims []string, event string) {
-	done := accountObject(s.dbs[c.db], z)
 	for _, m := range victims {
 		z.Remove([]byte(m))
 	}
-	done()
 	if len(victims) > 0 {
 		s.notify(config.NotifyZSet, event, key, c.db)
 		s.dropIfEmpty(c, key, z.Len())

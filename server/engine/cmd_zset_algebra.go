@@ -128,7 +128,6 @@ func zsetAlgebra(s *Server, c *client, argv [][]byte, op zsetOp, numkeysAt int, 
 			for m, sc := range result {
 				z.Add([]byte(m), sc)
 			}
-			db.AddObjectBytes(z.Bytes())
 			db.SetObject(dest, keyspace.TypeZSet, z, s.initialClock())
 		}
 		s.modified(c.db, dest)
@@ -260,7 +259,6 @@ func cmdZRangeStore(s *Server, c *client, argv [][]byte) {
 		for _, e := range entries {
 			z.Add([]byte(e.Member), e.Score)
 		}
-		db.AddObjectBytes(z.Bytes())
 		db.SetObject(argv[1], keyspace.TypeZSet, z, s.initialClock())
 	}
 	s.modified(c.db, argv[1])

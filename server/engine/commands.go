@@ -69,7 +69,7 @@ func (s *Server) process(c *client) {
 	if c.nextCmd > 0 {
 		start = c.cmdEnds[c.nextCmd-1]
 	}
-	for c.nextCmd < len(c.cmdEnds) {
+	for c.nextCmd < len(c.cmdEnds) && c.flags&flagCloseASAP == 0 {
 		end := c.cmdEnds[c.nextCmd]
 		argv := c.argv[start:end]
 		start = end
@@ -89,6 +89,7 @@ func (s *Server) process(c *client) {
 		if c.tracking != nil || len(c.pendingInvalidations) > 0 {
 			s.trackingAfterCommand(c, argv[0])
 		}
+		s.enforceOutputLimit(c)
 		if c.blocked != nil {
 			return // stays mainOwned until unblocked
 		}
@@ -102,7 +103,6 @@ func (s *Server) process(c *client) {
 		c.protoErr = ""
 		c.flags |= flagCloseAfterReply
 	}
-	s.checkOutputLimits(c)
 	c.lastInteraction.Store(s.unixtime)
 	c.mainOwned = false
 }
@@ -174,6 +174,7 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 	prev := s.executing
 	s.executing = c
 	cmd.handler(s, c, argv)
+	s.settleMemory()
 	s.executing = prev
 	if c.tracking != nil && cmd.flags&cmdReadonly != 0 {
 		s.trackingRemember(c, cmd, argv)

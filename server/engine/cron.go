@@ -6,8 +6,8 @@ import (
 )
 
 // cron runs hz times a second on the main thread, as Redis's serverCron: idle-client timeouts,
-// blocked clients whose peer left, output-buffer soft limits, the ops/sec sample, memory
-// measurement and the active expire cycle.
+// blocked clients whose peer left, maxmemory-clients, the ops/sec sample, memory measurement and
+// the active expire cycle.
 func (s *Server) cron() {
 	hz := s.cfg.HZ
 	if hz <= 0 {
@@ -20,6 +20,8 @@ func (s *Server) cron() {
 	}
 	s.measureMemory()
 	s.clientsCron()
+	s.evictClients()
+	s.releaseMemory()
 	s.cpuTicker.sample(s)
 	if len(s.stopped) > 0 {
 		s.foldStoppedThreads()
@@ -86,34 +88,6 @@ func (s *Server) clientsCron() {
 			s.logf(logVerbose, "Closing idle client id=%d addr=%s", c.id, c.addr)
 			s.killClient(c)
 		}
-	}
-}
-
-// checkOutputLimits closes a client whose pending replies exceed its class's limits.
-func (s *Server) checkOutputLimits(c *client) {
-	class := 0
-	if c.flags&flagPubSub != 0 {
-		class = 2
-	}
-	l := s.cfg.ClientOutputBufferLimit[class]
-	pending := int64(len(c.w.Buf) - c.outPos)
-	over := false
-	if l.Hard > 0 && pending > l.Hard {
-		over = true
-	}
-	if !over && l.Soft > 0 && pending > l.Soft {
-		if c.obufSoftAt == 0 {
-			c.obufSoftAt = s.nowMs
-		} else if s.nowMs-c.obufSoftAt > l.SoftSeconds*1000 {
-			over = true
-		}
-	} else if !over {
-		c.obufSoftAt = 0
-	}
-	if over {
-		s.logf(logWarning, "Client id=%d addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.", c.id, c.addr)
-		s.stats.clientOutputKills++
-		c.flags |= flagCloseASAP
 	}
 }
 

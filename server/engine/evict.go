@@ -223,6 +223,14 @@ func (s *Server) initialClock() uint32 {
 	return s.lruClock
 }
 
+// settleMemory brings every DB's accounting up to date with the collections the last command
+// wrote (keyspace/accounting.go).
+func (s *Server) settleMemory() {
+	for _, db := range s.dbs {
+		db.Settle()
+	}
+}
+
 // usedMemory is what maxmemory is compared against: the keyspace's accounted bytes plus what the
 // process holds beyond them (client buffers, allocator slack), as last measured by cron.
 func (s *Server) usedMemory() int64 {

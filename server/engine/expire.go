@@ -29,10 +29,9 @@ func (s *Server) deleteKey(db *keyspace.DB, r keyspace.Ref) {
 	}
 }
 
-// freeObject accounts for a collection leaving the keyspace and releases it, in the background
-// when it is large.
+// freeObject releases a collection that left the keyspace (the DB has already accounted for it),
+// in the background when it is large, unless a BGSAVE's writer may still be reading it.
 func (s *Server) freeObject(db *keyspace.DB, obj any) {
-	db.AddObjectBytes(-objectBytes(obj))
 	if objectLen(obj) > largeObject && !s.sharedWithWriter(obj) {
 		s.bio.lazyFree(obj)
 	}

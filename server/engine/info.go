@@ -92,7 +92,7 @@ func (s *Server) infoServer(f func(string, any)) {
 	f("configured_hz", s.cfg.HZ)
 	f("lru_clock", s.lruClock)
 	f("executable", os.Args[0])
-	f("io_threads_active", boolInt(s.activeIO > 0))
+	f("io_threads_active", s.activeIO)
 	f("io_threads", s.plan.IOThreads)
 	f("cpus_allowed", cpuset.Format(s.plan.Allowed))
 	f("cpus_effective", s.plan.Cores)
@@ -173,9 +173,12 @@ func (s *Server) infoMemory(f func(string, any)) {
 		frag += db.Fragmentation()
 	}
 	f("keyspace_free_slot_bytes", frag)
+	f("mem_clients_slaves", 0)
+	f("mem_clients_normal", s.clientMem.Load()) // query and output buffers of all clients
 	f("maxmemory", s.cfg.MaxMemory)
 	f("maxmemory_human", humanBytes(s.cfg.MaxMemory))
 	f("maxmemory_policy", s.cfg.MaxMemoryPolicy)
+	f("maxmemory_clients", s.clientMemLimit)
 	ratio := 0.0
 	if used > 0 {
 		ratio = float64(r) / float64(used)
@@ -185,6 +188,10 @@ func (s *Server) infoMemory(f func(string, any)) {
 	f("go_memory_limit", s.goMemLimit)
 	f("go_heap_alloc", ms.HeapAlloc)
 	f("go_heap_sys", ms.HeapSys)
+	// Free heap the runtime still holds (returned to the OS by its scavenger, or at once after
+	// large client buffers are released: see releaseMemory), and what it has returned.
+	f("go_heap_free_unreturned", ms.HeapIdle-ms.HeapReleased)
+	f("go_heap_released", ms.HeapReleased)
 	f("go_gc_cycles", ms.NumGC)
 	f("go_gc_pause_total_ns", ms.PauseTotalNs)
 	f("lazyfree_pending_objects", 0)
@@ -202,7 +209,7 @@ func (s *Server) infoStats(f func(string, any)) {
 	f("expire_cycle_max_pause_usec", s.stats.expireCycleMaxNs/1000)
 	f("evicted_keys", s.stats.evictedKeys)
 	f("eviction_max_pause_usec", s.stats.evictionMaxNs/1000)
-	f("evicted_clients", 0)
+	f("evicted_clients", s.stats.evictedClients)
 	f("keyspace_hits", s.stats.keyspaceHits)
 	f("keyspace_misses", s.stats.keyspaceMisses)
 	f("pubsub_channels", len(s.pubsub.channels))
@@ -210,7 +217,7 @@ func (s *Server) infoStats(f func(string, any)) {
 	f("pubsub_messages_published", s.stats.pubsubMessages)
 	f("latest_fork_usec", 0)
 	f("total_forks", 0)
-	f("client_output_buffer_limit_disconnections", s.stats.clientOutputKills)
+	f("client_output_buffer_limit_disconnections", s.outputLimitKills.Load())
 	f("total_error_replies", s.stats.errorReplies)
 	f("unexpected_error_replies", 0)
 	f("total_reads_processed", in)
@@ -223,8 +230,11 @@ func (s *Server) infoStats(f func(string, any)) {
 // thread is pinned to, its OS thread id, its CPU use over the last second, and the batches it
 // exchanged with the main thread.
 func (s *Server) infoThreads(f func(string, any)) {
-	f("io_threads_active", boolInt(s.activeIO > 0))
-	f("io_threads_serving", s.activeIO)
+	// io_threads_active counts the I/O threads serving sockets now (0: the main thread serves
+	// them all); the activation policy says why.
+	f("io_threads_active", s.activeIO)
+	f("io_threads_activation", s.cfg.IOThreadsActivation)
+	f("io_threads_activation_reason", s.act.reason)
 	for i, t := range s.threads {
 		busy := 0.0
 		if i < len(s.cpuTicker.threads) {

@@ -228,7 +228,7 @@ func (s *Server) applyPlan(p cpuset.Plan) error {
 	if len(s.threads) > first {
 		s.startThreads(s.threads[first:])
 	}
-	s.activeIO = s.plan.IOThreads - 1
+	s.resetActivation()
 	s.repin()
 	s.layoutDirty = true
 	s.logf(logNotice, "Thread layout: io-threads %d, server CPUs %s, bio CPUs %s", s.plan.IOThreads, cpuset.Format(s.plan.Server), cpuset.Format(s.plan.Bio))

@@ -32,9 +32,10 @@ const (
 )
 
 type threadMsg struct {
-	kind msgKind
-	c    *client
-	data []byte
+	kind  msgKind
+	class uint8 // msgPush: the client's output-limit class
+	c     *client
+	data  []byte
 }
 
 // threadCounters are published by the owning thread once per loop iteration and read by INFO and
@@ -388,7 +389,7 @@ func (t *ioThread) parseAndDispatch(c *client) {
 			break
 		}
 	}
-	c.qbufLen.Store(int64(len(c.qbuf) - c.qpos))
+	t.s.noteQueryBuffer(c, int64(len(c.qbuf)-c.qpos))
 	if len(c.cmdEnds) == 0 && c.protoErr == "" {
 		return
 	}
@@ -444,19 +445,7 @@ func (t *ioThread) drainInbox() bool {
 			m.c.inFlight = false
 			t.afterProcess(m.c)
 		case msgPush:
-			c := m.c
-			if c.closed {
-				break
-			}
-			if c.inFlight {
-				c.pendingPush = append(c.pendingPush, m.data)
-				break
-			}
-			c.w.Buf = append(c.w.Buf, m.data...)
-			t.checkPushLimit(c)
-			if !c.closed {
-				t.writeClient(c)
-			}
+			t.push(m.c, m.data, m.class)
 		case msgKill:
 			if m.c.closed {
 				break
@@ -485,12 +474,42 @@ func (t *ioThread) drainInbox() bool {
 	return keepRunning
 }
 
-// checkPushLimit applies the pubsub class output limit to out-of-band output.
-func (t *ioThread) checkPushLimit(c *client) {
-	if hard := t.s.pubsubHardLimit.Load(); hard > 0 && int64(c.pendingOutput()) > hard {
-		t.s.logf(logWarning, "Client id=%d addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.", c.id, c.addr)
-		t.closeClient(c)
+// push appends out-of-band output and applies the client's output limit to it. While the main
+// thread holds the client (inFlight) the output waits in pendingPush, whose size alone is
+// checked against the hard limit: the rest of the socket state is the main thread's then.
+func (t *ioThread) push(c *client, data []byte, class uint8) {
+	if c.closed || c.killPending {
+		return
 	}
+	c.pushClass = class
+	if c.inFlight {
+		c.pendingPush = append(c.pendingPush, data)
+		c.pendingPushBytes += int64(len(data))
+		if hard := t.s.outLimits.hard[class].Load(); hard > 0 && c.pendingPushBytes > hard {
+			t.outputLimitReached(c)
+		}
+		return
+	}
+	c.w.Buf = append(c.w.Buf, data...)
+	if t.s.overOutputLimit(c, int(class), nanotimeWall()/1e6) {
+		t.outputLimitReached(c)
+		return
+	}
+	t.writeClient(c)
+}
+
+// outputLimitReached closes a client whose output passed its limit, or, while the main thread
+// holds it, drops what waits for it and closes it when it comes back.
+func (t *ioThread) outputLimitReached(c *client) {
+	t.s.logf(logWarning, "Client id=%d addr=%s closed for overcoming of output buffer limits.", c.id, c.addr)
+	t.s.outputLimitKills.Add(1)
+	if c.inFlight {
+		clear(c.pendingPush)
+		c.pendingPush, c.pendingPushBytes = nil, 0
+		c.killPending = true
+		return
+	}
+	t.closeClient(c)
 }
 
 // afterProcess runs when the main thread is done with a client: write the replies, then go on
@@ -501,13 +520,18 @@ func (t *ioThread) afterProcess(c *client) {
 	clear(c.argv)
 	c.argv = c.argv[:0]
 	c.cmdEnds = c.cmdEnds[:0]
+	pushed := len(c.pendingPush) > 0
 	for _, p := range c.pendingPush {
 		c.w.Buf = append(c.w.Buf, p...)
 	}
 	clear(c.pendingPush)
-	c.pendingPush = c.pendingPush[:0]
+	c.pendingPush, c.pendingPushBytes = c.pendingPush[:0], 0
 	if c.flags&flagCloseASAP != 0 || c.killPending {
 		t.closeClient(c)
+		return
+	}
+	if pushed && t.s.overOutputLimit(c, int(c.pushClass), nanotimeWall()/1e6) {
+		t.outputLimitReached(c)
 		return
 	}
 	t.writeClient(c)
@@ -523,6 +547,7 @@ func (t *ioThread) afterProcess(c *client) {
 	if c.qpos > 0 && c.qpos == len(c.qbuf) {
 		c.qbuf, c.qpos, c.need = c.qbuf[:0], 0, 0
 		if cap(c.qbuf) > bigBuffer {
+			t.s.bigBufferReleased(cap(c.qbuf))
 			c.qbuf = nil
 		}
 	}
@@ -555,6 +580,7 @@ func (t *ioThread) writeClient(c *client) {
 	if c.outPos == len(c.w.Buf) {
 		c.outPos = 0
 		if cap(c.w.Buf) > bigBuffer {
+			t.s.bigBufferReleased(cap(c.w.Buf))
 			c.w.Buf = nil
 		} else {
 			c.w.Buf = c.w.Buf[:0]
@@ -564,7 +590,7 @@ func (t *ioThread) writeClient(c *client) {
 			return
 		}
 	}
-	c.omem.Store(int64(cap(c.w.Buf)))
+	t.s.noteOutputBuffer(c, int64(cap(c.w.Buf)))
 }
 
 // closeClient closes the socket and tells the main thread, which forgets the client.
@@ -578,7 +604,9 @@ func (t *ioThread) closeClient(c *client) {
 	}
 	t.nclients--
 	unix.Close(c.fd)
+	t.s.bigBufferReleased(cap(c.qbuf) + cap(c.w.Buf))
 	c.qbuf, c.w.Buf, c.argv = nil, nil, nil
+	c.progress.Reset()
 	if t.direct {
 		t.s.unlinkClient(c)
 		return

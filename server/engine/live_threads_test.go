@@ -34,7 +34,7 @@ func TestLiveThreadLayoutUnderLoad(t *testing.T) {
 		t.Skip("needs at least 2 CPUs")
 	}
 	a, b := strconv.Itoa(allowed[0]), strconv.Itoa(allowed[1])
-	addr, _ := startProcess(t, "--io-threads", "1")
+	addr, _ := startProcess(t, "--io-threads", "1", "--io-threads-activation", "always")
 	exerciseLiveLayout(t, addr, allowed, [][]string{
 		{"server_cpulist", a + "-" + b, "bio_cpulist", b, "aof_rewrite_cpulist", b, "bgsave_cpulist", b},
 		{"server_cpulist", a, "bio_cpulist", b, "aof_rewrite_cpulist", b, "bgsave_cpulist", b},
@@ -44,14 +44,15 @@ func TestLiveThreadLayoutUnderLoad(t *testing.T) {
 }
 
 // TestLiveIOThreadsInProcess is the same exercise without pinning, inside the test process, so
-// that the race detector sees the hand-offs of moving connections.
+// that the race detector sees the hand-offs of moving connections; it also switches the
+// activation policy, which moves connections between the main thread and I/O threads by load.
 func TestLiveIOThreadsInProcess(t *testing.T) {
 	allowed, err := cpuset.Allowed()
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, addr := startServer(t, nil)
-	exerciseLiveLayout(t, addr, allowed, [][]string{{}})
+	exerciseLiveLayout(t, addr, allowed, [][]string{{"io-threads-activation", "always"}, {"io-threads-activation", "load"}})
 }
 
 func exerciseLiveLayout(t *testing.T, addr string, allowed []int, layouts [][]string) {
@@ -413,7 +414,7 @@ func checkLayout(t *testing.T, c *redis.Client, n int, layout []string, allowed 
 	if bioCPUs == "" {
 		bioCPUs = cpuset.Format(allowed)
 	}
-	for _, name := range []string{"server_cpulist", "bio_cpulist", "aof_rewrite_cpulist", "bgsave_cpulist"} {
+	for _, name := range []string{"server_cpulist", "bio_cpulist", "aof_rewrite_cpulist", "bgsave_cpulist", "io-threads-activation"} {
 		if _, ok := want[name]; !ok {
 			want[name] = c.ConfigGet(context.Background(), name).Val()[name]
 		}
@@ -425,7 +426,11 @@ func checkLayout(t *testing.T, c *redis.Client, n int, layout []string, allowed 
 		last = info
 		th := parseInfoThreads(t, info)
 		connected, _ := strconv.ParseInt(regexpFind(`connected_clients:(\d+)`, info), 10, 64)
-		ok := len(th) == n && !strings.Contains(info, "state=draining")
+		active, _ := strconv.Atoi(regexpFind(`io_threads_active:(\d+)`, info))
+		ok := len(th) == n && !strings.Contains(info, "state=draining") && active < n
+		if want["io-threads-activation"] == "always" && active != n-1 {
+			ok = false
+		}
 		why = "thread count or draining"
 		var total int64
 		for id := 0; id < len(th) && ok; id++ {
@@ -435,8 +440,11 @@ func checkLayout(t *testing.T, c *redis.Client, n int, layout []string, allowed 
 				break
 			}
 			total += tl.clients
-			if n > 1 && id == 0 && tl.clients != 0 {
-				ok = false // with I/O threads on, the main thread serves no socket
+			// Only serving threads hold sockets: the main thread while no I/O thread is active,
+			// else the active I/O threads.
+			if (active > 0 && (id == 0 || id > active)) && tl.clients != 0 || active == 0 && id > 0 && tl.clients != 0 {
+				ok = false
+				why = fmt.Sprintf("io_thread_%d holds %d clients with %d I/O threads active", id, tl.clients, active)
 			}
 			wantCPUs := cpuset.Format(serverCPUs)
 			if want["server_cpulist"] != "" && len(serverCPUs) >= n {

@@ -101,14 +101,12 @@ func isNil[T collection](obj T) bool {
 // removeMembers removes each argument with remove and replies with how many were there: HDEL,
 // SREM, ZREM. An emptied collection is deleted.
 func (s *Server) removeMembers(c *client, key []byte, obj collection, members [][]byte, remove func([]byte) bool, class int, event string) {
-	done := accountObject(s.dbs[c.db], obj)
 	n := 0
 	for _, m := range members {
 		if remove(m) {
 			n++
 		}
 	}
-	done()
 	if n > 0 {
 		s.notify(class, event, key, c.db)
 		s.dropIfEmpty(c, key, obj.Len())
@@ -131,11 +129,4 @@ func objectLen(obj any) int {
 		return o.Len()
 	}
 	return 0
-}
-
-// accountObject applies a change of a collection's memory to its DB: call it before a write, and
-// call the function it returns after.
-func accountObject(db *keyspace.DB, obj any) func() {
-	before := objectBytes(obj)
-	return func() { db.AddObjectBytes(objectBytes(obj) - before) }
 }

@@ -131,7 +131,6 @@ func BenchmarkDelMillionMemberSet(b *testing.B) {
 		for m := 0; m < 1_000_000; m++ {
 			set.Add([]byte(strconv.Itoa(m)))
 		}
-		db.AddObjectBytes(set.Bytes())
 		r := db.SetObject([]byte("big"), keyspace.TypeSet, set, 0)
 		b.StartTimer()
 		s.deleteKey(db, r)

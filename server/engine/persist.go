@@ -47,6 +47,7 @@ func (s *Server) persistTick() {
 			s.stopping.Store(true)
 		}
 	}
+	s.settleMemory() // writes outside commands: blocked clients served, keys expired
 	s.bgsaveStep()
 }
 

@@ -47,6 +47,8 @@ type Server struct {
 	threads     []*ioThread
 	activeIO    int
 	layoutDirty bool // clients must be rebalanced over the threads at the next safe point
+	act         activation
+	nextPolicy  int64 // nanotime of the next activation policy tick
 	// Threads stopped after io-threads shrank, until cron folds their counters into the totals.
 	stopped                     []*ioThread
 	retiredReads, retiredWrites int64
@@ -60,7 +62,7 @@ type Server struct {
 	// Values the I/O threads read; the main thread updates them on CONFIG SET.
 	queryBufLimit   atomic.Int64
 	protoMaxBulkLen atomic.Int64
-	pubsubHardLimit atomic.Int64
+	outLimits       outputLimits
 	authRequired    atomic.Bool
 
 	// Main-thread state.
@@ -91,13 +93,21 @@ type Server struct {
 	cpuTicker    cpuSampler
 	metrics      *metricsServer
 	snaps        snapshots
-	snapWanted   atomic.Bool
-	persist      persistState
-	sigterm      atomic.Bool // SIGTERM/SIGINT arrived: save if configured, then stop
-	bgsaveTID    atomic.Int64
-	memOverhead  int64 // process memory beyond the keyspace's accounting, measured by cron
-	goMemLimit   int64 // the runtime's soft memory limit, from the cgroup (0 = none)
-	nextExpire   int64 // when the next active expire cycle runs (unix ms)
+	overLimit    []*client // clients past their output limit, closed in beforeSleep
+	// Counted by any thread: clients closed for their output limit, all clients' buffers, large
+	// buffers released since memory was last returned to the OS (see outbuf.go).
+	outputLimitKills atomic.Int64
+	clientMem        atomic.Int64
+	clientMemLimit   int64 // maxmemory-clients in bytes, refreshed by cron and CONFIG SET
+	releasedBytes    atomic.Int64
+	releasing        atomic.Bool
+	snapWanted       atomic.Bool
+	persist          persistState
+	sigterm          atomic.Bool // SIGTERM/SIGINT arrived: save if configured, then stop
+	bgsaveTID        atomic.Int64
+	memOverhead      int64 // process memory beyond the keyspace's accounting, measured by cron
+	goMemLimit       int64 // the runtime's soft memory limit, from the cgroup (0 = none)
+	nextExpire       int64 // when the next active expire cycle runs (unix ms)
 	// evictionBacklog is set when an eviction pass ran out of time over maxmemory.
 	evictionBacklog bool
 
@@ -148,7 +158,8 @@ func New(cfg *config.Config) (*Server, error) {
 		s.closeListeners()
 		return nil, err
 	}
-	s.activeIO = s.plan.IOThreads - 1
+	s.resetActivation()
+	s.layoutDirty = false // no client yet
 	s.bio = newBio(s, s.plan.Bio)
 	return s, nil
 }
@@ -171,7 +182,8 @@ func (s *Server) threadCPUs(i int) []int {
 func (s *Server) applyLiveConfig() {
 	s.queryBufLimit.Store(s.cfg.ClientQueryBufferLimit)
 	s.protoMaxBulkLen.Store(s.cfg.ProtoMaxBulkLen)
-	s.pubsubHardLimit.Store(s.cfg.ClientOutputBufferLimit[config.ClassPubSub].Hard)
+	s.outLimits.store(s.cfg)
+	s.clientMemLimit = s.cfg.ClientMemoryLimit()
 	s.authRequired.Store(s.cfg.RequirePass != "")
 	s.applyNotifyConfig()
 	if s.logger != nil {
@@ -318,6 +330,10 @@ func (s *Server) mainLoop() {
 		if s.nowMs >= s.nextCron {
 			s.cron()
 		}
+		if now := nanotime(); now >= s.nextPolicy {
+			s.nextPolicy = now + int64(policyWindow)
+			s.activationTick(now)
+		}
 		main.publish(nanotime() - start)
 	}
 }
@@ -405,6 +421,9 @@ func (s *Server) beforeSleep() {
 	s.blocking.serveReadyKeys(s)
 	s.blocking.expireTimeouts(s)
 	s.releasePaused()
+	if len(s.overLimit) > 0 {
+		s.closeOverLimit()
+	}
 	if !s.pause.active(s.nowMs) {
 		s.expireTick()
 		if s.evictionBacklog {
@@ -465,6 +484,7 @@ func (s *Server) unlinkClient(c *client) {
 		return
 	}
 	delete(s.clients, c.id)
+	s.forgetClientMemory(c)
 	if c.moving {
 		c.thread.leaving--
 		c.moving = false
@@ -513,18 +533,24 @@ func (s *Server) killClient(c *client) {
 
 // pushTo delivers out-of-band output (pub/sub messages, MONITOR lines) to a client.
 func (s *Server) pushTo(c *client, data []byte) {
+	if c.flags&flagCloseASAP != 0 {
+		return // closing for its output limit: nothing more for it
+	}
 	switch {
 	case c.mainOwned:
 		c.w.Buf = append(c.w.Buf, data...)
+		s.enforceOutputLimit(c)
 	case c.moving:
 		c.deferPush = append(c.deferPush, data)
 	case s.isMainThread(c.thread):
 		if !c.closed {
 			c.w.Buf = append(c.w.Buf, data...)
-			s.pendingWrite = append(s.pendingWrite, c)
+			if !s.enforceOutputLimit(c) {
+				s.pendingWrite = append(s.pendingWrite, c)
+			}
 		}
 	default:
-		s.post(c.thread, threadMsg{kind: msgPush, c: c, data: data})
+		s.post(c.thread, threadMsg{kind: msgPush, c: c, data: data, class: uint8(clientClass(c))})
 	}
 }
 

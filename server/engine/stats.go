@@ -13,7 +13,7 @@ type stats struct {
 	unknownCommands     int64
 	dirty               int64 // writes since the last save
 	pubsubMessages      int64
-	clientOutputKills   int64
+	evictedClients      int64 // closed by maxmemory-clients or the process memory guard
 	expireCycleMaxNs    int64 // longest active-expire cycle
 	evictionMaxNs       int64 // longest eviction pass
 	errorCodes          map[string]int64

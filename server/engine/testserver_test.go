@@ -24,6 +24,9 @@ func startServer(t testing.TB, mutate func(*config.Config)) (*Server, string) {
 	cfg.Bind = []string{"127.0.0.1"}
 	cfg.LogLevel = "warning"
 	cfg.MetricsPort = 0
+	// Tests that ask for I/O threads mean to exercise them, at any load; the load-based policy
+	// has tests of its own.
+	cfg.IOThreadsActivation = "always"
 	cfg.Dir = t.TempDir() // save points are on by default, as in Redis
 	if mutate != nil {
 		mutate(cfg)

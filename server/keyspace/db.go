@@ -30,6 +30,7 @@ type DB struct {
 	objects  []any
 	freeObjs []uint32
 	objBytes int64
+	pending  []pendingObj // see accounting.go
 	rng      *rand.Rand
 	// visited is the value of a record's flagVisited bit that means "already in the running (or
 	// last) snapshot"; snapshot is the running one, if any (see snapshot.go).
@@ -271,9 +272,11 @@ func (db *DB) ResizeString(r Ref, n int) (Ref, []byte) {
 	return h, db.rec(h).value()
 }
 
-// SetObject stores a new collection under key, which must not exist.
+// SetObject stores a new collection under key, which must not exist. The collection may be
+// filled before or after; either way it is accounted at the next Settle.
 func (db *DB) SetObject(key []byte, t Type, obj any, clock uint32) Ref {
 	id := db.allocObj(obj)
+	db.noteWrite(obj, 0)
 	h, b := db.arena.alloc(recordSize(len(key), 0, false))
 	writeHeader(rec(b), t, false, clock, 0, key, id)
 	b[0] |= db.visited
@@ -294,6 +297,7 @@ func (db *DB) allocObj(obj any) uint32 {
 
 func (db *DB) releaseObj(id uint32) any {
 	o := db.objects[id]
+	db.unaccount(o)
 	db.objects[id] = nil
 	db.freeObjs = append(db.freeObjs, id)
 	return o
@@ -422,13 +426,11 @@ func (db *DB) Each(fn func(Ref) bool) {
 // work done key by key).
 func (db *DB) Refs() []Ref { return append([]Ref(nil), db.dense...) }
 
-// AddObjectBytes adjusts the memory accounted to collections (element bytes and their overhead).
-func (db *DB) AddObjectBytes(n int64) { db.objBytes += n }
-
 // UsedMemory is the bytes this DB's data occupies: record slots, index, lists and collections.
 // Free slots inside arena pages are not counted (they are reused by new records); see
 // Fragmentation.
 func (db *DB) UsedMemory() int64 {
+	db.Settle()
 	// A Swiss-table slot for a uint64→uint64 entry is 16 bytes plus a control byte, at a load
 	// factor between 7/16 and 7/8; 24 bytes per entry is the middle of that range.
 	index := int64(len(db.index)) * 24

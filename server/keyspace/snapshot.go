@@ -75,13 +75,15 @@ func (db *DB) beforeChange(h handle) {
 
 // ObjForWrite returns a collection record's object for a command that is about to change it.
 // Every write to a collection goes through here, which is what lets a snapshot keep the value it
-// had at the cut.
+// had at the cut and the DB account for the collection's new size (accounting.go).
 func (db *DB) ObjForWrite(r Ref) any {
 	if db.snapshot != nil {
 		db.beforeChange(r)
 		db.snapshot.WriteObject(db, r)
 	}
-	return db.objects[db.rec(r).objID()]
+	obj := db.objects[db.rec(r).objID()]
+	db.noteWrite(obj, sizeOf(obj))
+	return obj
 }
 
 // StrForWrite returns a string record's value for a command that changes bytes in place
@@ -92,4 +94,8 @@ func (db *DB) StrForWrite(r Ref) []byte {
 }
 
 // ReplaceObj puts obj in place of a collection record's object (a snapshot keeps the original).
-func (db *DB) ReplaceObj(r Ref, obj any) { db.objects[db.rec(r).objID()] = obj }
+func (db *DB) ReplaceObj(r Ref, obj any) {
+	id := db.rec(r).objID()
+	db.replacePending(db.objects[id], obj)
+	db.objects[id] = obj
+}

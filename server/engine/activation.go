@@ -1,0 +1,267 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// I/O threads pay only when the main thread is the bottleneck and a CPU is free to run them: on a
+// small box shared with its clients, handing sockets to another thread costs more than it gives
+// (Redis 7 and Valkey 8 lose a quarter to a third of their requests/s with io-threads 2 on two
+// cores). So with io-threads-activation load (the default) the main thread serves the sockets
+// itself, and the activation policy below hands them to I/O threads, one thread at a time, only
+// when
+//
+//   - the main thread was busy at least igniteBusy of the time for igniteWindows windows in a row
+//     (Valkey 8.1 ignites at 30%; the main thread here does more per request before it runs out,
+//     so the bar is higher), and
+//   - the CPUs the server threads may run on had at least spareCPUNeeded of a CPU idle (and the
+//     cgroup quota as much left), since a thread without a CPU of its own only adds hand-offs;
+//
+// and keeps the new thread only if requests/s rose by at least keepGain over the windows before
+// (a trial, as the decision is only a guess from the signals above). A trial that did not pay is
+// undone and not tried again for a backoff that doubles, up to maxBackoff. When the work of the
+// main and I/O threads together would leave the main thread headroom on its own (below
+// coolWork for coolWindows windows), the threads are switched off again. INFO threads says what
+// the policy decided and why.
+const (
+	policyWindow   = 100 * time.Millisecond
+	igniteBusy     = 0.80
+	igniteWindows  = 3
+	spareCPUNeeded = 0.5
+	trialWindows   = 3 // measured after one window for the move itself
+	keepGain       = 1.03
+	coolWork       = 0.5
+	coolWindows    = 10
+	firstBackoff   = 5 * time.Second
+	maxBackoff     = time.Minute
+)
+
+type activation struct {
+	lastNs                 int64
+	lastMainBusy, lastCmds int64
+	lastIOBusy             int64
+	lastCPU                cpuTimes
+	lastProcCPU            time.Duration
+	rates                  []float64 // requests/s of the recent windows at the current count
+	hot, cool              int
+	trial                  struct {
+		on      bool
+		from    int     // the count before the trial
+		before  float64 // requests/s before it
+		windows int
+		rates   []float64
+	}
+	retryAt int64 // unix ms before which no thread is activated
+	backoff time.Duration
+	reason  string
+}
+
+// cpuTimes is the busy and total jiffies of a set of CPUs, from /proc/stat.
+type cpuTimes struct{ busy, total int64 }
+
+// resetActivation starts the policy afresh after io-threads or the activation mode changed.
+func (s *Server) resetActivation() {
+	a := &s.act
+	a.rates, a.hot, a.cool, a.trial.on = a.rates[:0], 0, 0, false
+	a.backoff, a.retryAt = 0, 0
+	switch {
+	case s.plan.IOThreads <= 1:
+		s.setActiveIO(0)
+		a.reason = "io-threads 1: the main thread serves every socket"
+	case s.cfg.IOThreadsActivation == "always":
+		s.setActiveIO(s.plan.IOThreads - 1)
+		a.reason = "io-threads-activation always"
+	default:
+		s.setActiveIO(min(s.activeIO, s.plan.IOThreads-1))
+		a.reason = "waiting for the first measurement"
+	}
+}
+
+func (s *Server) setActiveIO(n int) {
+	if n != s.activeIO {
+		s.activeIO = n
+		s.layoutDirty = true
+		s.act.rates = s.act.rates[:0]
+	}
+}
+
+// activationTick measures the last window and applies the policy. The main loop calls it once a
+// policyWindow.
+func (s *Server) activationTick(nowNs int64) {
+	a := &s.act
+	dt := float64(nowNs - a.lastNs)
+	mainBusyNs := s.threads[0].counters.busyNs.Load()
+	var ioBusyNs int64
+	for _, t := range s.threads[1:] {
+		ioBusyNs += t.counters.busyNs.Load()
+	}
+	cmds := s.stats.commandsProcessed
+	first := a.lastNs == 0
+	m := loadSample{
+		mainBusy: float64(mainBusyNs-a.lastMainBusy) / dt,
+		ioBusy:   float64(ioBusyNs-a.lastIOBusy) / dt,
+		rate:     float64(cmds-a.lastCmds) / dt * 1e9,
+		nowMs:    s.nowMs,
+	}
+	a.lastNs, a.lastMainBusy, a.lastIOBusy, a.lastCmds = nowNs, mainBusyNs, ioBusyNs, cmds
+	maxActive := s.plan.IOThreads - 1
+	if first || maxActive == 0 || s.cfg.IOThreadsActivation == "always" {
+		return
+	}
+	if s.activeIO < maxActive && !a.trial.on {
+		m.spare = s.spareCPUs(dt)
+	}
+	s.setActiveIO(a.step(m, s.activeIO, maxActive))
+}
+
+// loadSample is one policy window's measurements.
+type loadSample struct {
+	mainBusy, ioBusy float64 // share of a CPU the main thread, and the I/O threads together, used
+	spare            float64 // idle CPUs the server threads could have used
+	rate             float64 // commands per second
+	nowMs            int64
+}
+
+// step applies the policy to one window and returns how many I/O threads should serve sockets.
+func (a *activation) step(m loadSample, active, maxActive int) int {
+	if a.trial.on {
+		return a.trialStep(m, active)
+	}
+	a.rates = append(a.rates, m.rate)
+	if len(a.rates) > trialWindows {
+		a.rates = a.rates[1:]
+	}
+
+	// Switch off when the main thread alone would have headroom again.
+	if active > 0 && m.mainBusy+m.ioBusy < coolWork {
+		if a.cool++; a.cool >= coolWindows {
+			a.cool = 0
+			a.reason = fmt.Sprintf("load fell (main thread and I/O threads busy %.2f of a CPU together): the main thread serves every socket", m.mainBusy+m.ioBusy)
+			return 0
+		}
+		return active
+	}
+	a.cool = 0
+
+	// Switch on one more thread when the main thread is the bottleneck and a CPU is free.
+	switch {
+	case active >= maxActive:
+		a.hot = 0
+	case m.mainBusy < igniteBusy:
+		a.hot = 0
+		if active == 0 {
+			a.reason = fmt.Sprintf("the main thread has headroom (busy %.2f): it serves every socket", m.mainBusy)
+		}
+	case m.spare < spareCPUNeeded:
+		a.hot = 0
+		a.reason = fmt.Sprintf("main thread busy %.2f, but only %.2f CPU idle for another thread", m.mainBusy, m.spare)
+	case m.nowMs < a.retryAt:
+		a.hot = 0
+	default:
+		if a.hot++; a.hot >= igniteWindows && len(a.rates) == trialWindows {
+			a.hot = 0
+			a.trial.on, a.trial.from, a.trial.windows = true, active, 0
+			a.trial.before = mean(a.rates)
+			a.trial.rates = a.trial.rates[:0]
+			a.reason = fmt.Sprintf("main thread busy %.2f with %.2f CPU idle: trying %d I/O threads", m.mainBusy, m.spare, active+1)
+			return active + 1
+		}
+	}
+	return active
+}
+
+// trialStep measures a trial of one more I/O thread and keeps or undoes it.
+func (a *activation) trialStep(m loadSample, active int) int {
+	if a.trial.windows++; a.trial.windows == 1 {
+		return active // the window in which clients moved
+	}
+	a.trial.rates = append(a.trial.rates, m.rate)
+	if len(a.trial.rates) < trialWindows {
+		return active
+	}
+	a.trial.on = false
+	gain := 0.0
+	if a.trial.before > 0 {
+		gain = mean(a.trial.rates) / a.trial.before
+	}
+	if gain >= keepGain {
+		a.backoff = 0
+		a.reason = fmt.Sprintf("%d I/O threads active: %.2fx requests/s over %d", active, gain, a.trial.from)
+		return active
+	}
+	a.backoff = min(max(2*a.backoff, firstBackoff), maxBackoff)
+	a.retryAt = m.nowMs + a.backoff.Milliseconds()
+	a.reason = fmt.Sprintf("%d I/O threads did not pay (%.2fx requests/s): back to %d, next try in %s", active, gain, a.trial.from, a.backoff)
+	return a.trial.from
+}
+
+func mean(xs []float64) float64 {
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
+
+// spareCPUs is how much of a CPU stood idle over the last window on the CPUs the server threads
+// may use, and no more than the cgroup quota left to this process.
+func (s *Server) spareCPUs(windowNs float64) float64 {
+	a := &s.act
+	cpus := s.plan.Server
+	if len(cpus) == 0 {
+		cpus = s.plan.Allowed
+	}
+	now, ok := readCPUTimes(cpus)
+	prev := a.lastCPU
+	a.lastCPU = now
+	user, sys := processCPU()
+	proc := user + sys
+	procDelta := proc - a.lastProcCPU
+	a.lastProcCPU = proc
+	if !ok || prev.total == 0 || now.total <= prev.total {
+		return 0
+	}
+	// Jiffies of all listed CPUs together: the idle share times the CPU count is idle CPUs.
+	idle := float64((now.total-prev.total)-(now.busy-prev.busy)) / float64(now.total-prev.total) * float64(len(cpus))
+	if s.plan.Cores < len(s.plan.Allowed) {
+		quotaLeft := float64(s.plan.Cores) - float64(procDelta.Nanoseconds())/windowNs
+		idle = min(idle, quotaLeft)
+	}
+	return idle
+}
+
+// readCPUTimes sums the per-CPU lines of /proc/stat for the given CPUs.
+func readCPUTimes(cpus []int) (cpuTimes, bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return cpuTimes{}, false
+	}
+	want := make(map[int]bool, len(cpus))
+	for _, c := range cpus {
+		want[c] = true
+	}
+	var out cpuTimes
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "cpu") || strings.HasPrefix(line, "cpu ") {
+			continue
+		}
+		f := strings.Fields(line)
+		id, err := strconv.Atoi(strings.TrimPrefix(f[0], "cpu"))
+		if err != nil || !want[id] || len(f) < 6 {
+			continue
+		}
+		// user nice system idle iowait irq softirq steal; guest time is already in user and nice.
+		for i, v := range f[1:min(len(f), 9)] {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			out.total += n
+			if i != 3 && i != 4 { // idle and iowait
+				out.busy += n
+			}
+		}
+	}
+	return out, true
+}

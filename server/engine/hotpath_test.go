@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/resp"
+)
+
+// The hot path is parse → execute → reply for the commands a cache serves most, on the main
+// thread, without sockets: the work every request costs besides its two system calls. It must
+// not allocate, so that request rates do not turn into garbage-collector work. The test enforces
+// it; the benchmark measures it.
+
+var hotPathCases = []struct{ name, req string }{
+	{"GET", "*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000042\r\n"},
+	{"GET_MISS", "*2\r\n$3\r\nGET\r\n$7\r\nmissing\r\n"},
+	{"SET", "*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000042\r\n$3\r\nxxx\r\n"},
+	{"INCR", "*2\r\n$4\r\nINCR\r\n$7\r\ncounter\r\n"},
+	{"EXISTS", "*2\r\n$6\r\nEXISTS\r\n$16\r\nkey:000000000042\r\n"},
+	{"MGET", "*3\r\n$4\r\nMGET\r\n$16\r\nkey:000000000042\r\n$7\r\nmissing\r\n"},
+	{"HGET", "*3\r\n$4\r\nHGET\r\n$4\r\nhash\r\n$5\r\nfield\r\n"},
+	{"PING_INLINE", "PING\r\n"},
+	{"PING", "*1\r\n$4\r\nPING\r\n"},
+}
+
+// hotPathRunner returns a function that serves one request on a server's main thread.
+func hotPathRunner(tb testing.TB) func(req []byte) {
+	cfg := config.New()
+	cfg.Port = 0
+	cfg.Bind = []string{"127.0.0.1"}
+	cfg.LogLevel = "warning"
+	cfg.Save = ""
+	s, err := New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.closeListeners)
+	c := newClient(1, -1, 0)
+	c.thread = s.threads[0]
+	c.authed = true
+	c.w.Buf = make([]byte, 0, 1024)
+	lim := resp.DefaultLimits
+	serve := func(req []byte) {
+		c.qbuf = append(c.qbuf[:0], req...)
+		c.argv, _, _, _ = resp.ParseCommand(c.qbuf, c.argv[:0], &lim)
+		c.cmdEnds = append(c.cmdEnds[:0], len(c.argv))
+		s.process(c)
+		c.w.Buf = c.w.Buf[:0]
+	}
+	// The keys exist first, so that GET hits and SET overwrites in place.
+	serve([]byte("*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000042\r\n$3\r\nxxx\r\n"))
+	serve([]byte("*4\r\n$4\r\nHSET\r\n$4\r\nhash\r\n$5\r\nfield\r\n$5\r\nvalue\r\n"))
+	return serve
+}
+
+func TestHotPathAllocatesNothing(t *testing.T) {
+	serve := hotPathRunner(t)
+	for _, tc := range hotPathCases {
+		req := []byte(tc.req)
+		serve(req) // warm up: the reply buffer and argv reach their size
+		if n := testing.AllocsPerRun(1000, func() { serve(req) }); n != 0 {
+			t.Errorf("%s: %.2f allocations per request, want 0", tc.name, n)
+		}
+	}
+}
+
+// BenchmarkHotPath measures the hot path per command; it reports 0 allocs/op.
+func BenchmarkHotPath(b *testing.B) {
+	serve := hotPathRunner(b)
+	for _, tc := range hotPathCases {
+		b.Run(tc.name, func(b *testing.B) {
+			req := []byte(tc.req)
+			serve(req)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				serve(req)
+			}
+		})
+	}
+}

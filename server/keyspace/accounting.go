@@ -1,0 +1,72 @@
+package keyspace
+
+// Memory accounting of collections, owned by the DB so that no write path can forget it. A
+// collection's size is taken before its first write (ObjForWrite) or when it enters the DB
+// (SetObject, counted from zero), and settled to its new size by Settle, which the server calls
+// after every command and UsedMemory calls before answering. A collection leaving the DB
+// (Delete, or a string written over it) is subtracted at the size it was accounted at.
+
+// sized is what every collection offers.
+type sized interface{ Bytes() int64 }
+
+func sizeOf(obj any) int64 {
+	if o, ok := obj.(sized); ok {
+		return o.Bytes()
+	}
+	return 0
+}
+
+// pendingObj is a collection written since the last Settle and the size accounted for it.
+type pendingObj struct {
+	obj       any
+	accounted int64
+}
+
+// noteWrite remembers obj's accounted size before a write, once until the next Settle.
+func (db *DB) noteWrite(obj any, accounted int64) {
+	for i := range db.pending {
+		if db.pending[i].obj == obj {
+			return
+		}
+	}
+	db.pending = append(db.pending, pendingObj{obj, accounted})
+}
+
+// Settle accounts for the growth or shrinking of the collections written since the last call.
+func (db *DB) Settle() {
+	if len(db.pending) == 0 {
+		return
+	}
+	for _, p := range db.pending {
+		db.objBytes += sizeOf(p.obj) - p.accounted
+	}
+	clear(db.pending)
+	db.pending = db.pending[:0]
+}
+
+// unaccount subtracts a collection leaving the DB, at the size it was accounted at.
+func (db *DB) unaccount(obj any) {
+	for i, p := range db.pending {
+		if p.obj == obj {
+			db.objBytes -= p.accounted
+			db.pending = append(db.pending[:i], db.pending[i+1:]...)
+			return
+		}
+	}
+	db.objBytes -= sizeOf(obj)
+}
+
+// replacePending moves a pending entry from old to its replacement (a copy of the same size).
+func (db *DB) replacePending(old, nw any) {
+	for i := range db.pending {
+		if db.pending[i].obj == old {
+			db.pending[i].obj = nw
+		}
+	}
+}
+
+// ObjectBytes is the memory accounted to collections.
+func (db *DB) ObjectBytes() int64 {
+	db.Settle()
+	return db.objBytes
+}
