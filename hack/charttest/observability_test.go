@@ -165,7 +165,7 @@ func startServer(t *testing.T, ioThreads int) (string, string, func()) {
 	cfg.Bind = []string{"127.0.0.1"}
 	cfg.IOThreads = ioThreads
 	cfg.LogLevel = "warning"
-	cfg.MetricsPort = freePort(t)
+	cfg.MetricsPort = testpeer.FreePort(t)
 	cfg.MaxMemory = 64 << 20
 	cfg.Save = ""
 	s, err := engine.New(cfg)
@@ -204,16 +204,6 @@ func startServer(t *testing.T, ioThreads int) (string, string, func()) {
 	return s.Addr(), s.MetricsAddr(), stop
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func scrapeFamilies(t *testing.T, addr string) map[string]bool {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/metrics")
@@ -249,7 +239,7 @@ func TestAlertsFireInPrometheus(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "rules.yaml"), []byte(fast), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	promPort := freePort(t)
+	promPort := testpeer.FreePort(t)
 	cfg := fmt.Sprintf(`global:
   scrape_interval: 1s
   evaluation_interval: 1s

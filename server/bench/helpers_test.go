@@ -54,7 +54,7 @@ func startIOCache(t testing.TB, tune func(*config.Config)) int {
 func startRedis(t testing.TB, args ...string) int {
 	t.Helper()
 	bin := testpeer.Require(t, "redis-server")
-	port := freePort(t)
+	port := testpeer.FreePort(t)
 	argv := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"}, args...)
 	cmd := exec.Command(bin, argv...)
 	var log bytes.Buffer
@@ -78,16 +78,6 @@ func startRedis(t testing.TB, args ...string) int {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func portOf(t testing.TB, addr string) int {

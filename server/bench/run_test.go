@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/testpeer"
 )
 
 // These tests run the whole benchmark against real servers on loopback. They check counts,
@@ -218,7 +219,7 @@ func TestErrorReplies(t *testing.T) {
 }
 
 func TestConnectionRefused(t *testing.T) {
-	port := freePort(t) // nothing listens there now
+	port := testpeer.FreePort(t) // nothing listens there now
 	r, code, stderr := runJSON(t, portArgs(port, "--requests", "10")...)
 	if code != exitFailed || r.OK || !strings.Contains(r.Error, "connect:") || !strings.Contains(stderr, "refused") {
 		t.Errorf("exit %d ok %v error %q stderr %q", code, r.OK, r.Error, stderr)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/iocache/iocache/server/cpuset"
 	"github.com/iocache/iocache/server/glob"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // Errors CONFIG SET reports; the engine turns them into Redis's reply texts.
@@ -198,104 +199,15 @@ func message(err error) string {
 	return err.Error()
 }
 
-// SplitArgs splits a line the way Redis's sdssplitargs does: spaces separate arguments, "double
-// quotes" take \n \r \t \b \a \\ \" and \xHH escapes, 'single quotes' take \'. A closing quote
-// must be followed by a space or the end of the line.
+// SplitArgs splits a config line the way Redis's sdssplitargs does (see resp.SplitArgs).
 func SplitArgs(line string) ([]string, error) {
-	var out []string
-	i := 0
-	for {
-		for i < len(line) && isSpace(line[i]) {
-			i++
-		}
-		if i >= len(line) {
-			return out, nil
-		}
-		var cur []byte
-		inDQ, inSQ := false, false
-		done := false
-		for !done {
-			if inDQ {
-				if i >= len(line) {
-					return nil, errors.New("unbalanced quotes")
-				}
-				ch := line[i]
-				switch {
-				case ch == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
-					v, _ := strconv.ParseUint(line[i+2:i+4], 16, 8)
-					cur = append(cur, byte(v))
-					i += 3
-				case ch == '\\' && i+1 < len(line):
-					i++
-					switch line[i] {
-					case 'n':
-						cur = append(cur, '\n')
-					case 'r':
-						cur = append(cur, '\r')
-					case 't':
-						cur = append(cur, '\t')
-					case 'b':
-						cur = append(cur, '\b')
-					case 'a':
-						cur = append(cur, '\a')
-					default:
-						cur = append(cur, line[i])
-					}
-				case ch == '"':
-					if i+1 < len(line) && !isSpace(line[i+1]) {
-						return nil, errors.New("closing quote must be followed by a space")
-					}
-					done = true
-				default:
-					cur = append(cur, ch)
-				}
-			} else if inSQ {
-				if i >= len(line) {
-					return nil, errors.New("unbalanced quotes")
-				}
-				ch := line[i]
-				switch {
-				case ch == '\\' && i+1 < len(line) && line[i+1] == '\'':
-					i++
-					cur = append(cur, '\'')
-				case ch == '\'':
-					if i+1 < len(line) && !isSpace(line[i+1]) {
-						return nil, errors.New("closing quote must be followed by a space")
-					}
-					done = true
-				default:
-					cur = append(cur, ch)
-				}
-			} else {
-				if i >= len(line) {
-					break
-				}
-				switch ch := line[i]; {
-				case isSpace(ch):
-					done = true
-				case ch == '"':
-					inDQ = true
-				case ch == '\'':
-					inSQ = true
-				default:
-					cur = append(cur, ch)
-				}
-			}
-			if i < len(line) {
-				i++
-			}
-			if i >= len(line) && !inDQ && !inSQ {
-				done = true
-			}
-		}
-		out = append(out, string(cur))
+	args, ok := resp.SplitArgs([]byte(line), nil)
+	if !ok {
+		return nil, errors.New("unbalanced quotes")
 	}
-}
-
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
-}
-
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = string(a)
+	}
+	return out, nil
 }

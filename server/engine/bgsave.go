@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/iocache/iocache/server/cpuset"
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/rdb"
@@ -27,11 +29,14 @@ const (
 	chunkEntries = 4096
 	chunkPool    = 8
 	// walkShare is the share of the main thread's time the walk may take while clients are
-	// busy; with no commands waiting it runs in longer idle slices.
-	walkShare   = 0.08
-	walkSliceNs = 200_000
-	walkIdleNs  = 2_000_000
-	walkBatch   = 64
+	// busy, in slices of walkSliceNs; once no command has run for walkIdleAfterNs (a quiet
+	// server, not a pipeline between two batches) it runs in longer slices.
+	walkShare       = 0.08
+	walkSliceNs     = 100_000
+	walkIdleNs      = 1_000_000
+	walkIdleAfterNs = 5_000_000
+	walkBatch       = 64
+	writerNice      = 10
 )
 
 // snapEntry is one key as it was at the cut. Strings are copied into the chunk's data;
@@ -65,6 +70,7 @@ type rdbSnapshot struct {
 	startUnix int64
 	spentNs   int64
 	lastCmds  int64
+	activeNs  int64 // when a command last ran, as the walk saw it
 	dirty     int64 // the dirty counter at the cut
 
 	chunk   *snapChunk
@@ -120,7 +126,7 @@ func (s *Server) startBGSave() error {
 	}
 	p.lastBgsaveTry = s.unixtime
 	sn := &rdbSnapshot{s: s, path: s.rdbPath(), startNs: nanotime(), startUnix: s.unixtime, dirty: s.stats.dirty,
-		shared: map[any]uint64{}, lastCmds: s.stats.commandsProcessed}
+		shared: map[any]uint64{}, lastCmds: s.stats.commandsProcessed, activeNs: nanotime()}
 	sn.cond = sync.NewCond(&sn.mu)
 	for i := 0; i < chunkPool; i++ {
 		sn.free = append(sn.free, &snapChunk{data: make([]byte, 0, chunkBytes+4096)})
@@ -225,13 +231,14 @@ func (s *Server) bgsaveStep() {
 		return
 	}
 	budget := int64(walkSliceNs)
-	if s.stats.commandsProcessed == sn.lastCmds {
+	if s.stats.commandsProcessed != sn.lastCmds {
+		sn.lastCmds, sn.activeNs = s.stats.commandsProcessed, start
+	}
+	if start-sn.activeNs > walkIdleAfterNs {
 		budget = walkIdleNs
-	} else if allowed := int64(float64(start-sn.startNs)*walkShare) - sn.spentNs; allowed <= 0 {
-		sn.lastCmds = s.stats.commandsProcessed
+	} else if int64(float64(start-sn.startNs)*walkShare)-sn.spentNs <= 0 {
 		return
 	}
-	sn.lastCmds = s.stats.commandsProcessed
 	sn.writerBehind = false
 	for sn.cur < len(sn.dbs) && nanotime()-start < budget {
 		if sn.chunkFor(false) == nil {
@@ -252,10 +259,11 @@ func (s *Server) bgsaveStep() {
 	sn.spentNs += nanotime() - start
 }
 
-// walking reports that the main loop should not sleep: the walk has work it can do now.
+// walking reports that the main loop should not sleep: the server is quiet and the walk has
+// work it can do now. While clients are busy their requests wake the loop often enough.
 func (s *Server) walking() bool {
 	sn := s.persist.running
-	return sn != nil && sn.cur < len(sn.dbs) && !sn.writerBehind
+	return sn != nil && sn.cur < len(sn.dbs) && !sn.writerBehind && nanotime()-sn.activeNs > walkIdleAfterNs
 }
 
 // close tells the writer that no more chunks come.
@@ -350,6 +358,9 @@ func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64) {
 			sn.s.logf(logWarning, "bgsave thread: pinning to %s failed: %v", cpuset.Format(cpus), err)
 		}
 	}
+	// Where bgsave_cpulist shares CPUs with the server's threads, those win: the save is
+	// background work and may take longer, clients should not wait for it.
+	_ = unix.Setpriority(unix.PRIO_PROCESS, cpuset.Gettid(), writerNice)
 	err := writeFileAtomically(sn.path, func(f *os.File) error {
 		e := rdb.NewEncoder(f, opts)
 		sn.s.writeRDBHeader(e, sn.startUnix, usedMem)
@@ -401,7 +412,7 @@ func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64) {
 	}
 	sn.err = err
 	sn.done.Store(true)
-	sn.s.mainPoller.wake()
+	sn.s.mainPoller.Wake()
 }
 
 var errAborted = fmt.Errorf("background save aborted")

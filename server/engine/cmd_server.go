@@ -178,6 +178,10 @@ func (s *Server) configSet(c *client, args [][]byte) {
 			return
 		}
 	}
+	if next.AppendOnly && !s.cfg.AppendOnly {
+		s.addError(c, "ERR CONFIG SET failed (possibly related to argument 'appendonly') - "+errNoAOF)
+		return
+	}
 	activationChanged := s.cfg.IOThreadsActivation != next.IOThreadsActivation
 	*s.cfg = next
 	if activationChanged {

@@ -159,7 +159,7 @@ func (s *Server) addThreads() error {
 		t, err := newIOThread(s, id, false, s.threadCPUs(id))
 		if err != nil {
 			for _, a := range added {
-				a.p.close()
+				a.p.Close()
 			}
 			return err
 		}

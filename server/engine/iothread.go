@@ -6,9 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/iocache/iocache/server/cpuset"
+	"github.com/iocache/iocache/server/netio"
 	"github.com/iocache/iocache/server/resp"
 )
 
@@ -56,7 +55,7 @@ type threadCounters struct {
 type ioThread struct {
 	id     int
 	s      *Server
-	p      *poller
+	p      *netio.Poller
 	direct bool
 	cpus   []int
 	tid    atomic.Int64
@@ -98,7 +97,7 @@ type ioThread struct {
 }
 
 func newIOThread(s *Server, id int, direct bool, cpus []int) (*ioThread, error) {
-	p, err := newPoller()
+	p, err := netio.NewPoller()
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +122,7 @@ func (t *ioThread) run(wg, started *sync.WaitGroup, cpus []int) {
 		if t.inboxN.Load() > 0 || len(t.pending) > 0 {
 			timeout = 0
 		}
-		evs := t.p.wait(timeout)
+		evs := t.p.Wait(timeout)
 		t.sleeping.Store(0)
 		start := nanotime()
 		for i := range evs {
@@ -154,14 +153,14 @@ func (t *ioThread) publish(busy int64) {
 
 // onEvent handles readiness of one descriptor owned by this thread.
 func (t *ioThread) onEvent(fd int32, events uint32) {
-	if int(fd) == t.p.wakefd || int(fd) >= len(t.conns) {
+	if t.p.IsWake(fd) || int(fd) >= len(t.conns) {
 		return
 	}
 	c := t.conns[fd]
 	if c == nil {
 		return
 	}
-	if events&evOut != 0 {
+	if events&netio.Out != 0 {
 		c.writable = true
 		if !c.inFlight && c.pendingOutput() > 0 {
 			t.writeClient(c)
@@ -170,10 +169,10 @@ func (t *ioThread) onEvent(fd int32, events uint32) {
 			}
 		}
 	}
-	if events&(evIn|evErr) != 0 {
+	if events&(netio.In|netio.Err) != 0 {
 		if c.inFlight {
 			c.readPending = true
-			if events&(unix.EPOLLRDHUP|evErr) != 0 {
+			if events&netio.HangUp != 0 {
 				c.peerGone.Store(true)
 			}
 			return
@@ -190,7 +189,7 @@ func (t *ioThread) register(c *client) {
 	}
 	t.conns[c.fd] = c
 	t.nclients++
-	if err := t.p.add(c.fd, evMask); err != nil {
+	if err := t.p.AddConn(c.fd); err != nil {
 		t.closeClient(c)
 		return
 	}
@@ -222,7 +221,7 @@ func (t *ioThread) adopt(c *client) {
 // thread never touches it. Its socket state (unparsed input, unwritten output, pushes that
 // arrived while the main thread held it) travels with the client to its next thread.
 func (t *ioThread) detach(c *client) {
-	t.p.del(c.fd)
+	t.p.Del(c.fd)
 	if c.fd < len(t.conns) && t.conns[c.fd] == c {
 		t.conns[c.fd] = nil
 	}
@@ -261,13 +260,13 @@ func (t *ioThread) readClient(c *client) {
 	if len(space) > want {
 		space = space[:want]
 	}
-	n, errno := sysRead(c.fd, space)
+	n, again := netio.Read(c.fd, space)
 	switch {
 	case n > 0:
 		c.qbuf = c.qbuf[:len(c.qbuf)+n]
 		t.reads++
 		t.inBytes += int64(n)
-	case errno == unix.EAGAIN || errno == unix.EINTR:
+	case again:
 		return
 	default: // end of stream or a socket error
 		t.closeClient(c)
@@ -421,7 +420,7 @@ func (t *ioThread) flushBatch() {
 	t.detached = t.detached[:0]
 	t.s.ioWork.Add(1)
 	if t.s.mainSleeping.Load() == 1 {
-		t.s.mainPoller.wake()
+		t.s.mainPoller.Wake()
 	}
 }
 
@@ -562,17 +561,17 @@ func (t *ioThread) writeClient(c *client) {
 		if !c.writable {
 			return
 		}
-		n, errno := sysWrite(c.fd, c.w.Buf[c.outPos:])
+		n, full, failed := netio.Write(c.fd, c.w.Buf[c.outPos:])
 		if n > 0 {
 			c.outPos += n
 			t.writes++
 			t.outBytes += int64(n)
 		}
-		if errno == unix.EAGAIN {
+		if full {
 			c.writable = false
 			break
 		}
-		if errno != 0 && errno != unix.EINTR {
+		if failed {
 			t.closeClient(c)
 			return
 		}
@@ -603,7 +602,7 @@ func (t *ioThread) closeClient(c *client) {
 		t.conns[c.fd] = nil
 	}
 	t.nclients--
-	unix.Close(c.fd)
+	netio.Close(c.fd)
 	t.s.bigBufferReleased(cap(c.qbuf) + cap(c.w.Buf))
 	c.qbuf, c.w.Buf, c.argv = nil, nil, nil
 	c.progress.Reset()
@@ -619,11 +618,11 @@ func (t *ioThread) shutdown() {
 	for _, c := range t.conns {
 		if c != nil {
 			c.closed = true
-			unix.Close(c.fd)
+			netio.Close(c.fd)
 		}
 	}
 	t.conns = nil
-	t.p.close()
+	t.p.Close()
 }
 
 // send queues a message from the main thread and wakes the thread if it sleeps.
@@ -633,7 +632,7 @@ func (t *ioThread) send(m threadMsg) {
 	t.mu.Unlock()
 	t.inboxN.Add(1)
 	if t.sleeping.Load() == 1 {
-		t.p.wake()
+		t.p.Wake()
 	}
 }
 
@@ -647,6 +646,6 @@ func (t *ioThread) sendBatch(ms []threadMsg) {
 	t.mu.Unlock()
 	t.inboxN.Add(1)
 	if t.sleeping.Load() == 1 {
-		t.p.wake()
+		t.p.Wake()
 	}
 }

@@ -56,7 +56,9 @@ func TestLiveIOThreadsInProcess(t *testing.T) {
 }
 
 func exerciseLiveLayout(t *testing.T, addr string, allowed []int, layouts [][]string) {
-	admin := redisClient(t, addr, 2)
+	// Long timeouts: the machine may be loaded, and the final checks read long lists.
+	admin := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 2, DisableIdentity: true, ReadTimeout: 30 * time.Second})
+	t.Cleanup(func() { admin.Close() })
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -345,7 +347,10 @@ func exerciseLiveLayout(t *testing.T, addr string, allowed []int, layouts [][]st
 		if v := admin.Get(ctx(), "pipe:"+strconv.Itoa(w)).Val(); v != strconv.FormatInt(want, 10) {
 			t.Errorf("pipe:%d = %s, want %d", w, v, want)
 		}
-		items := admin.LRange(ctx(), "pipelist:"+strconv.Itoa(w), 0, -1).Val()
+		items, err := admin.LRange(ctx(), "pipelist:"+strconv.Itoa(w), 0, -1).Result()
+		if err != nil {
+			t.Errorf("LRANGE pipelist:%d: %v", w, err)
+		}
 		if int64(len(items)) != want {
 			t.Errorf("pipelist:%d has %d items, want %d", w, len(items), want)
 		}

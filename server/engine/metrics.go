@@ -107,7 +107,7 @@ func (s *Server) requestSnapshot(timeout time.Duration) *snapshot {
 	s.snaps.pending = append(s.snaps.pending, req)
 	s.snaps.mu.Unlock()
 	s.snapWanted.Store(true)
-	s.mainPoller.wake()
+	s.mainPoller.Wake()
 	select {
 	case <-req.done:
 		return req.snap

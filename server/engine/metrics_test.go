@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"strconv"
@@ -16,16 +15,6 @@ import (
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/testpeer"
 )
-
-func freeTCPPort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 func scrape(t testing.TB, addr string) []byte {
 	t.Helper()
@@ -79,7 +68,7 @@ next:
 }
 
 func TestMetricsMatchTraffic(t *testing.T) {
-	port := freeTCPPort(t)
+	port := testpeer.FreePort(t)
 	s, addr := startServer(t, func(c *config.Config) { c.IOThreads = 2; c.MetricsPort = port })
 	c := redisClient(t, addr, 2)
 	for i := 0; i < 100; i++ {

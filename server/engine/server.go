@@ -12,16 +12,16 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/cpuset"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/netio"
 )
 
 // ErrServerClosed is returned by Serve after Shutdown or the SHUTDOWN command.
@@ -39,8 +39,8 @@ type Server struct {
 	nextConfine int64 // unix ms of the next check that runtime threads stay on bio_cpulist
 	notifyFlags int   // notify-keyspace-events, parsed
 
-	listeners  []*listener
-	mainPoller *poller
+	listeners  []*netio.Listener
+	mainPoller *netio.Poller
 	// threads[0] is the main thread; threads[1:ioThreads] are the I/O threads, and any beyond
 	// are being drained after io-threads shrank (see iogroup.go). Clients go to threads[1:1+
 	// activeIO], or to the main thread when activeIO is 0.
@@ -146,7 +146,7 @@ func New(cfg *config.Config) (*Server, error) {
 	if err := s.loadRDB(); err != nil {
 		return nil, err
 	}
-	if s.mainPoller, err = newPoller(); err != nil {
+	if s.mainPoller, err = netio.NewPoller(); err != nil {
 		return nil, err
 	}
 	if err := s.openListeners(); err != nil {
@@ -197,7 +197,7 @@ func (s *Server) openListeners() error {
 	if s.cfg.Port != 0 || s.cfg.UnixSocket == "" {
 		for _, b := range s.cfg.Bind {
 			addr, optional := isIPv6Optional(b)
-			l, err := listenTCP(addr, s.cfg.Port, s.cfg.TCPBacklog)
+			l, err := netio.ListenTCP(addr, s.cfg.Port, s.cfg.TCPBacklog)
 			if err != nil {
 				if optional {
 					continue
@@ -208,7 +208,7 @@ func (s *Server) openListeners() error {
 		}
 	}
 	if s.cfg.UnixSocket != "" {
-		l, err := listenUnix(s.cfg.UnixSocket, s.cfg.UnixSocketPerm, s.cfg.TCPBacklog)
+		l, err := netio.ListenUnix(s.cfg.UnixSocket, s.cfg.UnixSocketPerm, s.cfg.TCPBacklog)
 		if err != nil {
 			return err
 		}
@@ -218,7 +218,7 @@ func (s *Server) openListeners() error {
 		return errors.New("Configured to not listen anywhere, exiting.")
 	}
 	for _, l := range s.listeners {
-		if err := s.mainPoller.add(l.fd, unix.EPOLLIN); err != nil {
+		if err := s.mainPoller.AddListener(l.FD); err != nil {
 			return err
 		}
 	}
@@ -227,10 +227,7 @@ func (s *Server) openListeners() error {
 
 func (s *Server) closeListeners() {
 	for _, l := range s.listeners {
-		unix.Close(l.fd)
-		if l.unix {
-			_ = os.Remove(l.addr)
-		}
+		l.Close()
 	}
 	s.listeners = nil
 }
@@ -238,8 +235,8 @@ func (s *Server) closeListeners() {
 // Addr returns the address of the first TCP listener (host:port), for tests that bind port 0.
 func (s *Server) Addr() string {
 	for _, l := range s.listeners {
-		if !l.unix {
-			return l.addr
+		if !l.Unix {
+			return l.Addr
 		}
 	}
 	return ""
@@ -275,7 +272,7 @@ func (s *Server) Serve() error {
 // Shutdown stops the server from any goroutine; Serve returns once every thread has stopped.
 func (s *Server) Shutdown() {
 	s.stopping.Store(true)
-	s.mainPoller.wake()
+	s.mainPoller.Wake()
 }
 
 // HandleSignals makes SIGTERM and SIGINT shut the server down, as redis-server does: the main
@@ -287,7 +284,7 @@ func (s *Server) HandleSignals() {
 		for sig := range ch {
 			s.logf(logWarning, "Received %s scheduling shutdown...", sig)
 			s.sigterm.Store(true)
-			s.mainPoller.wake()
+			s.mainPoller.Wake()
 		}
 	}()
 }
@@ -303,7 +300,7 @@ func (s *Server) mainLoop() {
 		if s.ioWork.Load() != 0 {
 			timeout = 0
 		}
-		evs := s.mainPoller.wait(timeout)
+		evs := s.mainPoller.Wait(timeout)
 		s.mainSleeping.Store(0)
 		start := nanotime()
 		s.updateClock(time.Now())
@@ -338,9 +335,18 @@ func (s *Server) mainLoop() {
 	}
 }
 
-func (s *Server) listenerFor(fd int) *listener {
+// isIPv6Optional reads a bind address: a leading '-' (as in Redis's default "-::*") makes it
+// optional, skipped when it cannot be bound.
+func isIPv6Optional(bind string) (string, bool) {
+	if strings.HasPrefix(bind, "-") {
+		return bind[1:], true
+	}
+	return bind, false
+}
+
+func (s *Server) listenerFor(fd int) *netio.Listener {
 	for _, l := range s.listeners {
-		if l.fd == fd {
+		if l.FD == fd {
 			return l
 		}
 	}
@@ -443,32 +449,32 @@ func (s *Server) beforeSleep() {
 
 // acceptAll accepts every pending connection on l and assigns each to the I/O thread with the
 // fewest clients; it stays there until the thread layout changes.
-func (s *Server) acceptAll(l *listener) {
+func (s *Server) acceptAll(l *netio.Listener) {
 	for i := 0; i < 1000; i++ {
-		nfd, sa, err := unix.Accept4(l.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		nfd, remote, err := l.Accept()
 		if err != nil {
-			if err != unix.EAGAIN && err != unix.EINTR && err != unix.ECONNABORTED {
-				s.logf(logWarning, "Accepting client connection: %v", err)
-			}
+			s.logf(logWarning, "Accepting client connection: %v", err)
+		}
+		if nfd < 0 {
 			return
 		}
 		if len(s.clients) >= s.cfg.MaxClients {
 			msg := "-ERR max number of clients reached\r\n"
-			_, _ = unix.Write(nfd, []byte(msg))
-			unix.Close(nfd)
+			_, _, _ = netio.Write(nfd, []byte(msg))
+			netio.Close(nfd)
 			s.stats.rejectedConns++
 			continue
 		}
-		if !l.unix {
-			configureConn(nfd, s.cfg.TCPKeepAlive)
+		if !l.Unix {
+			netio.ConfigureConn(nfd, s.cfg.TCPKeepAlive)
 		}
 		s.nextClientID++
 		c := newClient(s.nextClientID, nfd, s.unixtime)
-		c.unix = l.unix
-		if l.unix {
-			c.addr, c.laddr = "/unixsocket:0", l.addr
+		c.unix = l.Unix
+		if l.Unix {
+			c.addr, c.laddr = "/unixsocket:0", l.Addr
 		} else {
-			c.addr, c.laddr = formatSockaddr(sa), sockaddrString(nfd)
+			c.addr, c.laddr = remote, netio.LocalAddr(nfd)
 		}
 		c.authed = s.cfg.RequirePass == ""
 		c.w.Buf = make([]byte, 0, 1024)

@@ -262,7 +262,7 @@ func parseInline(buf []byte, argv [][]byte, lim *Limits) ([][]byte, int, int, er
 		line = line[:len(line)-1]
 	}
 	start := len(argv)
-	out, ok := splitInline(line, argv)
+	out, ok := SplitArgs(line, argv)
 	if !ok {
 		return argv[:start], 0, 0, errUnbalancedQuotes
 	}
@@ -288,9 +288,12 @@ func hexVal(c byte) (byte, bool) {
 	return 0, false
 }
 
-// splitInline is sdssplitargs working in place: the unescaped argument is written over the
-// line's own bytes (it is never longer than its source).
-func splitInline(line []byte, argv [][]byte) ([][]byte, bool) {
+// SplitArgs is Redis's sdssplitargs, the one port of it here (inline commands and config files
+// use it): spaces separate arguments, "double quotes" take \n \r \t \b \a \\ \" and \xHH
+// escapes, 'single quotes' take \', and a closing quote must be followed by a space or the end
+// of the line. It works in place: each unescaped argument is written over the line's own bytes
+// (it is never longer than its source) and appended to argv. ok is false for unbalanced quotes.
+func SplitArgs(line []byte, argv [][]byte) (out [][]byte, ok bool) {
 	i := 0
 	for {
 		for i < len(line) && isSpace(line[i]) {

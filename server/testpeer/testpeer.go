@@ -6,6 +6,7 @@
 package testpeer
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,4 +82,16 @@ func missing(t testing.TB, why string) {
 	} else {
 		t.Fatalf("%s (or %s=1 to skip the tests that need it)", why, OptOut)
 	}
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago, for a peer or server that
+// must be told its port (one that can bind port 0 itself should).
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
