@@ -2,11 +2,11 @@ package controllers_test
 
 import (
 	"context"
-	"reflect"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
