@@ -240,6 +240,29 @@ func (s *Server) loadRDB() error {
 	return nil
 }
 
+// debugReload is DEBUG RELOAD: save (unless nosave), empty every database, load the file back;
+// a round trip through the RDB format in place.
+func (s *Server) debugReload(c *client, save bool) {
+	s.abortBGSave()
+	if save {
+		if err := s.saveRDB(s.rdbPath()); err != nil {
+			s.addError(c, "ERR Error trying to save the DB")
+			return
+		}
+	}
+	for i := range s.dbs {
+		s.dbs[i] = keyspace.NewDB(s.seed)
+		s.touchAllWatched(i)
+	}
+	if err := s.loadRDB(); err != nil {
+		s.logf(logWarning, "%v", err)
+		s.addError(c, "ERR Error trying to load the RDB dump, check server logs.")
+		return
+	}
+	s.logf(logNotice, "DB reloaded by DEBUG RELOAD")
+	c.w.OK()
+}
+
 // loadedClock is the LRU/LFU value of a loaded key: what the file recorded, else a new key's.
 func (s *Server) loadedClock(m rdb.KeyMeta) uint32 {
 	o := restoreOptions{idle: m.Idle, freq: int64(m.Freq)}

@@ -273,3 +273,30 @@ func TestAppendOnlyRefused(t *testing.T) {
 		t.Fatal("INFO reports AOF on")
 	}
 }
+
+// TestDebugReloadRoundTrip: DEBUG RELOAD saves, empties and loads every type back unchanged.
+func TestDebugReloadRoundTrip(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) { c.EnableDebugCommand = "yes" })
+	c := dialPeer(t, addr)
+	for _, cmd := range dumpFixture() {
+		c.do(cmd...)
+	}
+	var want []string
+	for _, key := range fixtureKeys {
+		for _, cmd := range readBack(key) {
+			want = append(want, c.do(cmd...))
+		}
+	}
+	if got := c.do("DEBUG", "RELOAD"); got != "+OK\r\n" {
+		t.Fatalf("DEBUG RELOAD = %q", got)
+	}
+	i := 0
+	for _, key := range fixtureKeys {
+		for _, cmd := range readBack(key) {
+			if got := c.do(cmd...); got != want[i] && cmd[0] != "OBJECT" {
+				t.Errorf("%q after DEBUG RELOAD: %.200q, was %.200q", cmd, got, want[i])
+			}
+			i++
+		}
+	}
+}
