@@ -178,11 +178,8 @@ func (s *Server) configSet(c *client, args [][]byte) {
 			return
 		}
 	}
-	activationChanged := s.cfg.IOThreadsActivation != next.IOThreadsActivation
 	*s.cfg = next
-	if activationChanged {
-		s.resetActivation()
-	}
+	s.io.SetActivation(s.cfg.IOThreadsActivation)
 	s.applyLiveConfig()
 	if s.cfg.MaxMemory > 0 {
 		s.freeMemoryIfNeeded()
