@@ -3,9 +3,11 @@ package controllers
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
 	"github.com/iocache/iocache/server/bench"
@@ -54,5 +56,27 @@ func TestDescribeRun(t *testing.T) {
 				t.Errorf("client named the limit: %v, want %v (%q)", got, tc.clientBound, sum.Measured)
 			}
 		})
+	}
+}
+
+// A Job starts only once the pods have been ready for the settle time.
+func TestSettleWait(t *testing.T) {
+	r := &CacheBenchmarkReconciler{}
+	readySince := func(d time.Duration) *cachev1alpha1.CacheInstance {
+		ci := newInstance(1)
+		ci.Status.Conditions = []metav1.Condition{{Type: cachev1alpha1.ConditionReady, Status: metav1.ConditionTrue,
+			LastTransitionTime: metav1.NewTime(t0.Add(-d))}}
+		return ci
+	}
+	for _, tc := range []struct {
+		since, want time.Duration
+	}{{0, settleTime}, {5 * time.Second, settleTime - 5*time.Second}, {settleTime, 0}, {time.Hour, -time.Hour + settleTime}} {
+		if got := r.settleWait(readySince(tc.since), t0); got != tc.want {
+			t.Errorf("ready for %s: wait %s, want %s", tc.since, got, tc.want)
+		}
+	}
+	r.SettleTime = time.Second
+	if got := r.settleWait(readySince(0), t0); got != time.Second {
+		t.Errorf("with SettleTime 1s: wait %s", got)
 	}
 }

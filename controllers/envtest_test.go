@@ -31,6 +31,9 @@ const testImage = "registry.example/iocache:envtest"
 // testRetryBackoff stands in for the five minutes a failed validation waits for its retry.
 const testRetryBackoff = 3 * time.Second
 
+// testSettleTime stands in for the twenty seconds pods must have been ready before a benchmark runs.
+const testSettleTime = 500 * time.Millisecond
+
 // cluster is one real kube-apiserver and etcd, shared by the tests of this package, with the
 // operator running against it.
 type cluster struct {
@@ -91,7 +94,8 @@ func startCluster() (*cluster, error) {
 	if err != nil {
 		return fail(err)
 	}
-	opts := operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: testImage, MaxConcurrent: 2, ValidationRetryBackoff: testRetryBackoff}
+	opts := operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: testImage, MaxConcurrent: 2, ValidationRetryBackoff: testRetryBackoff,
+		BenchmarkSettleTime: testSettleTime}
 	mgr, err := operator.NewManager(opCfg, opts)
 	if err != nil {
 		return fail(err)

@@ -125,7 +125,10 @@ const (
 	// does not exist), InstanceNotReady (the instance's pods were not ready with the setting to
 	// measure within ten minutes), InvalidSpec (an io-threads setting exceeds the instance's cores).
 	// It is Unknown while the benchmark waits or runs: reasons Queued (another benchmark holds the
-	// instance), RollingOut (waiting for the pods to run the setting), Measuring (the Job runs).
+	// instance), RollingOut (waiting for the pods to run the setting), Settling (the pods are ready
+	// but became so only moments ago: every run starts on a settled instance, never in a rollout's
+	// aftermath, so that validation and sweep figures measure the same state), Measuring (the Job
+	// runs).
 	ConditionComplete = "Complete"
 )
 

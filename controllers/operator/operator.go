@@ -47,6 +47,9 @@ type Options struct {
 	// ValidationRetryBackoff is how long a failed validation waits for its one retry; 0 keeps the
 	// controller's five minutes. No flag sets it: tests shorten it.
 	ValidationRetryBackoff time.Duration
+	// BenchmarkSettleTime is how long an instance's pods must have been ready before a benchmark
+	// Job starts; 0 keeps the controller's twenty seconds. No flag sets it: tests shorten it.
+	BenchmarkSettleTime time.Duration
 }
 
 // NewScheme returns a scheme with the Kubernetes built-in types and the iocache API.
@@ -184,10 +187,11 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("setting up the CacheInstance controller: %w", err)
 	}
 	b := &controllers.CacheBenchmarkReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  recorder,
-		Image:     opts.Image,
+		Client:     mgr.GetClient(),
+		APIReader:  mgr.GetAPIReader(),
+		Recorder:   recorder,
+		Image:      opts.Image,
+		SettleTime: opts.BenchmarkSettleTime,
 	}
 	if err := b.SetupWithManager(mgr, opts.MaxConcurrent); err != nil {
 		return fmt.Errorf("setting up the CacheBenchmark controller: %w", err)

@@ -168,6 +168,10 @@ func (s *Server) configSet(c *client, args [][]byte) {
 			return
 		}
 	}
+	if next.AppendOnly && !s.cfg.AppendOnly {
+		s.addError(c, "ERR CONFIG SET failed (possibly related to argument 'appendonly') - "+errNoAOF)
+		return
+	}
 	if layoutChanged(s.cfg, &next) {
 		plan, err := s.planFor(&next)
 		if err == nil {
@@ -444,8 +448,10 @@ func cmdDebug(s *Server, c *client, argv [][]byte) {
 		c.w.Simple("Value at:0x0 refcount:1 encoding:" + s.encodingOf(db, r) + " serializedlength:" + itoa(s.keyMemoryUsage(db, r)) + " lru:" + itoa(int64(db.LRU(r))) + " lru_seconds_idle:" + itoa(s.idleMs(db.LRU(r))/1000))
 	case equalFold(sub, "set-active-expire") && len(argv) == 3:
 		c.w.OK()
+	case equalFold(sub, "reload") && (len(argv) == 2 || (len(argv) == 3 && equalFold(argv[2], "nosave"))):
+		s.debugReload(c, len(argv) == 2)
 	case equalFold(sub, "help") && len(argv) == 2:
-		writeHelp(c, "DEBUG", []string{"OBJECT <key>", "    Show low level info about the <key> and associated value.", "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed."})
+		writeHelp(c, "DEBUG", []string{"OBJECT <key>", "    Show low level info about the <key> and associated value.", "RELOAD [NOSAVE]", "    Save the RDB on disk (unless NOSAVE), empty the keyspace and load the RDB again.", "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed."})
 	default:
 		s.subcommandError(c, argv)
 	}

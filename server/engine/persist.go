@@ -153,6 +153,21 @@ func writeFileAtomically(path string, write func(*os.File) error) error {
 	return syncDir(dir)
 }
 
+// removeStaleTempFiles deletes temporary snapshot files an earlier process left behind when it
+// died mid-save (writeFileAtomically's names), so that repeated crashes cannot fill the disk.
+func removeStaleTempFiles(dir string, removed func(string)) {
+	names, _ := filepath.Glob(filepath.Join(dir, "temp-*-*.rdb"))
+	for _, p := range names {
+		var pid, stamp int64
+		if _, err := fmt.Sscanf(filepath.Base(p), "temp-%d-%d.rdb", &pid, &stamp); err != nil || pid == int64(os.Getpid()) {
+			continue
+		}
+		if os.Remove(p) == nil {
+			removed(filepath.Base(p))
+		}
+	}
+}
+
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -165,6 +180,10 @@ func syncDir(dir string) error {
 // loadRDB fills the keyspace from dir/dbfilename at start, if the file exists. Keys whose TTL
 // has passed are skipped, as a Redis master does.
 func (s *Server) loadRDB() error {
+	if s.cfg.AppendOnly {
+		s.logf(logWarning, "appendonly yes is ignored: %s", errNoAOF)
+	}
+	removeStaleTempFiles(s.cfg.Dir, func(name string) { s.logf(logNotice, "Removed %s, left by a save that did not finish", name) })
 	path := s.rdbPath()
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -221,6 +240,29 @@ func (s *Server) loadRDB() error {
 	return nil
 }
 
+// debugReload is DEBUG RELOAD: save (unless nosave), empty every database, load the file back;
+// a round trip through the RDB format in place.
+func (s *Server) debugReload(c *client, save bool) {
+	s.abortBGSave()
+	if save {
+		if err := s.saveRDB(s.rdbPath()); err != nil {
+			s.addError(c, "ERR Error trying to save the DB")
+			return
+		}
+	}
+	for i := range s.dbs {
+		s.dbs[i] = keyspace.NewDB(s.seed)
+		s.touchAllWatched(i)
+	}
+	if err := s.loadRDB(); err != nil {
+		s.logf(logWarning, "%v", err)
+		s.addError(c, "ERR Error trying to load the RDB dump, check server logs.")
+		return
+	}
+	s.logf(logNotice, "DB reloaded by DEBUG RELOAD")
+	c.w.OK()
+}
+
 // loadedClock is the LRU/LFU value of a loaded key: what the file recorded, else a new key's.
 func (s *Server) loadedClock(m rdb.KeyMeta) uint32 {
 	o := restoreOptions{idle: m.Idle, freq: int64(m.Freq)}
@@ -253,6 +295,10 @@ func (s *Server) persistCron() {
 func (s *Server) writesDenied() bool {
 	return !s.persist.lastBgsaveOK && s.cfg.StopWritesOnBGSaveError && len(s.savePoints()) > 0
 }
+
+// errNoAOF says why appendonly yes is refused live and ignored at start: an AOF that silently
+// wrote nothing would promise a durability it does not give.
+const errNoAOF = "AOF is not implemented by iocache yet; RDB snapshots (save, BGSAVE) are"
 
 const errMisconf = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
 
@@ -307,7 +353,7 @@ func (s *Server) infoPersistence(f func(string, any)) {
 	f("rdb_last_cow_size", 0)
 	f("rdb_last_load_keys_expired", p.loadExpired)
 	f("rdb_last_load_keys_loaded", p.loadedKeys)
-	f("aof_enabled", boolInt(s.cfg.AppendOnly))
+	f("aof_enabled", 0) // see errNoAOF
 	f("aof_rewrite_in_progress", 0)
 	f("aof_rewrite_scheduled", 0)
 	f("aof_last_rewrite_time_sec", -1)

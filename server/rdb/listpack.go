@@ -16,8 +16,6 @@ const (
 	lpHeaderSize = 6
 	lpEnd        = 0xff
 	lpUnknownLen = 65535
-	// lpMaxSize is the largest listpack Redis accepts (a 32-bit total length).
-	lpMaxSize = math.MaxUint32
 )
 
 // listpack builds one listpack.
@@ -104,9 +102,6 @@ func lpBacklenSize(l int) int {
 	}
 	return 5
 }
-
-// size is the bytes the listpack will take once finished.
-func (lp *listpack) size() int { return len(lp.b) + 1 }
 
 // finish writes the end byte and the header and returns the bytes.
 func (lp *listpack) finish() []byte {
