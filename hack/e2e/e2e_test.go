@@ -310,6 +310,10 @@ func TestEndToEnd(t *testing.T) {
 		if lb.IOThreads != got.Status.IOThreads {
 			t.Errorf("benchmark ran with io-threads %d, instance has %d", lb.IOThreads, got.Status.IOThreads)
 		}
+		if lb.Purpose != cachev1alpha1.PurposeValidation || lb.Client == nil || lb.Client.Node == "" || lb.Client.CPUUsed == nil ||
+			lb.ServerCPU == nil || !strings.Contains(lb.Measured, "client on node "+lb.Client.Node) {
+			t.Errorf("lastBenchmark does not say what it measured: purpose %q client %+v server CPU %v, %q", lb.Purpose, lb.Client, lb.ServerCPU, lb.Measured)
+		}
 		c := apimeta.FindStatusCondition(got.Status.Conditions, cachev1alpha1.ConditionThroughputValidated)
 		if c == nil || c.Status != metav1.ConditionTrue {
 			t.Errorf("ThroughputValidated = %+v, want True", c)
