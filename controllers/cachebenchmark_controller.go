@@ -263,7 +263,11 @@ func (r *CacheBenchmarkReconciler) step(ctx context.Context, cb *cachev1alpha1.C
 			})
 			return false, ctrl.Result{RequeueAfter: wait}, err
 		}
+		// The client from the image the server runs, as upgradePolicy chose it.
 		image := ci.Spec.Image
+		if image == "" {
+			image = ci.Status.Image
+		}
 		if image == "" {
 			image = r.Image
 		}
@@ -326,10 +330,10 @@ func (r *CacheBenchmarkReconciler) step(ctx context.Context, cb *cachev1alpha1.C
 }
 
 // readyWith is true when every pod of the instance is ready with the config of that hash, as the
-// instance controller last found for the current spec.
+// instance controller last found for the current spec: rolled out, and its live part applied.
 func readyWith(ci *cachev1alpha1.CacheInstance, hash string) bool {
 	c := meta.FindStatusCondition(ci.Status.Conditions, cachev1alpha1.ConditionReady)
-	return ci.Status.ConfigHash == hash && ci.Status.ObservedGeneration == ci.Generation &&
+	return ci.Status.ConfigHash == hash && ci.Status.AppliedConfigHash == hash && ci.Status.ObservedGeneration == ci.Generation &&
 		c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == ci.Generation
 }
 

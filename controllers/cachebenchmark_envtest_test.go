@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -93,7 +94,7 @@ func (cl *cluster) rollOut(t *testing.T, ns, name string, n int32) {
 		switch {
 		case n != 0 && ci.Status.IOThreads != n:
 			return fmt.Errorf("io-threads %d", ci.Status.IOThreads)
-		case sts.Spec.Template.Annotations["cache.iocache.dev/config-hash"] == ci.Status.ConfigHash &&
+		case sts.Spec.Template.Annotations["cache.iocache.dev/config-hash"] == ci.Status.RestartHash &&
 			sts.Status.ObservedGeneration >= sts.Generation && ready != nil && ready.Status == metav1.ConditionTrue &&
 			ready.ObservedGeneration == ci.Generation:
 			// Nothing the server reads changed (only the config's comments): no rollout to play.
@@ -101,9 +102,9 @@ func (cl *cluster) rollOut(t *testing.T, ns, name string, n int32) {
 			return nil
 		case ready == nil || ready.Reason != "RollingOut" || ready.ObservedGeneration != ci.Generation:
 			return fmt.Errorf("Ready %+v", ready)
-		case sts.Spec.Template.Annotations["cache.iocache.dev/config-hash"] != ci.Status.ConfigHash || sts.Status.ObservedGeneration >= sts.Generation:
+		case sts.Spec.Template.Annotations["cache.iocache.dev/config-hash"] != ci.Status.RestartHash || sts.Status.ObservedGeneration >= sts.Generation:
 			return fmt.Errorf("StatefulSet generation %d (observed %d) with config %s, instance config %s",
-				sts.Generation, sts.Status.ObservedGeneration, sts.Spec.Template.Annotations["cache.iocache.dev/config-hash"], ci.Status.ConfigHash)
+				sts.Generation, sts.Status.ObservedGeneration, sts.Spec.Template.Annotations["cache.iocache.dev/config-hash"], ci.Status.RestartHash)
 		}
 		return nil
 	})
@@ -524,6 +525,10 @@ func TestTunedPolicyAndValidation(t *testing.T) {
 	}
 	// The first rollout (the Auto value) is Ready only until the tuning sweep moves the instance.
 	cl.rollOut(t, ns, "cache", 1)
+	first := &appsv1.StatefulSet{}
+	if err := cl.get(t, ns, "cache", first); err != nil {
+		t.Fatal(err)
+	}
 	tuning := cl.waitBenchmark(t, ns, "cache-tuning-2c", cachev1alpha1.BenchmarkRunning)
 	if tuning.Spec.Purpose != cachev1alpha1.PurposeTuning || !slices.Equal(tuning.Spec.IOThreads, []int32{1, 2}) || !metav1.IsControlledBy(tuning, ci) {
 		t.Errorf("tuning benchmark %+v owned by %+v", tuning.Spec, tuning.OwnerReferences)
@@ -551,8 +556,17 @@ func TestTunedPolicyAndValidation(t *testing.T) {
 		t.Errorf("Tuned event %q", note)
 	}
 	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionProgressing, metav1.ConditionFalse, "RolloutComplete")
+	// io-threads changes live: the sweep and the winner never touched the pod template, so no pod
+	// was replaced and the cache stayed warm.
+	sts := &appsv1.StatefulSet{}
+	if err := cl.get(t, ns, "cache", sts); err != nil {
+		t.Fatal(err)
+	}
+	if sts.Generation != first.Generation || !reflect.DeepEqual(sts.Spec.Template, first.Spec.Template) {
+		t.Errorf("the tuning sweep changed the pod template (generation %d -> %d)", first.Generation, sts.Generation)
+	}
 
-	// The rollout to the winner is validated.
+	// The winner, applied live, is validated.
 	validation := "cache-validate-" + ci.Status.ConfigHash
 	cl.finishJob(t, cl.waitJob(t, ns, validation+"-run"), 0, benchResult(160000, 1.1), "")
 	ci = cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionThroughputValidated, metav1.ConditionTrue, "MinimumMet")

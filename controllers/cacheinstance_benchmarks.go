@@ -111,7 +111,15 @@ func (r *CacheInstanceReconciler) reconcileBenchmarks(ctx context.Context, inst 
 			return nil, nil
 		}
 	}
-	if inst.rollout == nil || !inst.rollout.ready() {
+	if inst.rollout == nil || !inst.rollout.ready() || !inst.liveInEffect {
+		// A benchmark measures the config the pods run: not before a live change reached them.
+		return nil, nil
+	}
+	if ci.Status.ConfigHash != inst.config.Hash {
+		// The config changed in this pass and was applied live: no rollout will bring another
+		// pass, and the status this pass writes (ThroughputValidated Unknown) decides what to
+		// measure. Look again once it is written.
+		inst.recheckIn(conflictRetry)
 		return nil, nil
 	}
 	want, retryOf := wantedBenchmark(ci, inst.config)

@@ -9,11 +9,13 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/cpuset"
 )
 
@@ -59,8 +61,14 @@ type serverConfig struct {
 	// value stands in.
 	TuningPending bool
 	Text          string
-	// Hash identifies Text; it goes on the pod template so that a config change rolls the pods.
+	// Hash identifies what the server reads from Text (comments left out).
 	Hash string
+	// RestartHash identifies the directives the server reads only at start; it goes on the pod
+	// template, so that a change of them rolls the pods.
+	RestartHash string
+	// Live are the directives the server takes through CONFIG SET, in the order of Text: a change of
+	// them is applied to the running pods.
+	Live [][2]string
 }
 
 // renderConfig resolves io-threads, the cpulists and maxmemory from a defaulted CacheInstance and
@@ -138,7 +146,44 @@ func renderConfig(ci *cachev1alpha1.CacheInstance) (*serverConfig, error) {
 	}
 	cfg.Text = b.String()
 	cfg.Hash = directivesHash(cfg.Text)
+	var restart strings.Builder
+	for _, d := range directives(cfg.Text) {
+		if liveDirective(d[0]) {
+			cfg.Live = append(cfg.Live, d)
+		} else {
+			fmt.Fprintf(&restart, "%s %s\n", d[0], d[1])
+		}
+	}
+	// Which directives spec.config sets, without their values: a value changes live, but a
+	// directive that leaves spec.config must go back to the server's default, which a fresh start
+	// gives and CONFIG SET cannot know.
+	keys := make([]string, len(extras))
+	for i, kv := range extras {
+		keys[i] = kv[0]
+	}
+	fmt.Fprintf(&restart, "spec.config %s\n", strings.Join(keys, ","))
+	cfg.RestartHash = directivesHash(restart.String())
 	return cfg, nil
+}
+
+// liveDirective is the one place that decides whether a change of a directive is applied to the
+// running pods (CONFIG SET, then CONFIG GET to verify) or rolls them. The server's own directive
+// table decides, since the operator deploys the server of its own image: io-threads and the
+// cpulists become live when the server takes them through CONFIG SET (issue 14); port, bind, dir,
+// metrics-port, cpulist-mode and requirepass-file are read at start only.
+func liveDirective(name string) bool { return config.Live(name) }
+
+// directives splits a rendered config into name/value pairs, comments left out.
+func directives(text string) [][2]string {
+	var out [][2]string
+	for _, l := range strings.Split(text, "\n") {
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		name, value, _ := strings.Cut(l, " ")
+		out = append(out, [2]string{name, value})
+	}
+	return out
 }
 
 // directivesHash hashes what the server reads from the config, leaving comments out: a comment
@@ -348,6 +393,12 @@ func (r *CacheInstanceReconciler) reconcileConfig(_ context.Context, inst *insta
 // reconcileConfigMap applies the ConfigMap before the StatefulSet, so pods that roll for a new hash
 // find the new file.
 func (r *CacheInstanceReconciler) reconcileConfigMap(ctx context.Context, inst *instance) (*ctrl.Result, error) {
+	var prev corev1.ConfigMap
+	if err := r.Get(ctx, client.ObjectKey{Namespace: inst.Namespace, Name: configMapName(inst.CacheInstance)}, &prev); err == nil {
+		inst.previousConfig = prev.Data[configFileName]
+	} else if !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading ConfigMap: %w", err)
+	}
 	if err := r.Apply(ctx, desiredConfigMap(inst.CacheInstance, inst.config), client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("applying ConfigMap: %w", err)
 	}

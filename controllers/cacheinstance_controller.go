@@ -41,6 +41,9 @@ type CacheInstanceReconciler struct {
 	Recorder  events.EventRecorder
 	// Image runs the server when spec.image is empty: the operator's own image.
 	Image string
+	// ServerAddress is where the operator reaches a pod's server (host:port); nil means the pod IP.
+	// Tests point it at a server of their own.
+	ServerAddress func(pod *corev1.Pod) string
 	// ValidationRetryBackoff is how long a failed validation waits for its one retry; 0 means
 	// validationRetryBackoff. Tests shorten it.
 	ValidationRetryBackoff time.Duration
@@ -54,6 +57,23 @@ type instance struct {
 	blocked *blocker
 	// podProblem is why a server pod does not serve, as the scheduler or kubelet said, or nil.
 	podProblem *podProblem
+	// image is the server image the pods run; pendingImage the operator's, when upgradePolicy
+	// Manual keeps another.
+	image, pendingImage string
+	// password is the auth Secret's password, for the operator's own connections to the pods; it
+	// is never logged or recorded.
+	password string
+	// previousConfig is the rendered config the ConfigMap held before this pass ("" when new).
+	previousConfig string
+	// change is how this pass brought a new config to the pods, or nil.
+	change *configChange
+	// podConfigs is the config each ready pod runs, once the live step has looked (nil before).
+	podConfigs []cachev1alpha1.PodConfigStatus
+	// liveInEffect is true when every pod of the current template is ready and verified with the
+	// current config.
+	liveInEffect bool
+	// liveFailure says why a live change did not reach a pod, or "".
+	liveFailure string
 	// releaseHold is the UID of a benchmark whose hold on the instance ends: it is gone or finished.
 	releaseHold string
 	// forgetTuning names the deleted CacheBenchmark of a failed tuning, which is then dropped so that
@@ -165,6 +185,7 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 		r.reconcileServices,
 		r.reconcileStatefulSet,
 		r.reconcilePods,
+		r.reconcileLiveConfig,
 		r.reconcilePDB,
 		r.reconcileBenchmarks,
 		r.pruneValidations,

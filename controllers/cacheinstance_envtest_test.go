@@ -74,6 +74,12 @@ func (cl *cluster) waitCondition(t *testing.T, ns, name, typ string, status meta
 // waitEvent waits for an event about the instance with the reason, and returns its note.
 func (cl *cluster) waitEvent(t *testing.T, ns, name, reason string) string {
 	t.Helper()
+	return cl.waitEventSaying(t, ns, name, reason, "")
+}
+
+// waitEventSaying waits for an event about the instance with the reason whose note contains text.
+func (cl *cluster) waitEventSaying(t *testing.T, ns, name, reason, text string) string {
+	t.Helper()
 	var note string
 	eventually(t, "event "+reason, func() error {
 		var list eventsv1.EventList
@@ -82,7 +88,7 @@ func (cl *cluster) waitEvent(t *testing.T, ns, name, reason string) string {
 		}
 		var seen []string
 		for _, e := range list.Items {
-			if e.Regarding.Kind == "CacheInstance" && e.Regarding.Name == name && e.Reason == reason {
+			if e.Regarding.Kind == "CacheInstance" && e.Regarding.Name == name && e.Reason == reason && strings.Contains(e.Note, text) {
 				note = e.Note
 				return nil
 			}
@@ -311,8 +317,8 @@ func TestCreateInstanceOwnsEveryObject(t *testing.T) {
 		c.Resources.Requests.Memory().String() != "2Gi" || c.Resources.Limits.Memory().String() != "2Gi" {
 		t.Errorf("container image %s resources %+v: want the operator's image, 4 CPUs and 2Gi as requests and limits", c.Image, c.Resources)
 	}
-	if tmpl.Annotations["cache.iocache.dev/config-hash"] != st.ConfigHash {
-		t.Errorf("pod template hash %q, status hash %q", tmpl.Annotations["cache.iocache.dev/config-hash"], st.ConfigHash)
+	if tmpl.Annotations["cache.iocache.dev/config-hash"] != st.RestartHash {
+		t.Errorf("pod template hash %q, status restart hash %q", tmpl.Annotations["cache.iocache.dev/config-hash"], st.RestartHash)
 	}
 	if tmpl.Labels["team"] != "checkout" || len(tmpl.Spec.Tolerations) != 1 || sts.Spec.ServiceName != "cache-headless" {
 		t.Errorf("pod labels %v, tolerations %v, serviceName %q", tmpl.Labels, tmpl.Spec.Tolerations, sts.Spec.ServiceName)
@@ -442,19 +448,24 @@ func TestStatusFollowsRolloutAndCoresChange(t *testing.T) {
 	if err := cl.get(t, ns, "cache", sts); err != nil {
 		t.Fatal(err)
 	}
-	if got := sts.Spec.Template.Annotations["cache.iocache.dev/config-hash"]; got != ci.Status.ConfigHash {
-		t.Errorf("pod template hash %s, want the new %s", got, ci.Status.ConfigHash)
+	if got := sts.Spec.Template.Annotations["cache.iocache.dev/config-hash"]; got != ci.Status.RestartHash {
+		t.Errorf("pod template hash %s, want the new %s", got, ci.Status.RestartHash)
 	}
 	if cpu := sts.Spec.Template.Spec.Containers[0].Resources.Limits.Cpu().String(); cpu != "8" {
 		t.Errorf("CPU limit %s, want 8", cpu)
 	}
-	if note := cl.waitEvent(t, ns, "cache", "ConfigRolled"); !strings.Contains(note, firstHash) {
-		t.Errorf("ConfigRolled event %q does not name the old hash", note)
+	if note := cl.waitEvent(t, ns, "cache", "Rolled"); !strings.Contains(note, ci.Status.ConfigHash) || !strings.Contains(note, "because cpu 4 -> 8") {
+		t.Errorf("Rolled event %q does not name the new config and why", note)
 	}
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionConfigApplied, metav1.ConditionFalse, "RollingOut")
 
 	cl.simulateRollout(t, ns, "cache")
 	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionReady, metav1.ConditionTrue, "PodsReady")
 	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionDegraded, metav1.ConditionFalse, "AsExpected")
+	ci = cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionConfigApplied, metav1.ConditionTrue, "Rolled")
+	if ci.Status.AppliedConfigHash != ci.Status.ConfigHash {
+		t.Errorf("appliedConfigHash %s, configHash %s", ci.Status.AppliedConfigHash, ci.Status.ConfigHash)
+	}
 }
 
 // A rule only Go can check blocks the instance with an event; the operator applies nothing.

@@ -26,7 +26,8 @@ const (
 	// ManagedBy is the LabelManagedBy value.
 	ManagedBy = "iocache-operator"
 
-	// annotationConfigHash on the pod template rolls the pods when the rendered config changes.
+	// annotationConfigHash on the pod template rolls the pods when the part of the rendered config
+	// that the server reads only at start changes (serverConfig.RestartHash).
 	annotationConfigHash = "cache.iocache.dev/config-hash"
 
 	// fieldOwner is the server-side apply field manager: the fields it sets belong to the operator,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -69,6 +70,8 @@ func (r *CacheInstanceReconciler) reconcileSecret(ctx context.Context, inst *ins
 	case len(sec.Data[a.Key]) == 0:
 		return r.secretMissing(inst, fmt.Sprintf("Secret %s has no key %s (or it is empty): put the password there, or set auth.key", a.ExistingSecret, a.Key))
 	}
+	// As the server reads requirepass-file: a trailing line break is not part of it.
+	inst.password = strings.TrimRight(string(sec.Data[a.Key]), "\r\n")
 	return nil, nil
 }
 

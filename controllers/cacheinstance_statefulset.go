@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -35,10 +36,7 @@ const (
 // through the server binary, and a security context Pod Security "restricted" admits.
 func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, image string) (*appsv1ac.StatefulSetApplyConfiguration, error) {
 	s := &ci.Spec
-	resources := corev1.ResourceList{
-		corev1.ResourceCPU:    *resource.NewQuantity(int64(s.Cores), resource.DecimalSI),
-		corev1.ResourceMemory: s.Memory,
-	}
+	resources := serverResources(ci)
 
 	container := corev1ac.Container().
 		WithName(containerName).
@@ -114,7 +112,8 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 	if podAnnotations == nil {
 		podAnnotations = map[string]string{}
 	}
-	podAnnotations[annotationConfigHash] = cfg.Hash
+	// Only what the server cannot change live: the rest is applied to the running pods.
+	podAnnotations[annotationConfigHash] = cfg.RestartHash
 
 	return appsv1ac.StatefulSet(ci.Name, ci.Namespace).
 		WithLabels(objectLabels(ci)).
@@ -130,6 +129,35 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 				WithLabels(podLabels).
 				WithAnnotations(podAnnotations).
 				WithSpec(pod))), nil
+}
+
+// serverImage chooses the image the pods run: spec.image; else the operator's own under
+// upgradePolicy Rolling, or for a new instance; else, under Manual, the image the instance runs
+// (status.image, or the StatefulSet's for an instance from before status.image), and then pending
+// is the operator's image when it differs.
+func serverImage(ci *cachev1alpha1.CacheInstance, operatorImage, running string) (image, pending string) {
+	if ci.Spec.Image != "" {
+		return ci.Spec.Image, ""
+	}
+	if ci.Spec.UpgradePolicy == cachev1alpha1.UpgradeRolling {
+		return operatorImage, ""
+	}
+	pinned := ci.Status.Image
+	if pinned == "" {
+		pinned = running
+	}
+	if pinned == "" || pinned == operatorImage {
+		return operatorImage, ""
+	}
+	return pinned, operatorImage
+}
+
+// serverResources are the server container's requests and limits: equal, so the pod is Guaranteed.
+func serverResources(ci *cachev1alpha1.CacheInstance) corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewQuantity(int64(ci.Spec.Cores), resource.DecimalSI),
+		corev1.ResourceMemory: ci.Spec.Memory,
+	}
 }
 
 // execProbe runs the server binary's own health check, which sends PING (after AUTH with the
@@ -211,11 +239,24 @@ func (r rollout) readyCurrent() int32 {
 	return min(r.readyReplicas, r.updatedReplicas)
 }
 
-// reconcileStatefulSet applies the StatefulSet and records its rollout for the status.
+// reconcileStatefulSet applies the StatefulSet and records its rollout for the status. When the
+// new pod template replaces the pods, it says why.
 func (r *CacheInstanceReconciler) reconcileStatefulSet(ctx context.Context, inst *instance) (*ctrl.Result, error) {
-	image := inst.Spec.Image
-	if image == "" {
-		image = r.Image
+	var prev appsv1.StatefulSet
+	err := r.Get(ctx, client.ObjectKey{Namespace: inst.Namespace, Name: inst.Name}, &prev)
+	exists := err == nil
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading StatefulSet: %w", err)
+	}
+	running := ""
+	if exists && len(prev.Spec.Template.Spec.Containers) > 0 {
+		running = prev.Spec.Template.Spec.Containers[0].Image
+	}
+	image, pending := serverImage(inst.CacheInstance, r.Image, running)
+	inst.image, inst.pendingImage = image, pending
+	if pending != "" && pending != inst.Status.PendingImage {
+		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, "UpgradeAvailable", "PinImage",
+			"The operator runs %s; this instance keeps %s (upgradePolicy Manual): set upgradePolicy: Rolling or spec.image to move, which replaces the pods", pending, image)
 	}
 	sts, err := desiredStatefulSet(inst.CacheInstance, inst.config, image)
 	if err != nil {
@@ -226,10 +267,13 @@ func (r *CacheInstanceReconciler) reconcileStatefulSet(ctx context.Context, inst
 	}
 	ro := rolloutOf(sts)
 	inst.rollout = &ro
-	if prev := inst.Status.ConfigHash; prev != "" && prev != inst.config.Hash {
-		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, "ConfigRolled", "RollPods",
-			"Rendered config changed (hash %s to %s, io-threads %d, server cpulist %s): rolling the pods",
-			prev, inst.config.Hash, inst.config.IOThreads, inst.config.CPULists.Server)
+	if exists && ptr.Deref(sts.Generation, 0) > prev.Generation && len(prev.Spec.Template.Spec.Containers) > 0 {
+		old := prev.Spec.Template.Spec.Containers[0]
+		why := rollReasons(old.Image, image, old.Resources.Limits, serverResources(inst.CacheInstance), inst.previousConfig, inst.config.Text)
+		inst.change = &configChange{rolled: true, detail: why}
+		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, reasonRolled, "RollPods",
+			"Replacing the pods for config %s (io-threads %d, server cpulist %s) %s",
+			inst.config.Hash, inst.config.IOThreads, inst.config.CPULists.Server, why)
 	}
 	return nil, nil
 }

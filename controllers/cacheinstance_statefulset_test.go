@@ -131,8 +131,8 @@ func TestStatefulSetPodMetadataStaysOperatorControlled(t *testing.T) {
 		t.Errorf("user pod labels/annotations lost: %v %v", tmpl.Labels, tmpl.Annotations)
 	}
 	cfg, _ := renderConfig(ci)
-	if got := tmpl.Annotations[annotationConfigHash]; got != cfg.Hash {
-		t.Errorf("config hash annotation %q, want %q: a user annotation must not hide a config change", got, cfg.Hash)
+	if got := tmpl.Annotations[annotationConfigHash]; got != cfg.RestartHash {
+		t.Errorf("config hash annotation %q, want %q: a user annotation must not hide a config change", got, cfg.RestartHash)
 	}
 	for k, v := range sts.Spec.Selector.MatchLabels {
 		if tmpl.Labels[k] != v {

@@ -64,6 +64,7 @@ func setStatus(st *cachev1alpha1.CacheInstanceStatus, inst *instance, passErr er
 		st.IOThreads = cfg.IOThreads
 		st.CPULists = cfg.CPULists
 		st.ConfigHash = cfg.Hash
+		st.RestartHash = cfg.RestartHash
 	}
 	switch {
 	case meta.FindStatusCondition(st.Conditions, cachev1alpha1.ConditionThroughputValidated) == nil:
@@ -121,6 +122,8 @@ func setStatus(st *cachev1alpha1.CacheInstanceStatus, inst *instance, passErr er
 				"Pods run config %s (io-threads %d, server cpulist %s)", cfg.Hash, cfg.IOThreads, cfg.CPULists.Server)
 		}
 	}
+
+	setConfigApplied(st, inst, set)
 
 	var recheck time.Duration
 	switch {

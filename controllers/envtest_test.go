@@ -52,6 +52,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	removeServerBinary()
 	if stopShared != nil {
 		stopShared()
 	}
@@ -95,7 +96,7 @@ func startCluster() (*cluster, error) {
 		return fail(err)
 	}
 	opts := operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: testImage, MaxConcurrent: 2, ValidationRetryBackoff: testRetryBackoff,
-		BenchmarkSettleTime: testSettleTime}
+		ServerAddress: testServerAddress, BenchmarkSettleTime: testSettleTime}
 	mgr, err := operator.NewManager(opCfg, opts)
 	if err != nil {
 		return fail(err)

@@ -80,8 +80,8 @@ type CacheBenchmarkSpec struct {
 	// each in turn (status.activeBenchmark on the instance overrides what its spec resolves to; the
 	// spec is never changed), is measured once the pods are ready with it, and afterwards returns to
 	// what its spec says (or, for Tuning, runs the best setting). Each must not exceed the instance's
-	// cores. Every change of setting rolls the pods, and a rolled pod starts with an empty cache.
-	// Without it the instance is measured as it runs, and nothing is rolled.
+	// cores. io-threads changes live (CONFIG SET): no pod is replaced and the cache stays warm.
+	// Without it the instance is measured as it runs.
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:Minimum=1
 	// +kubebuilder:validation:items:Maximum=128

@@ -19,6 +19,9 @@ func (c *CacheInstance) SetDefaults() {
 	if s.IOThreads.Policy == "" {
 		s.IOThreads.Policy = IOThreadsAuto
 	}
+	if s.UpgradePolicy == "" {
+		s.UpgradePolicy = UpgradeManual
+	}
 	if s.MaxMemoryPolicy == "" {
 		s.MaxMemoryPolicy = DefaultMaxMemoryPolicy
 	}

@@ -22,8 +22,9 @@ const (
 	// cpuAffinity.server when that is set) with spec.benchmark.workload, and applies the setting with
 	// the highest throughput whose p99 latency is at most 1.5 times the lowest p99 of the sweep (more
 	// threads must win by more than 5%). status.tuning records the figures and the decision; a change
-	// of cores tunes again. Each candidate, and then the winner, rolls the pods, which start with an
-	// empty cache: tune before the cache carries traffic. Until a measurement exists the instance
+	// of cores tunes again. Each candidate, and then the winner, is applied to the running pods
+	// with CONFIG SET: no pod is replaced and the cache stays warm (benchmarks work in the server's
+	// bench space, apart from the user's keys). Until a measurement exists the instance
 	// runs with the Auto value, and the Progressing condition says so (reason TuningPending).
 	IOThreadsTuned IOThreadsPolicy = "Tuned"
 )
@@ -75,6 +76,17 @@ type CPUAffinitySpec struct {
 // +kubebuilder:validation:Enum=noeviction;allkeys-lru;allkeys-lfu;allkeys-random;volatile-lru;volatile-lfu;volatile-random;volatile-ttl
 type MaxMemoryPolicy string
 
+// UpgradePolicy is Manual or Rolling.
+// +kubebuilder:validation:Enum=Manual;Rolling
+type UpgradePolicy string
+
+const (
+	// UpgradeManual keeps the image an instance runs when the operator is upgraded.
+	UpgradeManual UpgradePolicy = "Manual"
+	// UpgradeRolling follows the operator's image.
+	UpgradeRolling UpgradePolicy = "Rolling"
+)
+
 // ConfigValue is the value of one redis.conf directive: one line, written after the name as is.
 // +kubebuilder:validation:MinLength=1
 // +kubebuilder:validation:MaxLength=1024
@@ -120,7 +132,7 @@ type MetricsSpec struct {
 // CacheInstanceBenchmarkSpec says how the operator validates throughput after each rollout.
 type CacheInstanceBenchmarkSpec struct {
 	// ValidateOnChange runs a validation benchmark after the instance becomes ready and after every
-	// change that rolls it: a CacheBenchmark named after the instance and the config hash it
+	// change of its config, rolled or applied live: a CacheBenchmark named after the instance and the config hash it
 	// measures. The instance keeps its three most recently finished validations, the one
 	// status.lastBenchmark names and those of the config it runs, and deletes older ones.
 	// +kubebuilder:default=true
@@ -191,9 +203,19 @@ type CacheInstanceSpec struct {
 	// +optional
 	Config map[string]ConfigValue `json:"config,omitempty"`
 
-	// Image runs the server; it defaults to the operator's own image, so the two never drift apart.
+	// Image runs the server (and the benchmark client). Without it the instance runs the operator's
+	// own image, as chosen by upgradePolicy.
 	// +optional
 	Image string `json:"image,omitempty"`
+
+	// UpgradePolicy says whether an instance without spec.image follows the operator's version.
+	// Manual (the default) keeps the image it runs (status.image) when the operator is upgraded:
+	// status.pendingImage and an UpgradeAvailable event name the operator's image, and the pods are
+	// replaced only when you switch to Rolling or set spec.image. Rolling replaces the pods with the
+	// operator's image as soon as the operator is upgraded.
+	// +kubebuilder:default=Manual
+	// +optional
+	UpgradePolicy UpgradePolicy `json:"upgradePolicy,omitempty"`
 
 	// ImagePullPolicy for the server and benchmark containers.
 	// +optional
@@ -286,6 +308,18 @@ const (
 	// with the new config; the benchmark controller sets True, False and RetryScheduled, and only for
 	// the config it measured.
 	ConditionThroughputValidated = "ThroughputValidated"
+	// ConditionConfigApplied says whether every ready server pod runs the rendered config
+	// (status.configHash), and how the last change got there. The operator splits the config: what
+	// the server takes through CONFIG SET (maxmemory, maxmemory-policy, most of spec.config, and
+	// io-threads and the cpulists where the server can change them live) is applied to each running
+	// pod over an authenticated connection and read back with CONFIG GET; the rest (the image, cores
+	// or memory, volumes, directives the server reads only at start) replaces the pods. True: reason
+	// AppliedLive (the last change was applied to the running pods, which kept their data; the
+	// message lists the directives) or Rolled (it replaced the pods; the message says because of
+	// what). False: reason ApplyingLive or RollingOut while a change is on its way, LiveChangeFailed
+	// when a pod refused it or could not be reached (the message says which and why; retried). Unknown
+	// (reason NotApplied) until the operator has applied a StatefulSet.
+	ConditionConfigApplied = "ConfigApplied"
 )
 
 // BenchmarkSummary is the figures of one measured run, and what they measured.
@@ -406,6 +440,20 @@ const (
 	PhaseDegraded InstancePhase = "Degraded"
 )
 
+// PodConfigStatus is the config one server pod runs.
+type PodConfigStatus struct {
+	// Name of the pod.
+	Name string `json:"name"`
+	// UID of the pod; a new pod of the same name is checked again.
+	UID string `json:"uid"`
+	// Restarts counts the server container's restarts when the config was checked: a restarted
+	// container reads its config file again, so it is checked again.
+	// +optional
+	Restarts int32 `json:"restarts,omitempty"`
+	// ConfigHash is the config the pod runs, verified with CONFIG GET.
+	ConfigHash string `json:"configHash"`
+}
+
 // CacheInstanceStatus is what the operator resolved and observed.
 type CacheInstanceStatus struct {
 	// ObservedGeneration is the spec generation the status describes.
@@ -426,10 +474,32 @@ type CacheInstanceStatus struct {
 	// CPULists are the resolved cpulists, as positions within the pod's cores.
 	// +optional
 	CPULists ResolvedCPULists `json:"cpuLists,omitempty"`
-	// ConfigHash is the hash of the rendered server config; it is on the pod template, so a change
-	// rolls the pods.
+	// ConfigHash is the hash of the rendered server config. Only the hash of the part the server
+	// cannot change live is on the pod template: a change of the rest is applied to the running pods.
 	// +optional
 	ConfigHash string `json:"configHash,omitempty"`
+	// Image is the server image the pods run (spec.image, or the operator's image as upgradePolicy
+	// chose it). Under upgradePolicy Manual it stays when the operator is upgraded.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// PendingImage is the operator's image when the instance runs another one under upgradePolicy
+	// Manual: the version an upgrade would bring.
+	// +optional
+	PendingImage string `json:"pendingImage,omitempty"`
+	// RestartHash is the hash of the part of the config the server reads only at start; it is on the
+	// pod template, so a change of it replaces the pods.
+	// +optional
+	RestartHash string `json:"restartHash,omitempty"`
+	// AppliedConfigHash is the config every ready server pod runs, configHash once a change has
+	// reached them all (see the ConfigApplied condition).
+	// +optional
+	AppliedConfigHash string `json:"appliedConfigHash,omitempty"`
+	// Pods is the config each ready server pod runs: the one it started with or, since then, the
+	// one the operator applied to it live and read back.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Pods []PodConfigStatus `json:"pods,omitempty"`
 	// Endpoint is the client Service's host:port.
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`

@@ -20,6 +20,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -47,6 +48,12 @@ type Options struct {
 	// ValidationRetryBackoff is how long a failed validation waits for its one retry; 0 keeps the
 	// controller's five minutes. No flag sets it: tests shorten it.
 	ValidationRetryBackoff time.Duration
+	// ServerAddress, when set, is where the operator reaches a server pod instead of its pod IP.
+	// No flag sets it: tests point it at servers of their own.
+	ServerAddress func(pod *corev1.Pod) string
+	// SeveralManagers lets a process start more than one manager (tests that upgrade the operator),
+	// whose controllers then share names. No flag sets it.
+	SeveralManagers bool
 	// BenchmarkSettleTime is how long an instance's pods must have been ready before a benchmark
 	// Job starts; 0 keeps the controller's twenty seconds. No flag sets it: tests shorten it.
 	BenchmarkSettleTime time.Duration
@@ -142,6 +149,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		HealthProbeBindAddress: opts.ProbeAddr,
 		LeaderElection:         opts.LeaderElect,
 		LeaderElectionID:       "operator.cache.iocache.dev",
+		Controller:             ctrlconfig.Controller{SkipNameValidation: &opts.SeveralManagers},
 		Cache: cache.Options{
 			// The operator only caches the ConfigMaps, Jobs and pods it made, not every one of the cluster.
 			ByObject: map[client.Object]cache.ByObject{
@@ -182,6 +190,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Recorder:               recorder,
 		Image:                  opts.Image,
 		ValidationRetryBackoff: opts.ValidationRetryBackoff,
+		ServerAddress:          opts.ServerAddress,
 	}
 	if err := r.SetupWithManager(mgr, opts.MaxConcurrent); err != nil {
 		return fmt.Errorf("setting up the CacheInstance controller: %w", err)

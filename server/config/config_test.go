@@ -137,3 +137,27 @@ func TestSaveLinesAccumulate(t *testing.T) {
 		t.Fatalf("CONFIG SET save replaces: %q %v", c.Save, err)
 	}
 }
+
+func TestLiveAndExpected(t *testing.T) {
+	for name, want := range map[string]bool{
+		"maxmemory": true, "maxmemory-policy": true, "hz": true, "save": true, "benchspace-maxmemory": true,
+		"port": false, "bind": false, "dir": false, "requirepass-file": false, "no-such-directive": false,
+	} {
+		if got := Live(name); got != want {
+			t.Errorf("Live(%q) = %v, want %v", name, got, want)
+		}
+	}
+	for _, tc := range [][3]string{
+		{"maxmemory", "100mb", "104857600"},
+		{"maxmemory-policy", "ALLKEYS-LRU", "allkeys-lru"},
+		{"save", "900 1 300 10", "900 1 300 10"},
+		{"hz", "20", "20"},
+	} {
+		if got, err := Expected(tc[0], tc[1]); err != nil || got != tc[2] {
+			t.Errorf("Expected(%s, %s) = %q, %v; want %q", tc[0], tc[1], got, err, tc[2])
+		}
+	}
+	if _, err := Expected("hz", "fast"); err == nil {
+		t.Error("Expected(hz, fast) accepted a value the server refuses")
+	}
+}

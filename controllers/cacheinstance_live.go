@@ -1,0 +1,291 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+	"github.com/iocache/iocache/server/config"
+)
+
+// Live configuration: the part of the rendered config the server takes through CONFIG SET is
+// applied to each running pod and read back, so that a change of maxmemory-policy or spec.config
+// keeps the cache's data; only the rest is on the pod template (serverConfig.RestartHash). The
+// ConfigMap always holds the whole config, so a pod that starts for any reason starts with it.
+
+// Condition reasons of ConfigApplied; api/v1alpha1 documents them.
+const (
+	reasonAppliedLive      = "AppliedLive"
+	reasonRolled           = "Rolled"
+	reasonApplyingLive     = "ApplyingLive"
+	reasonLiveChangeFailed = "LiveChangeFailed"
+)
+
+// liveRetry is how soon a live change that failed (a pod unreachable, a value refused) is tried
+// again.
+const liveRetry = 15 * time.Second
+
+// Timeouts of the operator's connection to a server pod: it sends a handful of commands.
+const (
+	liveDialTimeout = 3 * time.Second
+	liveIOTimeout   = 5 * time.Second
+)
+
+// configChange is how this pass brought a new config to the pods: rolled (a new pod template) or
+// live, and in words why or what.
+type configChange struct {
+	rolled bool
+	detail string
+}
+
+// podAddress is where the operator reaches a pod's server.
+func podAddress(pod *corev1.Pod) string {
+	return net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(serverPort))
+}
+
+// reconcileLiveConfig applies the live part of the config to every ready pod that runs the current
+// pod template and has not been verified with the current config since it (re)started, and records
+// what each pod runs. A pod still rolling gets the whole config from the ConfigMap when it starts.
+func (r *CacheInstanceReconciler) reconcileLiveConfig(ctx context.Context, inst *instance) (*ctrl.Result, error) {
+	if inst.rollout == nil {
+		return nil, nil
+	}
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods, client.InNamespace(inst.Namespace), client.MatchingLabels(selectorLabels(inst.CacheInstance))); err != nil {
+		return nil, fmt.Errorf("listing the instance's pods: %w", err)
+	}
+	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	known := map[string]cachev1alpha1.PodConfigStatus{}
+	for _, p := range inst.Status.Pods {
+		known[p.Name] = p
+	}
+	cfg := inst.config
+	inst.podConfigs = []cachev1alpha1.PodConfigStatus{}
+	inst.liveInEffect = true
+	var applied []string
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if !servingCurrentTemplate(pod, cfg) {
+			inst.liveInEffect = false
+			continue
+		}
+		now := cachev1alpha1.PodConfigStatus{Name: pod.Name, UID: string(pod.UID), Restarts: serverRestarts(pod), ConfigHash: cfg.Hash}
+		if k, ok := known[pod.Name]; ok && k.UID == now.UID && k.Restarts == now.Restarts && k.ConfigHash == cfg.Hash {
+			inst.podConfigs = append(inst.podConfigs, now)
+			continue
+		}
+		changes, err := r.applyLive(ctx, r.serverAddress(pod), inst.password, cfg.Live)
+		if err != nil {
+			inst.liveInEffect = false
+			inst.liveFailure = fmt.Sprintf("pod %s: %v", pod.Name, err)
+			if k, ok := known[pod.Name]; ok && k.UID == now.UID {
+				inst.podConfigs = append(inst.podConfigs, k)
+			}
+			continue
+		}
+		inst.podConfigs = append(inst.podConfigs, now)
+		if len(changes) > 0 {
+			applied = append(applied, fmt.Sprintf("pod %s: %s", pod.Name, strings.Join(changes, ", ")))
+		}
+	}
+	if inst.liveFailure != "" {
+		msg := fmt.Sprintf("Config %s could not be applied live (retried every %s; deleting the pod restarts it with the whole config): %s",
+			cfg.Hash, liveRetry, inst.liveFailure)
+		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeWarning, reasonLiveChangeFailed, "ApplyConfig", "%s", msg)
+		inst.block(reasonLiveChangeFailed, msg)
+		inst.recheckIn(liveRetry)
+		return nil, nil
+	}
+	if len(applied) > 0 && inst.change == nil {
+		inst.change = &configChange{detail: strings.Join(applied, "; ")}
+		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, reasonAppliedLive, "ApplyConfig",
+			"Config %s applied live, pods kept their data (verified with CONFIG GET): %s", cfg.Hash, inst.change.detail)
+	}
+	return nil, nil
+}
+
+// serverAddress is podAddress unless a test says otherwise.
+func (r *CacheInstanceReconciler) serverAddress(pod *corev1.Pod) string {
+	if r.ServerAddress != nil {
+		return r.ServerAddress(pod)
+	}
+	return podAddress(pod)
+}
+
+// servingCurrentTemplate is true for a ready pod, not being deleted, made from the current pod
+// template as far as the config is concerned.
+func servingCurrentTemplate(pod *corev1.Pod, cfg *serverConfig) bool {
+	if !pod.DeletionTimestamp.IsZero() || pod.Status.PodIP == "" || pod.Annotations[annotationConfigHash] != cfg.RestartHash {
+		return false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// serverRestarts counts the server container's restarts.
+func serverRestarts(pod *corev1.Pod) int32 {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == containerName {
+			return cs.RestartCount
+		}
+	}
+	return 0
+}
+
+// applyLive brings a server's live directives to the rendered values: it reads them with CONFIG
+// GET, sets those that differ in one CONFIG SET (which the server applies all or nothing), and reads
+// them back. It returns the changes made, as "name old -> new".
+func (r *CacheInstanceReconciler) applyLive(ctx context.Context, addr, password string, live [][2]string) ([]string, error) {
+	want := map[string]string{}
+	names := make([]any, 0, len(live)+2)
+	names = append(names, "CONFIG", "GET")
+	for _, d := range live {
+		v, err := config.Expected(d[0], d[1])
+		if err != nil {
+			return nil, fmt.Errorf("the rendered config has %w", err)
+		}
+		want[d[0]] = v
+		names = append(names, d[0])
+	}
+	rdb := redis.NewClient(&redis.Options{
+		Addr: addr, Password: password, DialTimeout: liveDialTimeout, ReadTimeout: liveIOTimeout, WriteTimeout: liveIOTimeout,
+		PoolSize: 1, MaxRetries: -1, DisableIdentity: true, Protocol: 2,
+	})
+	defer rdb.Close()
+	read := func() (map[string]string, error) {
+		pairs, err := rdb.Do(ctx, names...).StringSlice()
+		if err != nil {
+			return nil, fmt.Errorf("CONFIG GET: %w", err)
+		}
+		have := map[string]string{}
+		for i := 0; i+1 < len(pairs); i += 2 {
+			have[pairs[i]] = pairs[i+1]
+		}
+		return have, nil
+	}
+	have, err := read()
+	if err != nil {
+		return nil, err
+	}
+	set := []any{"CONFIG", "SET"}
+	var changes []string
+	for _, d := range live {
+		if have[d[0]] != want[d[0]] {
+			set = append(set, d[0], d[1])
+			changes = append(changes, fmt.Sprintf("%s %s -> %s", d[0], quoteEmpty(have[d[0]]), quoteEmpty(want[d[0]])))
+		}
+	}
+	if len(changes) == 0 {
+		return nil, nil
+	}
+	if err := rdb.Do(ctx, set...).Err(); err != nil {
+		return nil, fmt.Errorf("CONFIG SET refused %s: %w", strings.Join(changes, ", "), err)
+	}
+	if have, err = read(); err != nil {
+		return nil, err
+	}
+	for _, d := range live {
+		if have[d[0]] != want[d[0]] {
+			return nil, fmt.Errorf("after CONFIG SET %s %s the server reports %s", d[0], d[1], quoteEmpty(have[d[0]]))
+		}
+	}
+	return changes, nil
+}
+
+func quoteEmpty(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
+}
+
+// setConfigApplied writes what the pods run: status.image and pendingImage, status.pods,
+// status.appliedConfigHash and the ConfigApplied condition.
+func setConfigApplied(st *cachev1alpha1.CacheInstanceStatus, inst *instance, set func(typ string, status metav1.ConditionStatus, reason, format string, args ...any)) {
+	cfg, ro := inst.config, inst.rollout
+	prev := meta.FindStatusCondition(st.Conditions, cachev1alpha1.ConditionConfigApplied)
+	if cfg == nil || ro == nil {
+		if prev == nil {
+			set(cachev1alpha1.ConditionConfigApplied, metav1.ConditionUnknown, reasonNotApplied, "No StatefulSet has been applied yet")
+		}
+		return
+	}
+	if inst.podConfigs != nil {
+		st.Pods = inst.podConfigs
+	}
+	st.Image, st.PendingImage = inst.image, inst.pendingImage
+	change := inst.change
+	if change == nil && prev != nil && prev.Status != metav1.ConditionTrue && prev.Reason != reasonLiveChangeFailed {
+		// A change on its way since an earlier pass: keep saying why.
+		change = &configChange{rolled: prev.Reason == reasonRollingOut, detail: prev.Message[strings.Index(prev.Message, ": ")+2:]}
+	}
+	inEffect := inst.liveInEffect && ro.ready()
+	if inEffect {
+		st.AppliedConfigHash = cfg.Hash
+	}
+	switch {
+	case inst.liveFailure != "":
+		set(cachev1alpha1.ConditionConfigApplied, metav1.ConditionFalse, reasonLiveChangeFailed, "%s", inst.blocked.message)
+	case change == nil && prev != nil && prev.Status == metav1.ConditionTrue && st.AppliedConfigHash == cfg.Hash:
+		// Nothing changed: the condition says how the last change came.
+	case change == nil:
+		change = &configChange{rolled: true, detail: "the pods started with it"}
+		fallthrough
+	default:
+		switch {
+		case inEffect && change.rolled:
+			set(cachev1alpha1.ConditionConfigApplied, metav1.ConditionTrue, reasonRolled, "Pods replaced for config %s: %s", cfg.Hash, change.detail)
+		case inEffect:
+			set(cachev1alpha1.ConditionConfigApplied, metav1.ConditionTrue, reasonAppliedLive, "Config %s applied live, the pods kept their data: %s", cfg.Hash, change.detail)
+		case change.rolled:
+			set(cachev1alpha1.ConditionConfigApplied, metav1.ConditionFalse, reasonRollingOut, "Replacing the pods for config %s: %s", cfg.Hash, change.detail)
+		default:
+			set(cachev1alpha1.ConditionConfigApplied, metav1.ConditionFalse, reasonApplyingLive, "Applying config %s live: %s", cfg.Hash, change.detail)
+		}
+	}
+}
+
+// rollReasons says why a new pod template replaces the pods: what differs between the template the
+// StatefulSet has and the one applied, and which directives that the server reads only at start
+// changed between the previous rendered config and this one.
+func rollReasons(prevImage, image string, prevResources, resources corev1.ResourceList, prevConfig, config string) string {
+	var why []string
+	if prevImage != image {
+		why = append(why, fmt.Sprintf("image %s -> %s", prevImage, image))
+	}
+	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		a, b := prevResources[res], resources[res]
+		if a.Cmp(b) != 0 {
+			why = append(why, fmt.Sprintf("%s %s -> %s (the kubelet does not resize this pod in place)", res, a.String(), b.String()))
+		}
+	}
+	before := map[string]string{}
+	for _, d := range directives(prevConfig) {
+		before[d[0]] = d[1]
+	}
+	for _, d := range directives(config) {
+		if old, ok := before[d[0]]; (!ok || old != d[1]) && !liveDirective(d[0]) && prevConfig != "" {
+			why = append(why, fmt.Sprintf("%s %s -> %s (read at start only)", d[0], quoteEmpty(old), d[1]))
+		}
+	}
+	if len(why) == 0 {
+		return "the pod template changed"
+	}
+	return "because " + strings.Join(why, ", ")
+}
