@@ -84,6 +84,8 @@ func startCluster() (*cluster, error) {
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		// Start may fail after starting etcd or creating the API server's folder: remove them.
+		_ = env.Stop()
 		return nil, fmt.Errorf("starting envtest: %w", err)
 	}
 	cl := &cluster{env: env, cfg: cfg}

@@ -103,6 +103,10 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/iocache-test.XXXXXX")
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(./...)
 
+# envtest waits 20 s for kube-apiserver by default; the chart and operator packages start one each,
+# at once, and on two busy cores that is not always enough.
+export KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=${KUBEBUILDER_CONTROLPLANE_START_TIMEOUT:-2m}
+
 rc=0
 IOCACHE_TEST_RUN=$run TMPDIR=$tmp "$GOTESTSUM" --format pkgname --format-hide-empty-pkg -- \
   -count=1 -timeout 40m "${args[@]}" || rc=$?

@@ -412,7 +412,7 @@ func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64) {
 	}
 	sn.err = err
 	sn.done.Store(true)
-	sn.s.mainPoller.Wake()
+	sn.s.io.WakeMain()
 }
 
 var errAborted = fmt.Errorf("background save aborted")

@@ -64,8 +64,8 @@ func (b *bio) confineRuntimeThreads() {
 
 func (b *bio) confineTo(cpus []int) {
 	server := map[int]bool{}
-	for _, t := range b.s.threads {
-		server[int(t.tid.Load())] = true
+	for _, tid := range b.s.io.TIDs() {
+		server[tid] = true
 	}
 	if tid := b.s.bgsaveTID.Load(); tid != 0 {
 		server[int(tid)] = true // pinned to bgsave_cpulist

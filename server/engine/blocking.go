@@ -170,7 +170,7 @@ func (s *Server) unblockAndRun(c *client) {
 
 // resume continues a client's pipeline after it was unblocked.
 func (s *Server) resume(c *client) {
-	if c.closed {
+	if c.conn.Closed() {
 		s.unlinkClient(c)
 		return
 	}

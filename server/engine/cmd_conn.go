@@ -333,12 +333,12 @@ func (s *Server) clientInfoLine(x *client) string {
 		cmd = "NULL"
 	}
 	now := s.unixtime
-	qbuf := x.qbufLen.Load()
-	omem := x.omem.Load()
+	qbuf := x.conn.QbufLen.Load()
+	omem := x.conn.Omem.Load()
 	b.WriteString("id=" + itoa(x.id))
 	b.WriteString(" addr=" + x.addr)
 	b.WriteString(" laddr=" + x.laddr)
-	b.WriteString(" fd=" + itoa(int64(x.fd)))
+	b.WriteString(" fd=" + itoa(int64(x.conn.FD)))
 	b.WriteString(" name=" + x.name)
 	b.WriteString(" age=" + itoa(now-x.ctime))
 	b.WriteString(" idle=" + itoa(now-x.lastInteraction.Load()))
@@ -355,7 +355,7 @@ func (s *Server) clientInfoLine(x *client) string {
 	b.WriteString(" events=r cmd=" + cmd)
 	b.WriteString(" user=default redir=-1 resp=" + strconv.Itoa(resp))
 	b.WriteString(" lib-name= lib-ver=")
-	b.WriteString(" io-thread=" + strconv.Itoa(x.thread.id))
+	b.WriteString(" io-thread=" + strconv.Itoa(x.conn.ThreadID()))
 	return b.String()
 }
 

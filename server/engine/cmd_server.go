@@ -168,6 +168,10 @@ func (s *Server) configSet(c *client, args [][]byte) {
 			return
 		}
 	}
+	if next.AppendOnly && !s.cfg.AppendOnly {
+		s.addError(c, "ERR CONFIG SET failed (possibly related to argument 'appendonly') - "+errNoAOF)
+		return
+	}
 	if layoutChanged(s.cfg, &next) {
 		plan, err := s.planFor(&next)
 		if err == nil {
@@ -178,15 +182,8 @@ func (s *Server) configSet(c *client, args [][]byte) {
 			return
 		}
 	}
-	if next.AppendOnly && !s.cfg.AppendOnly {
-		s.addError(c, "ERR CONFIG SET failed (possibly related to argument 'appendonly') - "+errNoAOF)
-		return
-	}
-	activationChanged := s.cfg.IOThreadsActivation != next.IOThreadsActivation
 	*s.cfg = next
-	if activationChanged {
-		s.resetActivation()
-	}
+	s.io.SetActivation(s.cfg.IOThreadsActivation)
 	s.applyLiveConfig()
 	if s.cfg.MaxMemory > 0 {
 		s.freeMemoryIfNeeded()

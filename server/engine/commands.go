@@ -67,11 +67,11 @@ func (s *Server) process(c *client) {
 	c.mainOwned = true
 	start := 0
 	if c.nextCmd > 0 {
-		start = c.cmdEnds[c.nextCmd-1]
+		start = c.conn.CmdEnds[c.nextCmd-1]
 	}
-	for c.nextCmd < len(c.cmdEnds) && c.flags&flagCloseASAP == 0 {
-		end := c.cmdEnds[c.nextCmd]
-		argv := c.argv[start:end]
+	for c.nextCmd < len(c.conn.CmdEnds) && c.flags&flagCloseASAP == 0 {
+		end := c.conn.CmdEnds[c.nextCmd]
+		argv := c.conn.Argv[start:end]
 		start = end
 		c.nextCmd++
 		if cmd := s.lookupCommand(argv[0]); cmd != nil && s.pauseHolds(cmd) {
@@ -98,9 +98,9 @@ func (s *Server) process(c *client) {
 		}
 	}
 	c.nextCmd = 0
-	if c.protoErr != "" {
-		c.w.Error("ERR " + c.protoErr)
-		c.protoErr = ""
+	if c.conn.ProtoErr != "" {
+		c.w.Error("ERR " + c.conn.ProtoErr)
+		c.conn.ProtoErr = ""
 		c.flags |= flagCloseAfterReply
 	}
 	c.lastInteraction.Store(s.unixtime)

@@ -32,11 +32,12 @@ func (cs *cpuSampler) sample(s *Server) {
 	period := float64(s.nowMs-cs.lastMs) / 1000
 	first := cs.lastMs == 0
 	cs.lastMs = s.nowMs
-	if len(cs.threads) != len(s.threads) {
-		cs.threads = make([]threadCPU, len(s.threads))
+	tids := s.io.TIDs()
+	if len(cs.threads) != len(tids) {
+		cs.threads = make([]threadCPU, len(tids))
 	}
-	for i, t := range s.threads {
-		u, sy, ok := threadTimes(int(t.tid.Load()))
+	for i, tid := range tids {
+		u, sy, ok := threadTimes(tid)
 		if !ok {
 			continue
 		}

@@ -23,9 +23,6 @@ func (s *Server) cron() {
 	s.evictClients()
 	s.releaseMemory()
 	s.cpuTicker.sample(s)
-	if len(s.stopped) > 0 {
-		s.foldStoppedThreads()
-	}
 	if s.nowMs >= s.nextConfine {
 		// A thread the runtime creates from one that was not yet confined (a race at start, or
 		// a future runtime's choice) would run on the server's CPUs: check once a second.
@@ -79,7 +76,7 @@ func (s *Server) measureMemory() {
 func (s *Server) clientsCron() {
 	now := s.unixtime
 	for _, c := range s.clients {
-		if (c.blocked != nil || c.flags&flagPaused != 0) && c.peerGone.Load() {
+		if (c.blocked != nil || c.flags&flagPaused != 0) && c.conn.PeerGone.Load() {
 			s.killClient(c)
 			continue
 		}

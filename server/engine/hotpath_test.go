@@ -37,14 +37,13 @@ func hotPathRunner(tb testing.TB) func(req []byte) {
 	}
 	tb.Cleanup(s.closeListeners)
 	c := newClient(1, -1, 0)
-	c.thread = s.threads[0]
 	c.authed = true
-	c.w.Buf = make([]byte, 0, 1024)
 	lim := resp.DefaultLimits
+	var qbuf []byte
 	serve := func(req []byte) {
-		c.qbuf = append(c.qbuf[:0], req...)
-		c.argv, _, _, _ = resp.ParseCommand(c.qbuf, c.argv[:0], &lim)
-		c.cmdEnds = append(c.cmdEnds[:0], len(c.argv))
+		qbuf = append(qbuf[:0], req...)
+		c.conn.Argv, _, _, _ = resp.ParseCommand(qbuf, c.conn.Argv[:0], &lim)
+		c.conn.CmdEnds = append(c.conn.CmdEnds[:0], len(c.conn.Argv))
 		s.process(c)
 		c.w.Buf = c.w.Buf[:0]
 	}

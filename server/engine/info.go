@@ -92,7 +92,7 @@ func (s *Server) infoServer(f func(string, any)) {
 	f("configured_hz", s.cfg.HZ)
 	f("lru_clock", s.lruClock)
 	f("executable", os.Args[0])
-	f("io_threads_active", s.activeIO)
+	f("io_threads_active", s.io.Active())
 	f("io_threads", s.plan.IOThreads)
 	f("cpus_allowed", cpuset.Format(s.plan.Allowed))
 	f("cpus_effective", s.plan.Cores)
@@ -199,7 +199,8 @@ func (s *Server) infoMemory(f func(string, any)) {
 }
 
 func (s *Server) infoStats(f func(string, any)) {
-	in, out := s.totalReadsWrites()
+	in, out := s.io.TotalReadsWrites()
+	main := s.io.Threads()[0]
 	f("total_connections_received", s.stats.connectionsReceived)
 	f("total_commands_processed", s.stats.commandsProcessed)
 	f("instantaneous_ops_per_sec", s.stats.instantaneousOps())
@@ -222,8 +223,8 @@ func (s *Server) infoStats(f func(string, any)) {
 	f("unexpected_error_replies", 0)
 	f("total_reads_processed", in)
 	f("total_writes_processed", out)
-	f("io_threaded_reads_processed", in-s.threads[0].counters.reads.Load())
-	f("io_threaded_writes_processed", out-s.threads[0].counters.writes.Load())
+	f("io_threaded_reads_processed", in-main.Reads)
+	f("io_threaded_writes_processed", out-main.Writes)
 }
 
 // infoThreads prints Redis 8's per-thread lines with iocache's additions after them: the CPUs the
@@ -232,29 +233,21 @@ func (s *Server) infoStats(f func(string, any)) {
 func (s *Server) infoThreads(f func(string, any)) {
 	// io_threads_active counts the I/O threads serving sockets now (0: the main thread serves
 	// them all); the activation policy says why.
-	f("io_threads_active", s.activeIO)
+	f("io_threads_active", s.io.Active())
 	f("io_threads_activation", s.cfg.IOThreadsActivation)
-	f("io_threads_activation_reason", s.act.reason)
-	for i, t := range s.threads {
+	f("io_threads_activation_reason", s.io.ActivationReason())
+	for i, t := range s.io.Threads() {
 		busy := 0.0
 		if i < len(s.cpuTicker.threads) {
 			busy = s.cpuTicker.threads[i].busyRatio
 		}
-		cpus := cpuset.Format(t.cpus)
+		cpus := cpuset.Format(t.CPUs)
 		if cpus == "" {
 			cpus = cpuset.Format(s.plan.Allowed)
 		}
-		state := "serving"
-		switch {
-		case i >= s.plan.IOThreads:
-			state = "draining"
-		case i > s.activeIO || (i == 0 && s.activeIO > 0):
-			state = "idle"
-		}
 		// clients counts the sockets the thread holds now, those it is handing over included.
 		f(fmt.Sprintf("io_thread_%d", i), fmt.Sprintf("clients=%d,reads=%d,writes=%d,cpus=%s,tid=%d,cpu_busy=%.2f,batches=%d,batched_commands=%d,state=%s",
-			t.assigned+t.leaving, t.counters.reads.Load(), t.counters.writes.Load(), cpus, t.tid.Load(), busy,
-			t.counters.batches.Load(), t.counters.batched.Load(), state))
+			t.Clients, t.Reads, t.Writes, cpus, t.TID, busy, t.Batches, t.BatchedCommands, t.State))
 	}
 	bioCPUs := cpuset.Format(s.bio.cpus)
 	if bioCPUs == "" {

@@ -107,7 +107,7 @@ func (s *Server) requestSnapshot(timeout time.Duration) *snapshot {
 	s.snaps.pending = append(s.snaps.pending, req)
 	s.snaps.mu.Unlock()
 	s.snapWanted.Store(true)
-	s.mainPoller.Wake()
+	s.io.WakeMain()
 	select {
 	case <-req.done:
 		return req.snap
@@ -168,14 +168,13 @@ func (s *Server) takeSnapshot() *snapshot {
 		}
 		sn.commands = append(sn.commands, commandSnap{name: cmd.name, calls: cmd.calls, failed: cmd.failed, rejected: cmd.rejected, usecNs: cmd.usecNs, hist: cmd.hist})
 	}
-	for i, t := range s.threads {
-		ts := threadSnap{id: i, reads: t.counters.reads.Load(), writes: t.counters.writes.Load(), clients: t.counters.clients.Load(),
-			inBytes: t.counters.inBytes.Load(), outBytes: t.counters.outBytes.Load(),
-			batches: t.counters.batches.Load(), batched: t.counters.batched.Load(), cpus: cpuset.Format(t.cpus)}
+	for i, t := range s.io.Threads() {
+		ts := threadSnap{id: i, reads: t.Reads, writes: t.Writes, clients: int64(t.Clients),
+			inBytes: t.InBytes, outBytes: t.OutBytes, batches: t.Batches, batched: t.BatchedCommands, cpus: cpuset.Format(t.CPUs)}
 		if ts.cpus == "" {
 			ts.cpus = cpuset.Format(s.plan.Allowed)
 		}
-		if u, sy, ok := threadTimes(int(t.tid.Load())); ok {
+		if u, sy, ok := threadTimes(t.TID); ok {
 			ts.cpuSeconds = u + sy
 		}
 		if i < len(s.cpuTicker.threads) {

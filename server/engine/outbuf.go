@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/netio"
 )
 
 // Client output buffers, bounded as in Redis (client-output-buffer-limit per class, hard and
@@ -32,25 +33,27 @@ func (l *outputLimits) store(cfg *config.Config) {
 	}
 }
 
-// overOutputLimit reports whether c's pending output is past its class's hard limit, or has
-// been past the soft limit for longer than allowed. The caller owns c's socket state, which
-// obufSoftAt is part of.
-func (s *Server) overOutputLimit(c *client, class int, nowMs int64) bool {
-	pending := int64(c.pendingOutput()) + c.pendingPushBytes
+// overOutputLimit reports whether pending bytes of output are past the class's hard limit, or
+// have been past the soft limit for longer than allowed (unless hardOnly). The caller owns the
+// conn's output, which ObufSoftAt is part of.
+func (s *Server) overOutputLimit(c *netio.Conn, class uint8, pending int64, hardOnly bool, nowMs int64) bool {
 	l := &s.outLimits
 	if hard := l.hard[class].Load(); hard > 0 && pending > hard {
 		return true
 	}
+	if hardOnly {
+		return false
+	}
 	soft := l.soft[class].Load()
 	if soft <= 0 || pending <= soft {
-		c.obufSoftAt = 0
+		c.ObufSoftAt = 0
 		return false
 	}
-	if c.obufSoftAt == 0 {
-		c.obufSoftAt = nowMs
+	if c.ObufSoftAt == 0 {
+		c.ObufSoftAt = nowMs
 		return false
 	}
-	return nowMs-c.obufSoftAt > l.softMs[class].Load()
+	return nowMs-c.ObufSoftAt > l.softMs[class].Load()
 }
 
 // enforceOutputLimit applies the limits on the main thread to a client it owns, after a command
@@ -59,7 +62,7 @@ func (s *Server) overOutputLimit(c *client, class int, nowMs int64) bool {
 // released from whatever holds it in beforeSleep, not in the middle of another client's command.
 func (s *Server) enforceOutputLimit(c *client) bool {
 	if c.flags&flagCloseASAP != 0 {
-		c.w.Buf, c.outPos = c.w.Buf[:0], 0
+		c.conn.DropOutput(false)
 		return true
 	}
 	s.noteOutputBuffer(c, int64(cap(c.w.Buf)))
@@ -71,13 +74,13 @@ func (s *Server) enforceOutputLimit(c *client) bool {
 			return true
 		}
 	}
-	if !s.overOutputLimit(c, clientClass(c), s.nowMs) {
+	if !s.overOutputLimit(c.conn, uint8(clientClass(c)), int64(c.pendingOutput())+c.conn.PendingPushBytes(), false, s.nowMs) {
 		return false
 	}
 	s.logf(logWarning, "Client id=%d addr=%s closed for overcoming of output buffer limits.", c.id, c.addr)
 	s.outputLimitKills.Add(1)
 	c.flags |= flagCloseASAP
-	c.w.Buf, c.outPos = nil, 0
+	c.conn.DropOutput(true)
 	s.noteOutputBuffer(c, 0)
 	s.overLimit = append(s.overLimit, c)
 	return true
@@ -94,28 +97,23 @@ func (s *Server) closeOverLimit() {
 	s.overLimit = s.overLimit[:0]
 }
 
-// noteOutputBuffer and noteQueryBuffer record the size of a client's buffers, for CLIENT LIST
-// and for the running total maxmemory-clients is checked against. Whichever thread owns the
-// client's socket state calls them; Swap keeps the total exact across threads.
+// noteOutputBuffer records the size of a client's output buffer, for CLIENT LIST and for the
+// running total maxmemory-clients is checked against, when the main thread owns its output (the
+// I/O threads do the same through ioEngine.BufferGrew). Swap keeps the total exact across
+// threads.
 func (s *Server) noteOutputBuffer(c *client, n int64) {
-	if old := c.omem.Load(); old != n {
-		s.clientMem.Add(n - c.omem.Swap(n))
-	}
-}
-
-func (s *Server) noteQueryBuffer(c *client, n int64) {
-	if old := c.qbufLen.Load(); old != n {
-		s.clientMem.Add(n - c.qbufLen.Swap(n))
+	if old := c.conn.Omem.Load(); old != n {
+		s.clientMem.Add(n - c.conn.Omem.Swap(n))
 	}
 }
 
 // forgetClientMemory takes a closed client's buffers out of the total.
 func (s *Server) forgetClientMemory(c *client) {
-	s.clientMem.Add(-c.omem.Swap(0) - c.qbufLen.Swap(0))
+	s.clientMem.Add(-c.conn.Omem.Swap(0) - c.conn.QbufLen.Swap(0))
 }
 
 // clientMemory is what a client's buffers hold now, as CLIENT LIST's tot-mem counts it.
-func clientMemory(c *client) int64 { return c.omem.Load() + c.qbufLen.Load() }
+func clientMemory(c *client) int64 { return c.conn.Omem.Load() + c.conn.QbufLen.Load() }
 
 // evictClients applies maxmemory-clients and the process guard, from cron: while the clients'
 // buffers together exceed the limit, the largest client (other than NO-EVICT ones) is closed,
@@ -149,7 +147,7 @@ func (s *Server) evictClients() {
 		excess -= m
 		s.killClient(c)
 		if c.mainOwned { // closing as soon as its command ends: its output is dropped now
-			c.w.Buf, c.outPos = nil, 0
+			c.conn.DropOutput(true)
 			s.noteOutputBuffer(c, 0)
 		}
 	}

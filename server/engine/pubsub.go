@@ -67,7 +67,7 @@ func cmdSubscribe(s *Server, c *client, argv [][]byte) {
 			}
 			subs[c] = struct{}{}
 		}
-		subscriptionReply(&c.w, "subscribe", ch, c.subscriptions(), false)
+		subscriptionReply(c.w, "subscribe", ch, c.subscriptions(), false)
 	}
 	s.updatePubSubFlag(c)
 }
@@ -94,7 +94,7 @@ func cmdPSubscribe(s *Server, c *client, argv [][]byte) {
 			}
 			subs[c] = struct{}{}
 		}
-		subscriptionReply(&c.w, "psubscribe", p, c.subscriptions(), false)
+		subscriptionReply(c.w, "psubscribe", p, c.subscriptions(), false)
 	}
 	s.updatePubSubFlag(c)
 }
@@ -102,7 +102,7 @@ func cmdPSubscribe(s *Server, c *client, argv [][]byte) {
 func (s *Server) unsubscribeChannel(c *client, name string, notify bool) {
 	if _, ok := c.channels[name]; !ok {
 		if notify {
-			subscriptionReply(&c.w, "unsubscribe", []byte(name), c.subscriptions(), false)
+			subscriptionReply(c.w, "unsubscribe", []byte(name), c.subscriptions(), false)
 		}
 		return
 	}
@@ -114,7 +114,7 @@ func (s *Server) unsubscribeChannel(c *client, name string, notify bool) {
 		}
 	}
 	if notify {
-		subscriptionReply(&c.w, "unsubscribe", []byte(name), c.subscriptions(), false)
+		subscriptionReply(c.w, "unsubscribe", []byte(name), c.subscriptions(), false)
 	}
 }
 
@@ -129,7 +129,7 @@ func (s *Server) unsubscribePattern(c *client, name string, notify bool) {
 		}
 	}
 	if notify {
-		subscriptionReply(&c.w, "punsubscribe", []byte(name), c.subscriptions(), false)
+		subscriptionReply(c.w, "punsubscribe", []byte(name), c.subscriptions(), false)
 	}
 }
 
@@ -156,7 +156,7 @@ func sortedKeys(m map[string]struct{}) []string {
 func cmdUnsubscribe(s *Server, c *client, argv [][]byte) {
 	if len(argv) == 1 {
 		if len(c.channels) == 0 {
-			subscriptionReply(&c.w, "unsubscribe", nil, c.subscriptions(), true)
+			subscriptionReply(c.w, "unsubscribe", nil, c.subscriptions(), true)
 		}
 		for _, name := range sortedKeys(c.channels) {
 			s.unsubscribeChannel(c, name, true)
@@ -172,7 +172,7 @@ func cmdUnsubscribe(s *Server, c *client, argv [][]byte) {
 func cmdPUnsubscribe(s *Server, c *client, argv [][]byte) {
 	if len(argv) == 1 {
 		if len(c.patterns) == 0 {
-			subscriptionReply(&c.w, "punsubscribe", nil, c.subscriptions(), true)
+			subscriptionReply(c.w, "punsubscribe", nil, c.subscriptions(), true)
 		}
 		for _, name := range sortedKeys(c.patterns) {
 			s.unsubscribePattern(c, name, true)

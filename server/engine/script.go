@@ -55,7 +55,8 @@ func (s *Server) scripting() *scripting {
 		g.RawSetString(name, lua.LNil)
 	}
 	sl := &scripting{L: L, scripts: map[string]*lua.LFunction{}}
-	sl.sc = &client{addr: "lua", authed: true, writable: true}
+	sl.sc = newClient(0, -1, 0)
+	sl.sc.addr, sl.sc.authed = "lua", true
 	redisTable := L.NewTable()
 	L.SetFuncs(redisTable, map[string]lua.LGFunction{
 		"call":         func(L *lua.LState) int { return s.luaRedisCall(L, true) },

@@ -39,25 +39,12 @@ type Server struct {
 	nextConfine int64 // unix ms of the next check that runtime threads stay on bio_cpulist
 	notifyFlags int   // notify-keyspace-events, parsed
 
-	listeners  []*netio.Listener
-	mainPoller *netio.Poller
-	// threads[0] is the main thread; threads[1:ioThreads] are the I/O threads, and any beyond
-	// are being drained after io-threads shrank (see iogroup.go). Clients go to threads[1:1+
-	// activeIO], or to the main thread when activeIO is 0.
-	threads     []*ioThread
-	activeIO    int
-	layoutDirty bool // clients must be rebalanced over the threads at the next safe point
-	act         activation
-	nextPolicy  int64 // nanotime of the next activation policy tick
-	// Threads stopped after io-threads shrank, until cron folds their counters into the totals.
-	stopped                     []*ioThread
-	retiredReads, retiredWrites int64
-	wg                          sync.WaitGroup
-	mainTID                     atomic.Int64
-
-	// Hand-off signals (see iothread.go).
-	ioWork       atomic.Int32
-	mainSleeping atomic.Int32
+	listeners []*netio.Listener
+	// io is the threads that serve the sockets: the main thread's own loop and the I/O threads.
+	io         *netio.Group
+	nextPolicy int64 // nanotime of the next activation policy tick
+	wg         sync.WaitGroup
+	mainTID    atomic.Int64
 
 	// Values the I/O threads read; the main thread updates them on CONFIG SET.
 	queryBufLimit   atomic.Int64
@@ -75,10 +62,6 @@ type Server struct {
 	unixtime     int64
 	lruClock     uint32
 	startTime    time.Time
-	outbox       [][]threadMsg // per thread, messages to send this iteration, in order
-	taken        []*client
-	takenMoved   []*client
-	pendingWrite []*client // the main thread's own clients with out-of-band output to flush
 	stats        stats
 	bench        benchSpace
 	slowlog      slowlog
@@ -146,20 +129,18 @@ func New(cfg *config.Config) (*Server, error) {
 	if err := s.loadRDB(); err != nil {
 		return nil, err
 	}
-	if s.mainPoller, err = netio.NewPoller(); err != nil {
+	if s.io, err = netio.NewGroup(ioEngine{s}); err != nil {
 		return nil, err
 	}
 	if err := s.openListeners(); err != nil {
 		s.closeListeners()
 		return nil, err
 	}
-	s.threads = []*ioThread{{id: 0, s: s, p: s.mainPoller, direct: true, cpus: s.threadCPUs(0)}}
-	if err := s.addThreads(); err != nil {
+	s.io.SetActivation(cfg.IOThreadsActivation)
+	if err := s.io.Resize(s.plan.IOThreads, s.threadCPUs, s.plan.Allowed); err != nil {
 		s.closeListeners()
 		return nil, err
 	}
-	s.resetActivation()
-	s.layoutDirty = false // no client yet
 	s.bio = newBio(s, s.plan.Bio)
 	return s, nil
 }
@@ -218,7 +199,7 @@ func (s *Server) openListeners() error {
 		return errors.New("Configured to not listen anywhere, exiting.")
 	}
 	for _, l := range s.listeners {
-		if err := s.mainPoller.AddListener(l.FD); err != nil {
+		if err := s.io.AddListener(l); err != nil {
 			return err
 		}
 	}
@@ -251,12 +232,8 @@ func (s *Server) Serve() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	s.mainTID.Store(int64(cpuset.Gettid()))
-	s.threads[0].tid.Store(s.mainTID.Load())
-	if err := cpuset.PinThread(s.threads[0].cpus); err != nil {
-		s.logf(logWarning, "main thread: pinning to %s failed: %v", cpuset.Format(s.threads[0].cpus), err)
-	}
 	// Every server thread has pinned itself before bio moves the remaining threads away.
-	s.startThreads(s.threads[1:])
+	s.io.Start()
 	s.bio.start(&s.wg)
 	if err := s.startMetrics(); err != nil {
 		s.logf(logWarning, "metrics endpoint disabled: %v", err)
@@ -272,7 +249,7 @@ func (s *Server) Serve() error {
 // Shutdown stops the server from any goroutine; Serve returns once every thread has stopped.
 func (s *Server) Shutdown() {
 	s.stopping.Store(true)
-	s.mainPoller.Wake()
+	s.io.WakeMain()
 }
 
 // HandleSignals makes SIGTERM and SIGINT shut the server down, as redis-server does: the main
@@ -284,24 +261,14 @@ func (s *Server) HandleSignals() {
 		for sig := range ch {
 			s.logf(logWarning, "Received %s scheduling shutdown...", sig)
 			s.sigterm.Store(true)
-			s.mainPoller.Wake()
+			s.io.WakeMain()
 		}
 	}()
 }
 
 func (s *Server) mainLoop() {
-	main := s.threads[0]
 	for !s.stopping.Load() {
-		timeout := s.pollTimeout()
-		if len(main.pending) > 0 {
-			timeout = 0
-		}
-		s.mainSleeping.Store(1)
-		if s.ioWork.Load() != 0 {
-			timeout = 0
-		}
-		evs := s.mainPoller.Wait(timeout)
-		s.mainSleeping.Store(0)
+		evs := s.io.Wait(s.pollTimeout())
 		start := nanotime()
 		s.updateClock(time.Now())
 		for i := range evs {
@@ -310,15 +277,9 @@ func (s *Server) mainLoop() {
 				s.acceptAll(l)
 				continue
 			}
-			main.onEvent(evs[i].Fd, evs[i].Events)
+			s.io.OnMainEvent(evs[i])
 		}
-		main.processPending()
-		s.serveIOThreads()
-		if s.layoutDirty {
-			s.rebalance()
-		} else if len(s.threads) > s.plan.IOThreads {
-			s.stopDrainedThreads()
-		}
+		s.io.Serve()
 		s.beforeSleep()
 		s.persistTick()
 		if s.snapWanted.Load() {
@@ -328,10 +289,10 @@ func (s *Server) mainLoop() {
 			s.cron()
 		}
 		if now := nanotime(); now >= s.nextPolicy {
-			s.nextPolicy = now + int64(policyWindow)
-			s.activationTick(now)
+			s.nextPolicy = now + int64(netio.PolicyWindow)
+			s.io.Tick(now, s.nowMs, s.stats.commandsProcessed, s.plan.Cores)
 		}
-		main.publish(nanotime() - start)
+		s.io.MainBusy(nanotime() - start)
 	}
 }
 
@@ -373,53 +334,9 @@ func (s *Server) pollTimeout() int {
 	return int(ms) + 1
 }
 
-// serveIOThreads takes every batch the I/O threads handed over, executes it, and returns the
-// clients to their threads, one lock acquisition per thread in each direction. Clients a thread
-// detached (they move to another thread) come after that thread's batch, so a client that is in
-// both is executed first and moves afterwards.
-func (s *Server) serveIOThreads() {
-	if s.ioWork.Load() == 0 {
-		return
-	}
-	s.ioWork.Store(0)
-	for _, t := range s.threads[1:] {
-		t.mu.Lock()
-		s.taken, t.toMain = t.toMain, s.taken[:0]
-		s.takenMoved, t.toMainDetached = t.toMainDetached, s.takenMoved[:0]
-		t.mu.Unlock()
-		for i, c := range s.taken {
-			if c.closed {
-				s.unlinkClient(c)
-			} else {
-				s.process(c)
-				if !c.mainOwned {
-					s.returnClient(c)
-				}
-			}
-			s.taken[i] = nil
-		}
-		s.taken = s.taken[:0]
-		for i, c := range s.takenMoved {
-			s.rehome(c)
-			s.takenMoved[i] = nil
-		}
-		s.takenMoved = s.takenMoved[:0]
-	}
-	s.flushOutbox()
-}
-
 // returnClient gives a client the main thread executed or held (blocked, paused) back to its
-// thread. A client on its way to another thread gets its replies written there.
-func (s *Server) returnClient(c *client) {
-	switch {
-	case c.moving:
-		c.deferReturn = true
-	case s.isMainThread(c.thread):
-		c.thread.afterProcess(c)
-	default:
-		s.post(c.thread, threadMsg{kind: msgReturn, c: c})
-	}
-}
+// thread, which writes the replies.
+func (s *Server) returnClient(c *client) { s.io.Return(c.conn) }
 
 // beforeSleep does what must happen before the main thread waits again: wake clients blocked on
 // keys that received data, flush direct-mode out-of-band output, return resumed clients.
@@ -436,15 +353,7 @@ func (s *Server) beforeSleep() {
 			s.freeMemoryIfNeeded()
 		}
 	}
-	main := s.threads[0]
-	for i, c := range s.pendingWrite {
-		if c.thread == main && !c.moving && !c.closed && !c.mainOwned && !c.inFlight {
-			main.writeClient(c)
-		}
-		s.pendingWrite[i] = nil
-	}
-	s.pendingWrite = s.pendingWrite[:0]
-	s.flushOutbox()
+	s.io.Flush()
 }
 
 // acceptAll accepts every pending connection on l and assigns each to the I/O thread with the
@@ -477,10 +386,9 @@ func (s *Server) acceptAll(l *netio.Listener) {
 			c.addr, c.laddr = remote, netio.LocalAddr(nfd)
 		}
 		c.authed = s.cfg.RequirePass == ""
-		c.w.Buf = make([]byte, 0, 1024)
 		s.clients[c.id] = c
 		s.stats.connectionsReceived++
-		s.assign(c)
+		s.io.Assign(c.conn)
 	}
 }
 
@@ -491,12 +399,6 @@ func (s *Server) unlinkClient(c *client) {
 	}
 	delete(s.clients, c.id)
 	s.forgetClientMemory(c)
-	if c.moving {
-		c.thread.leaving--
-		c.moving = false
-	} else {
-		c.thread.assigned--
-	}
 	s.unwatchAll(c)
 	s.pubsubUnsubscribeAll(c, false)
 	s.pubsub.removeMonitor(c)
@@ -526,15 +428,7 @@ func (s *Server) killClient(c *client) {
 		c.flags |= flagCloseASAP
 		return
 	}
-	switch {
-	case c.moving:
-		c.deferKill = true
-	case s.isMainThread(c.thread):
-		c.thread.closeClient(c)
-	default:
-		// Its I/O thread owns the socket; c.closed is that thread's to read.
-		s.post(c.thread, threadMsg{kind: msgKill, c: c})
-	}
+	s.io.Kill(c.conn)
 }
 
 // pushTo delivers out-of-band output (pub/sub messages, MONITOR lines) to a client.
@@ -546,28 +440,25 @@ func (s *Server) pushTo(c *client, data []byte) {
 	case c.mainOwned:
 		c.w.Buf = append(c.w.Buf, data...)
 		s.enforceOutputLimit(c)
-	case c.moving:
-		c.deferPush = append(c.deferPush, data)
-	case s.isMainThread(c.thread):
-		if !c.closed {
+	case s.io.OnMainThread(c.conn):
+		// The main thread serves its socket: append now, check the limit as after a command,
+		// write before the loop sleeps.
+		if !c.conn.Closed() {
 			c.w.Buf = append(c.w.Buf, data...)
 			if !s.enforceOutputLimit(c) {
-				s.pendingWrite = append(s.pendingWrite, c)
+				s.io.WriteLater(c.conn)
 			}
 		}
 	default:
-		s.post(c.thread, threadMsg{kind: msgPush, c: c, data: data, class: uint8(clientClass(c))})
+		s.io.Push(c.conn, data, uint8(clientClass(c)))
 	}
 }
 
 func (s *Server) stopAll() {
 	s.closeListeners()
-	for _, t := range s.threads[1:] {
-		t.send(threadMsg{kind: msgStop})
-	}
+	s.io.Stop()
 	s.bio.stop()
 	s.wg.Wait()
-	s.threads[0].shutdown()
 	s.stopMetrics()
 	s.logf(logNotice, "iocache is now ready to exit, bye bye...")
 }

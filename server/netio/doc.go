@@ -1,8 +1,20 @@
-// Package netio is the operating system's side of iocache-server's networking: epoll pollers
-// with eventfd wake-ups, listening sockets, and non-blocking reads and writes that skip the Go
-// scheduler's bookkeeping. The I/O threads that use them live in package engine. It builds on
-// Linux only (epoll, eventfd, accept4); elsewhere every constructor returns ErrUnsupported, so
-// the server says why it cannot run instead of failing to compile.
+// Package netio is iocache-server's socket side: the I/O threads and the main thread's own socket
+// loop (Group), the socket half of each client (Conn), the hand-off queues between them, and the
+// epoll pollers, listeners and raw reads and writes underneath. The engine executes commands; it
+// sees this package through Group's methods and implements Engine for the calls back:
+//
+//	g, _ := netio.NewGroup(engine)   // engine: Execute, Closed, limits, accounting
+//	g.Resize(n, cpusOf, allowed)      // io-threads, live; cpusOf pins each thread
+//	g.Start()                         // on the main thread, locked to its OS thread
+//	loop: evs := g.Wait(ms); accept or g.OnMainEvent(ev); g.Serve(); g.Flush(); g.Tick(...)
+//	g.Assign(conn); g.Return(conn); g.Push(conn, data, class); g.Kill(conn)
+//
+// Which thread owns which state is the package boundary: see Conn. Group decides by load how
+// many I/O threads serve sockets (activation.go) and moves connections between threads at batch
+// boundaries (group.go).
+//
+// It builds on Linux only (epoll, eventfd, accept4); elsewhere every constructor returns
+// ErrUnsupported, so the server says why it cannot run instead of failing to compile.
 package netio
 
 import "errors"

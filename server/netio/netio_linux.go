@@ -18,26 +18,26 @@ import (
 
 // Readiness bits of an Event.
 const (
-	In     = unix.EPOLLIN | unix.EPOLLRDHUP // data, or the peer closed its side
-	Out    = unix.EPOLLOUT                  // room to write
-	Err    = unix.EPOLLERR | unix.EPOLLHUP  // the socket failed or was hung up
-	HangUp = unix.EPOLLRDHUP | Err          // the peer is gone
-	conn   = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
+	evIn     = unix.EPOLLIN | unix.EPOLLRDHUP // data, or the peer closed its side
+	evOut    = unix.EPOLLOUT                  // room to write
+	evErr    = unix.EPOLLERR | unix.EPOLLHUP  // the socket failed or was hung up
+	evHangUp = unix.EPOLLRDHUP | evErr        // the peer is gone
+	conn     = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
 )
 
 // Event is one ready descriptor: Fd and its readiness bits, Events.
 type Event = unix.EpollEvent
 
-// Poller is one event loop's epoll instance with an eventfd to wake it from other threads. Only
+// poller is one event loop's epoll instance with an eventfd to wake it from other threads. Only
 // its loop calls Wait; any thread may call Wake, Add and Del.
-type Poller struct {
+type poller struct {
 	epfd   int
 	wakefd int // eventfd, registered edge-triggered: a write wakes the loop, nobody reads it
 	events []unix.EpollEvent
 }
 
-// NewPoller creates an epoll instance and its wake-up eventfd.
-func NewPoller() (*Poller, error) {
+// newPoller creates an epoll instance and its wake-up eventfd.
+func newPoller() (*poller, error) {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("epoll_create1: %w", err)
@@ -47,7 +47,7 @@ func NewPoller() (*Poller, error) {
 		unix.Close(epfd)
 		return nil, fmt.Errorf("eventfd: %w", err)
 	}
-	p := &Poller{epfd: epfd, wakefd: wfd, events: make([]unix.EpollEvent, 512)}
+	p := &poller{epfd: epfd, wakefd: wfd, events: make([]unix.EpollEvent, 512)}
 	if err := p.add(wfd, unix.EPOLLIN|unix.EPOLLET); err != nil {
 		p.Close()
 		return nil, err
@@ -56,12 +56,12 @@ func NewPoller() (*Poller, error) {
 }
 
 // AddListener watches a listening socket for connections to accept (level-triggered).
-func (p *Poller) AddListener(fd int) error { return p.add(fd, unix.EPOLLIN) }
+func (p *poller) addListener(fd int) error { return p.add(fd, unix.EPOLLIN) }
 
 // AddConn watches a connection, edge-triggered, for input, output and hang-up.
-func (p *Poller) AddConn(fd int) error { return p.add(fd, conn) }
+func (p *poller) addConn(fd int) error { return p.add(fd, conn) }
 
-func (p *Poller) add(fd int, events uint32) error {
+func (p *poller) add(fd int, events uint32) error {
 	ev := unix.EpollEvent{Events: events, Fd: int32(fd)}
 	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		return fmt.Errorf("epoll_ctl add %d: %w", fd, err)
@@ -70,16 +70,16 @@ func (p *Poller) add(fd int, events uint32) error {
 }
 
 // Del stops watching fd. Errors mean the descriptor is gone already, which is what Del wants.
-func (p *Poller) Del(fd int) {
+func (p *poller) Del(fd int) {
 	_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, fd, nil)
 }
 
 // IsWake says whether an event is the poller's own wake-up.
-func (p *Poller) IsWake(fd int32) bool { return int(fd) == p.wakefd }
+func (p *poller) IsWake(fd int32) bool { return int(fd) == p.wakefd }
 
 // Wait blocks up to timeoutMs (-1 forever, 0 not at all) and returns the ready events, valid
 // until the next Wait.
-func (p *Poller) Wait(timeoutMs int) []Event {
+func (p *poller) Wait(timeoutMs int) []Event {
 	for {
 		var n int
 		var err error
@@ -110,13 +110,13 @@ func epollWaitNoBlock(epfd int, events []unix.EpollEvent) (int, error) {
 var one = [8]byte{1}
 
 // Wake makes the loop's next (or current) Wait return.
-func (p *Poller) Wake() {
+func (p *poller) Wake() {
 	// EAGAIN means the counter is already non-zero: the wake-up is pending, which is all we want.
 	_, _, _ = unix.RawSyscall(unix.SYS_WRITE, uintptr(p.wakefd), uintptr(unsafe.Pointer(&one[0])), 8)
 }
 
 // Close releases the poller's descriptors.
-func (p *Poller) Close() {
+func (p *poller) Close() {
 	unix.Close(p.wakefd)
 	unix.Close(p.epfd)
 }
@@ -124,7 +124,7 @@ func (p *Poller) Close() {
 // Read reads from a non-blocking socket without the scheduler bookkeeping of a blocking system
 // call. n > 0: bytes read. Otherwise again says there is nothing to read now; !again means end
 // of stream or a socket error.
-func Read(fd int, b []byte) (n int, again bool) {
+func readSocket(fd int, b []byte) (n int, again bool) {
 	if len(b) == 0 {
 		return 0, true
 	}

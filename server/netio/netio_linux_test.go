@@ -15,8 +15,8 @@ func TestConnMovesBetweenPollers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	a, b := newPoller(t), newPoller(t)
-	if err := a.AddListener(l.FD); err != nil {
+	a, b := testPoller(t), testPoller(t)
+	if err := a.addListener(l.FD); err != nil {
 		t.Fatal(err)
 	}
 	client, err := net.Dial("tcp", l.Addr)
@@ -32,7 +32,7 @@ func TestConnMovesBetweenPollers(t *testing.T) {
 		t.Fatalf("Accept: fd %d remote %q (client %s), %v", fd, remote, client.LocalAddr(), err)
 	}
 	defer Close(fd)
-	if err := a.AddConn(fd); err != nil {
+	if err := a.addConn(fd); err != nil {
 		t.Fatal(err)
 	}
 	a.Wait(100) // the initial Out edge
@@ -44,34 +44,34 @@ func TestConnMovesBetweenPollers(t *testing.T) {
 	if evs := a.Wait(0); len(evs) != 0 {
 		t.Fatalf("a poller that let the socket go still reports it: %v", evs)
 	}
-	if err := b.AddConn(fd); err != nil {
+	if err := b.addConn(fd); err != nil {
 		t.Fatal(err)
 	}
 	evs := b.Wait(1000)
-	if len(evs) != 1 || int(evs[0].Fd) != fd || evs[0].Events&In == 0 || evs[0].Events&Out == 0 {
+	if len(evs) != 1 || int(evs[0].Fd) != fd || evs[0].Events&evIn == 0 || evs[0].Events&evOut == 0 {
 		t.Fatalf("the new poller did not report the waiting data and room to write: %v", evs)
 	}
 	buf := make([]byte, 64)
-	if n, _ := Read(fd, buf); string(buf[:n]) != "PING\r\n" {
+	if n, _ := readSocket(fd, buf); string(buf[:n]) != "PING\r\n" {
 		t.Fatalf("Read: %q", buf[:n])
 	}
-	if n, again := Read(fd, buf); n != 0 || !again {
+	if n, again := readSocket(fd, buf); n != 0 || !again {
 		t.Fatalf("Read of a drained socket: n=%d again=%v", n, again)
 	}
 	if n, full, failed := Write(fd, []byte("+PONG\r\n")); n != 7 || full || failed {
 		t.Fatalf("Write: %d %v %v", n, full, failed)
 	}
 	client.Close()
-	if evs := b.Wait(1000); len(evs) != 1 || evs[0].Events&HangUp == 0 {
+	if evs := b.Wait(1000); len(evs) != 1 || evs[0].Events&evHangUp == 0 {
 		t.Fatalf("hang-up not reported: %v", evs)
 	}
-	if n, again := Read(fd, buf); n != 0 || again {
+	if n, again := readSocket(fd, buf); n != 0 || again {
 		t.Fatalf("Read after the peer closed: n=%d again=%v", n, again)
 	}
 }
 
 func TestWakeInterruptsWait(t *testing.T) {
-	p := newPoller(t)
+	p := testPoller(t)
 	go func() {
 		time.Sleep(20 * time.Millisecond)
 		p.Wake()
@@ -88,9 +88,9 @@ func TestWakeInterruptsWait(t *testing.T) {
 	}
 }
 
-func newPoller(t *testing.T) *Poller {
+func testPoller(t *testing.T) *poller {
 	t.Helper()
-	p, err := NewPoller()
+	p, err := newPoller()
 	if err != nil {
 		t.Fatal(err)
 	}

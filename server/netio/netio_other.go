@@ -6,10 +6,10 @@ package netio
 // the server compiles and says so.
 
 const (
-	In     = 1 << 0
-	Out    = 1 << 1
-	Err    = 1 << 2
-	HangUp = 1 << 3
+	evIn     = 1 << 0
+	evOut    = 1 << 1
+	evErr    = 1 << 2
+	evHangUp = 1 << 3
 )
 
 type Event struct {
@@ -17,18 +17,18 @@ type Event struct {
 	Fd     int32
 }
 
-type Poller struct{}
+type poller struct{}
 
-func NewPoller() (*Poller, error)            { return nil, ErrUnsupported }
-func (p *Poller) AddListener(fd int) error   { return ErrUnsupported }
-func (p *Poller) AddConn(fd int) error       { return ErrUnsupported }
-func (p *Poller) Del(fd int)                 {}
-func (p *Poller) IsWake(fd int32) bool       { return false }
-func (p *Poller) Wait(timeoutMs int) []Event { return nil }
-func (p *Poller) Wake()                      {}
-func (p *Poller) Close()                     {}
+func newPoller() (*poller, error)            { return nil, ErrUnsupported }
+func (p *poller) addListener(fd int) error   { return ErrUnsupported }
+func (p *poller) addConn(fd int) error       { return ErrUnsupported }
+func (p *poller) Del(fd int)                 {}
+func (p *poller) IsWake(fd int32) bool       { return false }
+func (p *poller) Wait(timeoutMs int) []Event { return nil }
+func (p *poller) Wake()                      {}
+func (p *poller) Close()                     {}
 
-func Read(fd int, b []byte) (n int, again bool)         { return 0, false }
+func readSocket(fd int, b []byte) (n int, again bool)   { return 0, false }
 func Write(fd int, b []byte) (n int, full, failed bool) { return 0, false, true }
 func Close(fd int)                                      {}
 func LocalAddr(fd int) string                           { return "" }

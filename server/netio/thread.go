@@ -1,23 +1,23 @@
-package engine
+package netio
 
 import (
 	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/iocache/iocache/server/cpuset"
-	"github.com/iocache/iocache/server/netio"
 	"github.com/iocache/iocache/server/resp"
 )
 
-// An ioThread owns a set of connections and does their socket work: reads, RESP parsing, writes.
-// Connections move between threads only when the thread layout changes (see iogroup.go). Thread 0
-// is the main thread; the connections it serves (all of them while no I/O thread is active) have
-// their commands executed inline ("direct" mode). Other threads hand parsed commands to the
-// main thread in batches and get the clients back, replies appended, in batches: one mutex
-// acquisition per batch, no channel operations, and a wake-up (an eventfd write) only when the
-// other side is asleep. Nothing spins: a thread with no work blocks in epoll_wait.
+// A thread owns a set of connections and does their socket work: reads, RESP parsing, writes.
+// Connections move between threads only when the layout changes (see group.go). Thread 0 is the
+// main thread; the connections it serves (all of them while no I/O thread is active) have their
+// commands executed inline. Other threads hand parsed commands to the main thread in batches and
+// get the conns back, replies appended, in batches: one mutex acquisition per batch, no channel
+// operation, and a wake-up (an eventfd write) only when the other side is asleep. Nothing spins:
+// a thread with no work blocks in epoll_wait.
 
 type msgKind uint8
 
@@ -30,12 +30,17 @@ const (
 	msgStop                  // the thread is no longer needed, or the server is shutting down
 )
 
-type threadMsg struct {
+type msg struct {
 	kind  msgKind
 	class uint8 // msgPush: the client's output-limit class
-	c     *client
+	c     *Conn
 	data  []byte
 }
+
+// nanotime is a monotonic clock in nanoseconds.
+func nanotime() int64 { return int64(time.Since(monoStart)) }
+
+var monoStart = time.Now()
 
 // threadCounters are published by the owning thread once per loop iteration and read by INFO and
 // /metrics; the padding keeps each thread's counters on cache lines of their own.
@@ -52,16 +57,15 @@ type threadCounters struct {
 	_        [64]byte
 }
 
-type ioThread struct {
+type thread struct {
 	id     int
-	s      *Server
-	p      *netio.Poller
-	direct bool
+	g      *Group
+	p      *poller
 	cpus   []int
 	tid    atomic.Int64
 	exited atomic.Bool // set when run returns, its counters final
 
-	conns    []*client // indexed by fd
+	conns    []*Conn // indexed by fd
 	nclients int
 	reads    int64
 	writes   int64
@@ -75,18 +79,18 @@ type ioThread struct {
 	// main thread, toMainDetached the clients this thread stopped serving (see detach); inbox
 	// carries messages from the main thread.
 	mu             sync.Mutex
-	toMain         []*client
-	toMainDetached []*client
-	inbox          []threadMsg
+	toMain         []*Conn
+	toMainDetached []*Conn
+	inbox          []msg
 	inboxN         atomic.Int32
 	sleeping       atomic.Int32
 
-	batch    []*client // this iteration's clients for the main thread (thread-local)
-	detached []*client // this iteration's detached clients for the main thread (thread-local)
+	batch    []*Conn // this iteration's clients for the main thread (thread-local)
+	detached []*Conn // this iteration's detached clients for the main thread (thread-local)
 	// pending holds clients with buffered commands or unread socket data (see schedule).
-	pending      []*client
-	pendingSpare []*client
-	spare        []threadMsg
+	pending      []*Conn
+	pendingSpare []*Conn
+	spare        []msg
 	lim          resp.Limits
 
 	// Main-thread state: assigned counts the clients this thread serves, for balancing; leaving
@@ -96,24 +100,24 @@ type ioThread struct {
 	leaving  int
 }
 
-func newIOThread(s *Server, id int, direct bool, cpus []int) (*ioThread, error) {
-	p, err := netio.NewPoller()
+func newThread(g *Group, id int, cpus []int) (*thread, error) {
+	p, err := newPoller()
 	if err != nil {
 		return nil, err
 	}
-	return &ioThread{id: id, s: s, p: p, direct: direct, cpus: cpus}, nil
+	return &thread{id: id, g: g, p: p, cpus: cpus}, nil
 }
 
-// run is the loop of an I/O thread (not the main thread, whose loop is Server.mainLoop). cpus
+// run is the loop of an I/O thread (not the main thread, whose loop is the engine's). cpus
 // is where it pins itself; later changes of server_cpulist re-pin it from the main thread.
 // The goroutine stays locked to its OS thread when it returns, so the runtime ends that thread
 // rather than reusing a thread pinned to server CPUs.
-func (t *ioThread) run(wg, started *sync.WaitGroup, cpus []int) {
+func (t *thread) run(wg, started *sync.WaitGroup, cpus []int) {
 	defer wg.Done()
 	runtime.LockOSThread()
 	t.tid.Store(int64(cpuset.Gettid()))
 	if err := cpuset.PinThread(cpus); err != nil {
-		t.s.logf(logWarning, "io thread %d: pinning to %s failed: %v", t.id, cpuset.Format(cpus), err)
+		t.g.eng.Warnf("io thread %d: pinning to %s failed: %v", t.id, cpuset.Format(cpus), err)
 	}
 	started.Done()
 	for {
@@ -140,7 +144,7 @@ func (t *ioThread) run(wg, started *sync.WaitGroup, cpus []int) {
 	}
 }
 
-func (t *ioThread) publish(busy int64) {
+func (t *thread) publish(busy int64) {
 	t.counters.reads.Store(t.reads)
 	t.counters.writes.Store(t.writes)
 	t.counters.clients.Store(int64(t.nclients))
@@ -152,7 +156,7 @@ func (t *ioThread) publish(busy int64) {
 }
 
 // onEvent handles readiness of one descriptor owned by this thread.
-func (t *ioThread) onEvent(fd int32, events uint32) {
+func (t *thread) onEvent(fd int32, events uint32) {
 	if t.p.IsWake(fd) || int(fd) >= len(t.conns) {
 		return
 	}
@@ -160,20 +164,20 @@ func (t *ioThread) onEvent(fd int32, events uint32) {
 	if c == nil {
 		return
 	}
-	if events&netio.Out != 0 {
+	if events&evOut != 0 {
 		c.writable = true
-		if !c.inFlight && c.pendingOutput() > 0 {
+		if !c.inFlight && c.PendingOutput() > 0 {
 			t.writeClient(c)
 			if c.closed {
 				return
 			}
 		}
 	}
-	if events&(netio.In|netio.Err) != 0 {
+	if events&(evIn|evErr) != 0 {
 		if c.inFlight {
 			c.readPending = true
-			if events&netio.HangUp != 0 {
-				c.peerGone.Store(true)
+			if events&evHangUp != 0 {
+				c.PeerGone.Store(true)
 			}
 			return
 		}
@@ -183,13 +187,13 @@ func (t *ioThread) onEvent(fd int32, events uint32) {
 
 // register starts serving a connection on this thread. The main thread already set c.thread;
 // I/O threads never read it.
-func (t *ioThread) register(c *client) {
-	for c.fd >= len(t.conns) {
-		t.conns = append(t.conns, make([]*client, len(t.conns)+64)...)
+func (t *thread) register(c *Conn) {
+	for c.FD >= len(t.conns) {
+		t.conns = append(t.conns, make([]*Conn, len(t.conns)+64)...)
 	}
-	t.conns[c.fd] = c
+	t.conns[c.FD] = c
 	t.nclients++
-	if err := t.p.AddConn(c.fd); err != nil {
+	if err := t.p.addConn(c.FD); err != nil {
 		t.closeClient(c)
 		return
 	}
@@ -200,13 +204,13 @@ func (t *ioThread) register(c *client) {
 // adopt starts serving a client that another thread served until now. If the main thread holds
 // it (blocked, paused), only the socket is watched until it comes back with msgReturn; otherwise
 // parsing resumes where the previous thread stopped.
-func (t *ioThread) adopt(c *client) {
+func (t *thread) adopt(c *Conn) {
 	c.writable = true // an EAGAIN seen by the previous thread is retried here, then waits for an edge
 	t.register(c)
 	if c.closed || c.inFlight {
 		return
 	}
-	if c.pendingOutput() > 0 {
+	if c.PendingOutput() > 0 {
 		t.writeClient(c)
 		if c.closed {
 			return
@@ -220,10 +224,10 @@ func (t *ioThread) adopt(c *client) {
 // detach stops serving c: it leaves this thread's poller and lists, and from then on this
 // thread never touches it. Its socket state (unparsed input, unwritten output, pushes that
 // arrived while the main thread held it) travels with the client to its next thread.
-func (t *ioThread) detach(c *client) {
-	t.p.Del(c.fd)
-	if c.fd < len(t.conns) && t.conns[c.fd] == c {
-		t.conns[c.fd] = nil
+func (t *thread) detach(c *Conn) {
+	t.p.Del(c.FD)
+	if c.FD < len(t.conns) && t.conns[c.FD] == c {
+		t.conns[c.FD] = nil
 	}
 	t.nclients--
 	if c.scheduled {
@@ -242,7 +246,7 @@ func (t *ioThread) detach(c *client) {
 // then goes on the pending list and is read again on the next loop iteration, after the other
 // clients had their turn. That bounds the query buffer by the chunk size rather than by how much
 // a client pipelines, and keeps one client from monopolising its thread.
-func (t *ioThread) readClient(c *client) {
+func (t *thread) readClient(c *Conn) {
 	if c.qpos > 0 && c.qpos == len(c.qbuf) {
 		c.qbuf, c.qpos, c.need = c.qbuf[:0], 0, 0
 	}
@@ -260,7 +264,7 @@ func (t *ioThread) readClient(c *client) {
 	if len(space) > want {
 		space = space[:want]
 	}
-	n, again := netio.Read(c.fd, space)
+	n, again := readSocket(c.FD, space)
 	switch {
 	case n > 0:
 		c.qbuf = c.qbuf[:len(c.qbuf)+n]
@@ -272,8 +276,8 @@ func (t *ioThread) readClient(c *client) {
 		t.closeClient(c)
 		return
 	}
-	if int64(len(c.qbuf)-c.qpos) > t.s.queryBufLimit.Load() {
-		t.s.logf(logWarning, "Closing client that reached max query buffer length: id=%d addr=%s (qbuf initial bytes: %q)", c.id, c.addr, firstBytes(c.qbuf[c.qpos:], 64))
+	if int64(len(c.qbuf)-c.qpos) > t.g.eng.QueryBufferLimit() {
+		t.g.eng.QueryBufferExceeded(c, firstBytes(c.qbuf[c.qpos:], 64))
 		t.closeClient(c)
 		return
 	}
@@ -289,7 +293,7 @@ func (t *ioThread) readClient(c *client) {
 
 // schedule puts a client on the pending list: it has buffered commands left to parse or socket
 // data left to read, which no new epoll edge will announce.
-func (t *ioThread) schedule(c *client) {
+func (t *thread) schedule(c *Conn) {
 	if !c.scheduled {
 		c.scheduled = true
 		t.pending = append(t.pending, c)
@@ -297,7 +301,7 @@ func (t *ioThread) schedule(c *client) {
 }
 
 // processPending reads and parses for clients scheduled in the previous iteration.
-func (t *ioThread) processPending() {
+func (t *thread) processPending() {
 	if len(t.pending) == 0 {
 		return
 	}
@@ -329,7 +333,7 @@ func firstBytes(b []byte, n int) []byte {
 // growQuery makes room for at least want more bytes, first by moving unparsed bytes to the front,
 // then by growing. A client is only read when it is not inFlight, and then no parsed arguments
 // point into qbuf, so moving its bytes is safe.
-func (t *ioThread) growQuery(c *client, want int) {
+func (t *thread) growQuery(c *Conn, want int) {
 	unparsed := len(c.qbuf) - c.qpos
 	if c.qpos > 0 && cap(c.qbuf)-unparsed >= want {
 		copy(c.qbuf, c.qbuf[c.qpos:])
@@ -353,34 +357,31 @@ func (t *ioThread) growQuery(c *client, want int) {
 
 // parseAndDispatch parses the complete commands in qbuf and hands the client to the main thread
 // (or, in direct mode, executes them at once).
-func (t *ioThread) parseAndDispatch(c *client) {
+func (t *thread) parseAndDispatch(c *Conn) {
 	c.moreToParse = false
 	if len(c.qbuf) < c.need {
 		return
 	}
-	t.lim.MaxBulkLen = t.s.protoMaxBulkLen.Load()
-	t.lim.MaxMultibulk = 1<<31 - 1
-	t.lim.MaxInline = 64 << 10
-	t.lim.Unauthenticated = !c.authed && t.s.authRequired.Load()
+	t.g.eng.ParseLimits(c, &t.lim)
 	c.need = 0
 	for c.qpos < len(c.qbuf) {
-		if len(c.cmdEnds) >= maxCmdsPerBatch {
+		if len(c.CmdEnds) >= maxCmdsPerBatch {
 			c.moreToParse = true
 			break
 		}
-		argv, n, need, err := resp.ParseCommandFrom(c.qbuf[c.qpos:], c.argv, &t.lim, &c.progress)
+		argv, n, need, err := resp.ParseCommandFrom(c.qbuf[c.qpos:], c.Argv, &t.lim, &c.progress)
 		if err != nil {
 			if errors.Is(err, resp.ErrIncomplete) {
 				c.need = c.qpos + need
 				break
 			}
-			c.protoErr = err.Error()
+			c.ProtoErr = err.Error()
 			break
 		}
 		c.qpos += n
-		if len(argv) > len(c.argv) {
-			c.argv = argv
-			c.cmdEnds = append(c.cmdEnds, len(argv))
+		if len(argv) > len(c.Argv) {
+			c.Argv = argv
+			c.CmdEnds = append(c.CmdEnds, len(argv))
 		}
 		if t.lim.Unauthenticated {
 			// AUTH may lift the limits for what follows: parse the rest once it has run.
@@ -388,15 +389,14 @@ func (t *ioThread) parseAndDispatch(c *client) {
 			break
 		}
 	}
-	t.s.noteQueryBuffer(c, int64(len(c.qbuf)-c.qpos))
-	if len(c.cmdEnds) == 0 && c.protoErr == "" {
+	t.noteQueryBuffer(c, int64(len(c.qbuf)-c.qpos))
+	if len(c.CmdEnds) == 0 && c.ProtoErr == "" {
 		return
 	}
-	t.batched += int64(len(c.cmdEnds))
+	t.batched += int64(len(c.CmdEnds))
 	c.inFlight = true
-	if t.direct {
-		t.s.process(c)
-		if !c.mainOwned {
+	if t.id == 0 {
+		if !t.g.eng.Execute(c) {
 			t.afterProcess(c)
 		}
 		return
@@ -405,7 +405,7 @@ func (t *ioThread) parseAndDispatch(c *client) {
 }
 
 // flushBatch hands this iteration's clients to the main thread.
-func (t *ioThread) flushBatch() {
+func (t *thread) flushBatch() {
 	if len(t.batch) == 0 && len(t.detached) == 0 {
 		return
 	}
@@ -418,14 +418,14 @@ func (t *ioThread) flushBatch() {
 	t.batch = t.batch[:0]
 	clear(t.detached)
 	t.detached = t.detached[:0]
-	t.s.ioWork.Add(1)
-	if t.s.mainSleeping.Load() == 1 {
-		t.s.mainPoller.Wake()
+	t.g.ioWork.Add(1)
+	if t.g.mainSleeping.Load() == 1 {
+		t.g.mainPoller.Wake()
 	}
 }
 
 // drainInbox applies the main thread's messages. It returns false when the thread must stop.
-func (t *ioThread) drainInbox() bool {
+func (t *thread) drainInbox() bool {
 	if t.inboxN.Load() == 0 {
 		return true
 	}
@@ -467,7 +467,7 @@ func (t *ioThread) drainInbox() bool {
 		case msgStop:
 			keepRunning = false
 		}
-		*m = threadMsg{}
+		*m = msg{}
 	}
 	t.spare = msgs[:0]
 	return keepRunning
@@ -476,7 +476,7 @@ func (t *ioThread) drainInbox() bool {
 // push appends out-of-band output and applies the client's output limit to it. While the main
 // thread holds the client (inFlight) the output waits in pendingPush, whose size alone is
 // checked against the hard limit: the rest of the socket state is the main thread's then.
-func (t *ioThread) push(c *client, data []byte, class uint8) {
+func (t *thread) push(c *Conn, data []byte, class uint8) {
 	if c.closed || c.killPending {
 		return
 	}
@@ -484,13 +484,13 @@ func (t *ioThread) push(c *client, data []byte, class uint8) {
 	if c.inFlight {
 		c.pendingPush = append(c.pendingPush, data)
 		c.pendingPushBytes += int64(len(data))
-		if hard := t.s.outLimits.hard[class].Load(); hard > 0 && c.pendingPushBytes > hard {
+		if t.g.eng.OverOutputLimit(c, class, c.pendingPushBytes, true, 0) {
 			t.outputLimitReached(c)
 		}
 		return
 	}
-	c.w.Buf = append(c.w.Buf, data...)
-	if t.s.overOutputLimit(c, int(class), nanotimeWall()/1e6) {
+	c.Out.Buf = append(c.Out.Buf, data...)
+	if t.g.eng.OverOutputLimit(c, class, int64(c.PendingOutput()), false, time.Now().UnixMilli()) {
 		t.outputLimitReached(c)
 		return
 	}
@@ -499,9 +499,8 @@ func (t *ioThread) push(c *client, data []byte, class uint8) {
 
 // outputLimitReached closes a client whose output passed its limit, or, while the main thread
 // holds it, drops what waits for it and closes it when it comes back.
-func (t *ioThread) outputLimitReached(c *client) {
-	t.s.logf(logWarning, "Client id=%d addr=%s closed for overcoming of output buffer limits.", c.id, c.addr)
-	t.s.outputLimitKills.Add(1)
+func (t *thread) outputLimitReached(c *Conn) {
+	t.g.eng.OutputLimitExceeded(c)
 	if c.inFlight {
 		clear(c.pendingPush)
 		c.pendingPush, c.pendingPushBytes = nil, 0
@@ -513,23 +512,24 @@ func (t *ioThread) outputLimitReached(c *client) {
 
 // afterProcess runs when the main thread is done with a client: write the replies, then go on
 // reading what arrived meanwhile.
-func (t *ioThread) afterProcess(c *client) {
+func (t *thread) afterProcess(c *Conn) {
 	c.inFlight = false
 	// Arguments pointed into qbuf; they are consumed now.
-	clear(c.argv)
-	c.argv = c.argv[:0]
-	c.cmdEnds = c.cmdEnds[:0]
+	clear(c.Argv)
+	c.Argv = c.Argv[:0]
+	c.CmdEnds = c.CmdEnds[:0]
 	pushed := len(c.pendingPush) > 0
 	for _, p := range c.pendingPush {
-		c.w.Buf = append(c.w.Buf, p...)
+		c.Out.Buf = append(c.Out.Buf, p...)
 	}
 	clear(c.pendingPush)
 	c.pendingPush, c.pendingPushBytes = c.pendingPush[:0], 0
-	if c.flags&flagCloseASAP != 0 || c.killPending {
+	asap, afterReply := t.g.eng.CloseRequested(c)
+	if asap || c.killPending {
 		t.closeClient(c)
 		return
 	}
-	if pushed && t.s.overOutputLimit(c, int(c.pushClass), nanotimeWall()/1e6) {
+	if pushed && t.g.eng.OverOutputLimit(c, c.pushClass, int64(c.PendingOutput()), false, time.Now().UnixMilli()) {
 		t.outputLimitReached(c)
 		return
 	}
@@ -537,8 +537,8 @@ func (t *ioThread) afterProcess(c *client) {
 	if c.closed {
 		return
 	}
-	if c.flags&flagCloseAfterReply != 0 {
-		if c.pendingOutput() == 0 {
+	if afterReply {
+		if c.PendingOutput() == 0 {
 			t.closeClient(c)
 		}
 		return
@@ -546,7 +546,7 @@ func (t *ioThread) afterProcess(c *client) {
 	if c.qpos > 0 && c.qpos == len(c.qbuf) {
 		c.qbuf, c.qpos, c.need = c.qbuf[:0], 0, 0
 		if cap(c.qbuf) > bigBuffer {
-			t.s.bigBufferReleased(cap(c.qbuf))
+			t.g.eng.BigBufferReleased(cap(c.qbuf))
 			c.qbuf = nil
 		}
 	}
@@ -556,12 +556,12 @@ func (t *ioThread) afterProcess(c *client) {
 }
 
 // writeClient writes pending output until done or the socket is full.
-func (t *ioThread) writeClient(c *client) {
-	for c.outPos < len(c.w.Buf) {
+func (t *thread) writeClient(c *Conn) {
+	for c.outPos < len(c.Out.Buf) {
 		if !c.writable {
 			return
 		}
-		n, full, failed := netio.Write(c.fd, c.w.Buf[c.outPos:])
+		n, full, failed := Write(c.FD, c.Out.Buf[c.outPos:])
 		if n > 0 {
 			c.outPos += n
 			t.writes++
@@ -576,49 +576,50 @@ func (t *ioThread) writeClient(c *client) {
 			return
 		}
 	}
-	if c.outPos == len(c.w.Buf) {
+	if c.outPos == len(c.Out.Buf) {
 		c.outPos = 0
-		if cap(c.w.Buf) > bigBuffer {
-			t.s.bigBufferReleased(cap(c.w.Buf))
-			c.w.Buf = nil
+		if cap(c.Out.Buf) > bigBuffer {
+			t.g.eng.BigBufferReleased(cap(c.Out.Buf))
+			c.Out.Buf = nil
 		} else {
-			c.w.Buf = c.w.Buf[:0]
+			c.Out.Buf = c.Out.Buf[:0]
 		}
-		if c.flags&flagCloseAfterReply != 0 && !c.inFlight {
+		if _, afterReply := t.g.eng.CloseRequested(c); afterReply && !c.inFlight {
 			t.closeClient(c)
 			return
 		}
 	}
-	t.s.noteOutputBuffer(c, int64(cap(c.w.Buf)))
+	t.noteOutputBuffer(c, int64(cap(c.Out.Buf)))
 }
 
 // closeClient closes the socket and tells the main thread, which forgets the client.
-func (t *ioThread) closeClient(c *client) {
+func (t *thread) closeClient(c *Conn) {
 	if c.closed {
 		return
 	}
 	c.closed = true
-	if c.fd < len(t.conns) && t.conns[c.fd] == c {
-		t.conns[c.fd] = nil
+	if c.FD < len(t.conns) && t.conns[c.FD] == c {
+		t.conns[c.FD] = nil
 	}
 	t.nclients--
-	netio.Close(c.fd)
-	t.s.bigBufferReleased(cap(c.qbuf) + cap(c.w.Buf))
-	c.qbuf, c.w.Buf, c.argv = nil, nil, nil
+	Close(c.FD)
+	t.g.eng.BigBufferReleased(cap(c.qbuf) + cap(c.Out.Buf))
+	c.qbuf, c.Out.Buf, c.Argv = nil, nil, nil
 	c.progress.Reset()
-	if t.direct {
-		t.s.unlinkClient(c)
+	if t.id == 0 {
+		t.g.forget(c)
+		t.g.eng.Closed(c)
 		return
 	}
 	t.batch = append(t.batch, c)
 }
 
 // shutdown closes every connection of the thread.
-func (t *ioThread) shutdown() {
+func (t *thread) shutdown() {
 	for _, c := range t.conns {
 		if c != nil {
 			c.closed = true
-			netio.Close(c.fd)
+			Close(c.FD)
 		}
 	}
 	t.conns = nil
@@ -626,7 +627,7 @@ func (t *ioThread) shutdown() {
 }
 
 // send queues a message from the main thread and wakes the thread if it sleeps.
-func (t *ioThread) send(m threadMsg) {
+func (t *thread) send(m msg) {
 	t.mu.Lock()
 	t.inbox = append(t.inbox, m)
 	t.mu.Unlock()
@@ -637,7 +638,7 @@ func (t *ioThread) send(m threadMsg) {
 }
 
 // sendBatch queues many messages under one lock acquisition.
-func (t *ioThread) sendBatch(ms []threadMsg) {
+func (t *thread) sendBatch(ms []msg) {
 	if len(ms) == 0 {
 		return
 	}
@@ -647,5 +648,19 @@ func (t *ioThread) sendBatch(ms []threadMsg) {
 	t.inboxN.Add(1)
 	if t.sleeping.Load() == 1 {
 		t.p.Wake()
+	}
+}
+
+// noteQueryBuffer and noteOutputBuffer publish a conn's buffer sizes and tell the engine, which
+// keeps the total that maxmemory-clients is checked against.
+func (t *thread) noteQueryBuffer(c *Conn, n int64) {
+	if old := c.QbufLen.Load(); old != n {
+		t.g.eng.BufferGrew(n - c.QbufLen.Swap(n))
+	}
+}
+
+func (t *thread) noteOutputBuffer(c *Conn, n int64) {
+	if old := c.Omem.Load(); old != n {
+		t.g.eng.BufferGrew(n - c.Omem.Swap(n))
 	}
 }

@@ -1,11 +1,14 @@
-package engine
+package netio
 
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // I/O threads pay only when the main thread is the bottleneck and a CPU is free to run them: on a
@@ -27,8 +30,10 @@ import (
 // main and I/O threads together would leave the main thread headroom on its own (below
 // coolWork for coolWindows windows), the threads are switched off again. INFO threads says what
 // the policy decided and why.
+// PolicyWindow is how often the main loop calls Tick.
+const PolicyWindow = 100 * time.Millisecond
+
 const (
-	policyWindow   = 100 * time.Millisecond
 	igniteBusy     = 0.80
 	igniteWindows  = 3
 	spareCPUNeeded = 0.5
@@ -63,59 +68,63 @@ type activation struct {
 // cpuTimes is the busy and total jiffies of a set of CPUs, from /proc/stat.
 type cpuTimes struct{ busy, total int64 }
 
-// resetActivation starts the policy afresh after io-threads or the activation mode changed.
-func (s *Server) resetActivation() {
-	a := &s.act
+// resetActivation starts the policy afresh after the group's size or the activation mode
+// changed.
+func (g *Group) resetActivation() {
+	a := &g.act
 	a.rates, a.hot, a.cool, a.trial.on = a.rates[:0], 0, 0, false
 	a.backoff, a.retryAt = 0, 0
 	switch {
-	case s.plan.IOThreads <= 1:
-		s.setActiveIO(0)
+	case g.size <= 1:
+		g.setActive(0)
 		a.reason = "io-threads 1: the main thread serves every socket"
-	case s.cfg.IOThreadsActivation == "always":
-		s.setActiveIO(s.plan.IOThreads - 1)
+	case g.activation == "always":
+		g.setActive(g.size - 1)
 		a.reason = "io-threads-activation always"
 	default:
-		s.setActiveIO(min(s.activeIO, s.plan.IOThreads-1))
+		g.setActive(min(g.active, g.size-1))
 		a.reason = "waiting for the first measurement"
 	}
 }
 
-func (s *Server) setActiveIO(n int) {
-	if n != s.activeIO {
-		s.activeIO = n
-		s.layoutDirty = true
-		s.act.rates = s.act.rates[:0]
+func (g *Group) setActive(n int) {
+	if n != g.active {
+		g.active = n
+		g.layoutDirty = true
+		g.act.rates = g.act.rates[:0]
 	}
 }
 
-// activationTick measures the last window and applies the policy. The main loop calls it once a
-// policyWindow.
-func (s *Server) activationTick(nowNs int64) {
-	a := &s.act
+// ActivationReason says why as many I/O threads serve sockets as do, for INFO threads.
+func (g *Group) ActivationReason() string { return g.act.reason }
+
+// Tick measures the last window and applies the activation policy. The main loop calls it once
+// a PolicyWindow with the clock, the commands executed so far and the effective core count
+// (cgroup quota included).
+func (g *Group) Tick(nowNs, nowMs, commands int64, cores int) {
+	a := &g.act
 	dt := float64(nowNs - a.lastNs)
-	mainBusyNs := s.threads[0].counters.busyNs.Load()
+	mainBusyNs := g.threads[0].counters.busyNs.Load()
 	var ioBusyNs int64
-	for _, t := range s.threads[1:] {
+	for _, t := range g.threads[1:] {
 		ioBusyNs += t.counters.busyNs.Load()
 	}
-	cmds := s.stats.commandsProcessed
 	first := a.lastNs == 0
 	m := loadSample{
 		mainBusy: float64(mainBusyNs-a.lastMainBusy) / dt,
 		ioBusy:   float64(ioBusyNs-a.lastIOBusy) / dt,
-		rate:     float64(cmds-a.lastCmds) / dt * 1e9,
-		nowMs:    s.nowMs,
+		rate:     float64(commands-a.lastCmds) / dt * 1e9,
+		nowMs:    nowMs,
 	}
-	a.lastNs, a.lastMainBusy, a.lastIOBusy, a.lastCmds = nowNs, mainBusyNs, ioBusyNs, cmds
-	maxActive := s.plan.IOThreads - 1
-	if first || maxActive == 0 || s.cfg.IOThreadsActivation == "always" {
+	a.lastNs, a.lastMainBusy, a.lastIOBusy, a.lastCmds = nowNs, mainBusyNs, ioBusyNs, commands
+	maxActive := g.size - 1
+	if first || maxActive == 0 || g.activation == "always" {
 		return
 	}
-	if s.activeIO < maxActive && !a.trial.on {
-		m.spare = s.spareCPUs(dt)
+	if g.active < maxActive && !a.trial.on {
+		m.spare = g.spareCPUs(dt, cores)
 	}
-	s.setActiveIO(a.step(m, s.activeIO, maxActive))
+	g.setActive(a.step(m, g.active, maxActive))
 }
 
 // loadSample is one policy window's measurements.
@@ -207,19 +216,25 @@ func mean(xs []float64) float64 {
 	return sum / float64(len(xs))
 }
 
-// spareCPUs is how much of a CPU stood idle over the last window on the CPUs the server threads
-// may use, and no more than the cgroup quota left to this process.
-func (s *Server) spareCPUs(windowNs float64) float64 {
-	a := &s.act
-	cpus := s.plan.Server
+// spareCPUs is how much of a CPU stood idle over the last window on the CPUs the threads may
+// use, and no more than the cgroup quota left to this process.
+func (g *Group) spareCPUs(windowNs float64, cores int) float64 {
+	a := &g.act
+	var cpus []int
+	for id := 0; id < g.size; id++ {
+		for _, c := range g.cpus(id) {
+			if !slices.Contains(cpus, c) {
+				cpus = append(cpus, c)
+			}
+		}
+	}
 	if len(cpus) == 0 {
-		cpus = s.plan.Allowed
+		cpus = g.allowed
 	}
 	now, ok := readCPUTimes(cpus)
 	prev := a.lastCPU
 	a.lastCPU = now
-	user, sys := processCPU()
-	proc := user + sys
+	proc := processCPU()
 	procDelta := proc - a.lastProcCPU
 	a.lastProcCPU = proc
 	if !ok || prev.total == 0 || now.total <= prev.total {
@@ -227,11 +242,19 @@ func (s *Server) spareCPUs(windowNs float64) float64 {
 	}
 	// Jiffies of all listed CPUs together: the idle share times the CPU count is idle CPUs.
 	idle := float64((now.total-prev.total)-(now.busy-prev.busy)) / float64(now.total-prev.total) * float64(len(cpus))
-	if s.plan.Cores < len(s.plan.Allowed) {
-		quotaLeft := float64(s.plan.Cores) - float64(procDelta.Nanoseconds())/windowNs
-		idle = min(idle, quotaLeft)
+	if cores < len(g.allowed) {
+		idle = min(idle, float64(cores)-float64(procDelta.Nanoseconds())/windowNs)
 	}
 	return idle
+}
+
+// processCPU is the process's user and system CPU time.
+func processCPU() time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // readCPUTimes sums the per-CPU lines of /proc/stat for the given CPUs.
