@@ -89,7 +89,7 @@ bench: build ## Benchmark iocache-server against Debian's redis-server side by s
 
 .PHONY: lint
 lint: golangci-lint ## Run golangci-lint.
-	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run --allow-serial-runners ./...
 
 ##@ Build
 

@@ -243,8 +243,9 @@ func fatalf(format string, a ...any) {
 	os.Exit(1)
 }
 
-// fill writes n small keys with a pipelined writer and returns the RSS growth per key.
-func fill(s *server, n int) float64 {
+// fill writes n small keys with valueSize-byte values with a pipelined writer and returns the RSS
+// growth per key.
+func fill(s *server, n, valueSize int) float64 {
 	conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", s.port))
 	if err != nil {
 		fatalf("dial: %v", err)
@@ -253,6 +254,7 @@ func fill(s *server, n int) float64 {
 	base := s.rssBytes()
 	w := bufio.NewWriterSize(conn, 1<<16)
 	r := bufio.NewReaderSize(conn, 1<<16)
+	value := strings.Repeat("x", valueSize)
 	done := make(chan error, 1)
 	go func() {
 		for i := 0; i < n; i++ {
@@ -265,7 +267,7 @@ func fill(s *server, n int) float64 {
 	}()
 	for i := 0; i < n; i++ {
 		k := fmt.Sprintf("key:%012d", i)
-		fmt.Fprintf(w, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$3\r\nxxx\r\n", len(k), k)
+		fmt.Fprintf(w, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(k), k, valueSize, value)
 	}
 	if err := w.Flush(); err != nil {
 		fatalf("fill: %v", err)
@@ -313,11 +315,15 @@ func main() {
 	clientThreads := flag.Int("client-threads", 2, "redis-benchmark --threads")
 	threadsList := flag.String("io-threads", "1,2", "io-threads settings to measure")
 	keys := flag.Int("memory-keys", 1000000, "keys for the memory-per-key measurement (0 skips it)")
+	valueSize := flag.Int("memory-value-size", 16, "value size for the memory-per-key measurement (the issue's harness: 16 bytes)")
 	out := flag.String("out", "docs/benchmarks.md", "markdown file to write")
 	flag.Parse()
 
 	var ioThreads []int
 	for _, f := range strings.Split(*threadsList, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue // --io-threads "": only the memory measurement
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil {
 			fatalf("bad --io-threads %q", *threadsList)
@@ -390,11 +396,11 @@ func main() {
 	if *keys > 0 {
 		rs := start(redisKind, *redisBin, 1)
 		is := start(iocacheKind, *ioBin, 1)
-		rk := fill(rs, *keys)
-		ik := fill(is, *keys)
+		rk := fill(rs, *keys, *valueSize)
+		ik := fill(is, *keys, *valueSize)
 		rs.stop()
 		is.stop()
-		fmt.Fprintf(&b, "\n## Memory per key\n\n%d keys `key:NNNNNNNNNNNN` with 3-byte values, written with pipelined SETs; resident memory growth (VmRSS) per key.\n\n", *keys)
+		fmt.Fprintf(&b, "\n## Memory per key\n\n%d keys `key:NNNNNNNNNNNN` with %d-byte values, written with pipelined SETs; resident memory growth (VmRSS) per key.\n\n", *keys, *valueSize)
 		fmt.Fprintf(&b, "| redis | iocache | ratio |\n|---:|---:|---:|\n| %.1f B | %.1f B | %.2f× |\n", rk, ik, ik/rk)
 		fmt.Printf("memory per key: redis %.1f B, iocache %.1f B (%.2f×)\n", rk, ik, ik/rk)
 	}

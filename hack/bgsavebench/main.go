@@ -14,7 +14,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-
 	"sort"
 	"strconv"
 	"strings"
@@ -61,7 +60,7 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 func measure(name, bin string, keys, valueSize, writers, pipeline int, baseline time.Duration) result {
 	dir, err := os.MkdirTemp("", "bgsavebench")
 	check(err)
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	port := freePort()
 	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}
 	if strings.Contains(name, "iocache") {

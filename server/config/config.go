@@ -98,6 +98,9 @@ type Config struct {
 	StopWritesOnBGSaveError bool
 	RDBCompression          bool
 	RDBChecksum             bool
+	// saveLoaded is set once a config file or the command line gave a save line: later lines add
+	// save points instead of replacing them (see addSavePoints).
+	saveLoaded bool
 
 	NotifyKeyspaceEvents   string
 	ActiveExpireEffort     int

@@ -107,6 +107,37 @@ func TestSplitArgs(t *testing.T) {
 	}
 }
 
+// TestSaveLinesAccumulate: save lines add up as in Redis, "save \"\"" clears them, and a quoted
+// list of several points is split.
+func TestSaveLinesAccumulate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "save.conf")
+	if err := os.WriteFile(path, []byte("save 900 1\nsave 300 10\nsave 60 10000\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{path}, "900 1 300 10 60 10000"},
+		{[]string{path, "--save", ""}, ""},
+		{[]string{"--save", "3600 1 300 100"}, "3600 1 300 100"},
+		{[]string{"--save", "3600", "1", "--save", "60", "5"}, "3600 1 60 5"},
+		{nil, "3600 1 300 100 60 10000"},
+	} {
+		c, err := Load(tc.args, nil)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if c.Save != tc.want {
+			t.Errorf("%v: save %q, want %q", tc.args, c.Save, tc.want)
+		}
+	}
+	c := New()
+	if err := c.Set("save", []string{"100", "1"}, true); err != nil || c.Save != "100 1" {
+		t.Fatalf("CONFIG SET save replaces: %q %v", c.Save, err)
+	}
+}
+
 func TestLiveAndExpected(t *testing.T) {
 	for name, want := range map[string]bool{
 		"maxmemory": true, "maxmemory-policy": true, "hz": true, "save": true, "benchspace-maxmemory": true,

@@ -375,6 +375,25 @@ func getOutputBufferLimits(c *Config) string {
 	return strings.Join(parts, " ")
 }
 
+// addSavePoints applies a save line of a config file or the command line, as Redis reads them:
+// the first one replaces the default save points and later ones add to it ("save 900 1" then
+// "save 300 10" keeps both), "save \"\"" clears them, and a single argument holding several
+// numbers (--save "3600 1 300 100") is split.
+func addSavePoints(c *Config, a []string) error {
+	if len(a) == 1 && strings.TrimSpace(a[0]) != "" {
+		a = strings.Fields(a[0])
+	}
+	prev, loaded := c.Save, c.saveLoaded
+	if err := setSave(c, a); err != nil {
+		return err
+	}
+	c.saveLoaded = true
+	if loaded && prev != "" && c.Save != "" {
+		c.Save = prev + " " + c.Save
+	}
+	return nil
+}
+
 func setSave(c *Config, a []string) error {
 	if len(a) == 1 && a[0] == "" {
 		c.Save = ""

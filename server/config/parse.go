@@ -80,6 +80,9 @@ func (c *Config) Set(name string, args []string, running bool) error {
 	if len(args) == 0 || (!d.multiArg && len(args) != 1) {
 		return ErrUnknown
 	}
+	if !running && d.name == "save" {
+		return addSavePoints(c, args)
+	}
 	return d.set(c, args)
 }
 

@@ -86,7 +86,6 @@ func canonValue(v rdb.Value) string {
 type keyModel struct {
 	rng  *rand.Rand
 	keys map[string]*modelValue // "db/key"
-	db   int
 }
 
 // op returns a random write and applies it to the model.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/geohash"
 	"github.com/iocache/iocache/server/keyspace"
 )
 
@@ -15,6 +16,11 @@ import (
 // GEOPOS, GEODIST, GEOHASH, GEOSEARCH, GEOSEARCHSTORE, GEORADIUS, GEORADIUSBYMEMBER and their
 // _RO forms. Searches visit the centre cell and its eight neighbours by score range, as Redis
 // does, so they cost O(log n + matches) and return members in Redis's order.
+
+const (
+	errGeoInvalidPair   = "ERR invalid longitude,latitude pair %f,%f"
+	errGeoUnsupportUnit = "ERR unsupported unit provided. please use M, KM, FT, MI"
+)
 
 // geoUnit reads m, km, ft or mi: meters per unit.
 func (s *Server) geoUnit(c *client, b []byte) (float64, bool) {
@@ -42,7 +48,7 @@ func (s *Server) geoLonLat(c *client, lonArg, latArg []byte) (lon, lat float64, 
 		s.addError(c, errNotFloat)
 		return 0, 0, false
 	}
-	if lon < geoLongMin || lon > geoLongMax || lat < geoLatMin || lat > geoLatMax {
+	if lon < geohash.LonMin || lon > geohash.LonMax || lat < geohash.LatMin || lat > geohash.LatMax {
 		s.addError(c, fmt.Sprintf(errGeoInvalidPair, lon, lat))
 		return 0, 0, false
 	}
@@ -101,14 +107,12 @@ parsed:
 	zargv := make([][]byte, 0, at+(len(argv)-at)/3*2)
 	zargv = append(zargv, []byte("zadd"))
 	zargv = append(zargv, argv[1:at]...)
-	lonR, latR := wgs84Ranges()
 	for i := at; i < len(argv); i += 3 {
 		lon, lat, ok := s.geoLonLat(c, argv[i], argv[i+1])
 		if !ok {
 			return
 		}
-		h, _ := geohashEncode(lonR, latR, lon, lat, geoStepMax)
-		zargv = append(zargv, strconv.AppendUint(nil, geohashAlign52(h), 10), argv[i+2])
+		zargv = append(zargv, strconv.AppendUint(nil, geohash.Score(lon, lat), 10), argv[i+2])
 	}
 	cmdZAdd(s, c, zargv)
 }
@@ -137,7 +141,7 @@ func cmdGeoPos(s *Server, c *client, argv [][]byte) {
 			c.w.NullArray()
 			return
 		}
-		lon, lat := decodeGeoScore(score)
+		lon, lat := geohash.Decode(score)
 		writeCoords(c, lon, lat)
 	})
 }
@@ -168,9 +172,9 @@ func cmdGeoDist(s *Server, c *client, argv [][]byte) {
 		c.w.Null()
 		return
 	}
-	lon1, lat1 := decodeGeoScore(s1)
-	lon2, lat2 := decodeGeoScore(s2)
-	c.w.BulkString(strconv.FormatFloat(geoDistance(lon1, lat1, lon2, lat2)/toMeter, 'f', 4, 64))
+	lon1, lat1 := geohash.Decode(s1)
+	lon2, lat2 := geohash.Decode(s2)
+	c.w.BulkString(strconv.FormatFloat(geohash.Distance(lon1, lat1, lon2, lat2)/toMeter, 'f', 4, 64))
 }
 
 func cmdGeoHash(s *Server, c *client, argv [][]byte) {
@@ -179,17 +183,7 @@ func cmdGeoHash(s *Server, c *client, argv [][]byte) {
 			c.w.Null()
 			return
 		}
-		lon, lat := decodeGeoScore(score)
-		// Redis stores latitudes in ±85.05; standard geohashes use ±90: encode again.
-		h, _ := geohashEncode(geoRange{-180, 180}, geoRange{-90, 90}, lon, lat, geoStepMax)
-		var buf [11]byte
-		for i := 0; i < 11; i++ {
-			idx := 0
-			if i < 10 {
-				idx = int((h.bits >> (52 - uint((i+1)*5))) & 0x1f)
-			}
-			buf[i] = geoAlphabet[idx]
-		}
+		buf := geohash.String(geohash.Decode(score))
 		c.w.Bulk(buf[:])
 	})
 }
@@ -263,10 +257,10 @@ func geoSearch(s *Server, c *client, argv [][]byte, srcAt int, flags int) {
 			s.addError(c, "ERR could not decode requested zset member")
 			return 0, 0, false
 		}
-		lon, lat := decodeGeoScore(score)
+		lon, lat := geohash.Decode(score)
 		return lon, lat, true
 	}
-	var sh geoShape
+	var sh geohash.Shape
 	base := srcAt + 1
 	switch {
 	case flags&geoRadiusCoords != 0:
@@ -275,27 +269,27 @@ func geoSearch(s *Server, c *client, argv [][]byte, srcAt int, flags int) {
 			return
 		}
 		base = 6
-		sh.circle = true
-		if sh.lon, sh.lat, ok = s.geoLonLat(c, argv[2], argv[3]); !ok {
+		sh.Circle = true
+		if sh.Lon, sh.Lat, ok = s.geoLonLat(c, argv[2], argv[3]); !ok {
 			return
 		}
 		vals, conv, ok := s.geoDistanceArgs(c, argv[4:6], "ERR radius cannot be negative")
 		if !ok {
 			return
 		}
-		sh.radius, sh.conversion = vals[0], conv
+		sh.Radius, sh.Conversion = vals[0], conv
 	case flags&geoRadiusMember != 0:
 		base = 5
 		if z != nil {
-			sh.circle = true
-			if sh.lon, sh.lat, ok = memberPos(argv[2]); !ok {
+			sh.Circle = true
+			if sh.Lon, sh.Lat, ok = memberPos(argv[2]); !ok {
 				return
 			}
 			vals, conv, ok := s.geoDistanceArgs(c, argv[3:5], "ERR radius cannot be negative")
 			if !ok {
 				return
 			}
-			sh.radius, sh.conversion = vals[0], conv
+			sh.Radius, sh.Conversion = vals[0], conv
 		}
 	}
 	withDist, withHash, withCoord := false, false, false
@@ -338,14 +332,14 @@ func geoSearch(s *Server, c *client, argv [][]byte, srcAt int, flags int) {
 			storeDist = true
 		case equalFold(a, "frommember") && left >= 1 && flags&geoSearchCmd != 0 && !fromLoc:
 			if z != nil {
-				if sh.lon, sh.lat, ok = memberPos(rest[i+1]); !ok {
+				if sh.Lon, sh.Lat, ok = memberPos(rest[i+1]); !ok {
 					return
 				}
 			}
 			fromMember = true
 			i++
 		case equalFold(a, "fromlonlat") && left >= 2 && flags&geoSearchCmd != 0 && !fromMember:
-			if sh.lon, sh.lat, ok = s.geoLonLat(c, rest[i+1], rest[i+2]); !ok {
+			if sh.Lon, sh.Lat, ok = s.geoLonLat(c, rest[i+1], rest[i+2]); !ok {
 				return
 			}
 			fromLoc = true
@@ -355,7 +349,7 @@ func geoSearch(s *Server, c *client, argv [][]byte, srcAt int, flags int) {
 			if !ok {
 				return
 			}
-			sh.circle, sh.radius, sh.conversion = true, vals[0], conv
+			sh.Circle, sh.Radius, sh.Conversion = true, vals[0], conv
 			byRadius = true
 			i += 2
 		case equalFold(a, "bybox") && left >= 3 && flags&geoSearchCmd != 0 && !byRadius:
@@ -363,7 +357,7 @@ func geoSearch(s *Server, c *client, argv [][]byte, srcAt int, flags int) {
 			if !ok {
 				return
 			}
-			sh.circle, sh.width, sh.height, sh.conversion = false, vals[0], vals[1], conv
+			sh.Circle, sh.Width, sh.Height, sh.Conversion = false, vals[0], vals[1], conv
 			byBox = true
 			i += 3
 		default:
@@ -431,7 +425,7 @@ func geoSearch(s *Server, c *client, argv [][]byte, srcAt int, flags int) {
 	}
 	points = points[:n]
 	for i := range points {
-		points[i].dist /= sh.conversion
+		points[i].dist /= sh.Conversion
 	}
 	if storeKey == nil {
 		extra := 0
@@ -486,34 +480,20 @@ func geoSearch(s *Server, c *client, argv [][]byte, srcAt int, flags int) {
 
 // geoCollect visits the search cells in Redis's order and keeps the members inside the shape,
 // stopping at limit (ANY) when it is not 0.
-func geoCollect(z *keyspace.ZSet, sh *geoShape, limit int64) []geoPoint {
+func geoCollect(z *keyspace.ZSet, sh *geohash.Shape, limit int64) []geoPoint {
 	var points []geoPoint
-	cells := sh.searchCells()
-	last := -1
-	for i, cell := range cells {
-		if cell.bits == 0 && cell.step == 0 {
-			continue
-		}
-		if last >= 0 && cell.bits == cells[last].bits && cell.step == cells[last].step {
-			continue // with a huge radius neighbours can coincide
-		}
+	for _, cell := range sh.ScoreRanges() {
 		if limit > 0 && int64(len(points)) >= limit {
 			break
 		}
-		lo := float64(geohashAlign52(cell))
-		next := cell
-		next.bits++
-		hi := float64(geohashAlign52(next))
-		r := keyspace.ScoreRange{Min: lo, Max: hi, MaxOpen: true}
+		r := keyspace.ScoreRange{Min: cell[0], Max: cell[1], MaxOpen: true}
 		z.RangeByScore(r, false, func(e keyspace.Entry) bool {
-			lon, lat := decodeGeoScore(e.Score)
-			d, in := sh.contains(lon, lat)
-			if in {
+			lon, lat := geohash.Decode(e.Score)
+			if d, in := sh.Contains(lon, lat); in {
 				points = append(points, geoPoint{member: e.Member, score: e.Score, dist: d, lon: lon, lat: lat})
 			}
 			return limit == 0 || int64(len(points)) < limit
 		})
-		last = i
 	}
 	return points
 }

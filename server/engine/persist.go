@@ -147,7 +147,7 @@ func writeFileAtomically(path string, write func(*os.File) error) error {
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp)
 		return err
 	}
 	return syncDir(dir)
@@ -278,14 +278,14 @@ func (s *Server) persistCron() {
 	}
 	if p.bgsaveScheduled {
 		p.bgsaveScheduled = false
-		s.startBGSave()
+		_ = s.startBGSave() // nothing runs here, so it starts
 		return
 	}
 	for _, sp := range s.savePoints() {
 		if s.stats.dirty >= sp.changes && s.unixtime-p.lastSave > sp.seconds &&
 			(s.unixtime-p.lastBgsaveTry > bgsaveRetryDelay || p.lastBgsaveOK) {
 			s.logf(logNotice, "%d changes in %d seconds. Saving...", sp.changes, sp.seconds)
-			s.startBGSave()
+			_ = s.startBGSave() // nothing runs here, so it starts
 			return
 		}
 	}

@@ -1,25 +1,24 @@
-package engine
+// Package geohash is Redis's geohash arithmetic (geohash.c, geohash_helper.c): the 52-bit scores
+// GEOADD stores, the positions and distances GEOPOS and GEODIST return, and the cells GEOSEARCH
+// visits, in the same order, so that results match Redis's. It knows nothing of keys or commands
+// (those are in package engine).
+package geohash
 
-import (
-	"math"
-)
-
-// Geohash arithmetic as Redis's geohash.c and geohash_helper.c do it, so that GEOADD stores the
-// same 52-bit scores, GEOPOS and GEODIST return the same numbers, and GEOSEARCH visits the same
-// cells in the same order.
+import "math"
 
 const (
-	geoStepMax          = 26
-	geoLatMin           = -85.05112878
-	geoLatMax           = 85.05112878
-	geoLongMin          = -180.0
-	geoLongMax          = 180.0
-	earthRadiusMeters   = 6372797.560856
-	mercatorMax         = 20037726.37
-	degToRad            = math.Pi / 180.0
-	geoAlphabet         = "0123456789bcdefghjkmnpqrstuvwxyz"
-	errGeoInvalidPair   = "ERR invalid longitude,latitude pair %f,%f"
-	errGeoUnsupportUnit = "ERR unsupported unit provided. please use M, KM, FT, MI"
+	// StepMax is the precision of stored scores: 26 bits per axis.
+	StepMax = 26
+	// The limits of a valid position (EPSG:3785).
+	LatMin = -85.05112878
+	LatMax = 85.05112878
+	LonMin = -180.0
+	LonMax = 180.0
+
+	earthRadiusMeters = 6372797.560856
+	mercatorMax       = 20037726.37
+	degToRad          = math.Pi / 180.0
+	alphabet          = "0123456789bcdefghjkmnpqrstuvwxyz"
 )
 
 type geoBits struct {
@@ -75,7 +74,7 @@ func geohashEncode(lonRange, latRange geoRange, lon, lat float64, step uint) (ge
 }
 
 func wgs84Ranges() (geoRange, geoRange) {
-	return geoRange{geoLongMin, geoLongMax}, geoRange{geoLatMin, geoLatMax}
+	return geoRange{LonMin, LonMax}, geoRange{LatMin, LatMax}
 }
 
 func geohashDecode(lonRange, latRange geoRange, hash geoBits) geoArea {
@@ -92,14 +91,14 @@ func geohashDecode(lonRange, latRange geoRange, hash geoBits) geoArea {
 	}
 }
 
-// decodeGeoScore turns a stored score back into the centre of its cell, as GEOPOS reports it.
-func decodeGeoScore(score float64) (lon, lat float64) {
+// Decode turns a stored score back into the centre of its cell, as GEOPOS reports it.
+func Decode(score float64) (lon, lat float64) {
 	lonR, latR := wgs84Ranges()
-	area := geohashDecode(lonR, latR, geoBits{bits: uint64(score), step: geoStepMax})
+	area := geohashDecode(lonR, latR, geoBits{bits: uint64(score), step: StepMax})
 	lon = (area.longitude.min + area.longitude.max) / 2
-	lon = math.Min(math.Max(lon, geoLongMin), geoLongMax)
+	lon = math.Min(math.Max(lon, LonMin), LonMax)
 	lat = (area.latitude.min + area.latitude.max) / 2
-	lat = math.Min(math.Max(lat, geoLatMin), geoLatMax)
+	lat = math.Min(math.Max(lat, LatMin), LatMax)
 	return lon, lat
 }
 
@@ -145,8 +144,8 @@ func geoLatDistance(lat1, lat2 float64) float64 {
 	return earthRadiusMeters * math.Abs(lat2*degToRad-lat1*degToRad)
 }
 
-// geoDistance is Redis's haversine distance in meters.
-func geoDistance(lon1, lat1, lon2, lat2 float64) float64 {
+// Distance is Redis's haversine distance in meters.
+func Distance(lon1, lat1, lon2, lat2 float64) float64 {
 	lon1r, lon2r := lon1*degToRad, lon2*degToRad
 	v := math.Sin((lon2r - lon1r) / 2)
 	if v == 0.0 {
@@ -180,42 +179,44 @@ func geoEstimateSteps(rangeMeters, lat float64) uint {
 }
 
 // geoShape is a GEOSEARCH area: a circle (radius) or a box (width, height), in the unit's scale.
-type geoShape struct {
-	lon, lat      float64
-	circle        bool
-	radius        float64
-	width, height float64
-	conversion    float64 // meters per unit
+// Shape is a GEOSEARCH area around (Lon, Lat): a circle (Radius) or a box (Width, Height), in a
+// unit of Conversion meters.
+type Shape struct {
+	Lon, Lat      float64
+	Circle        bool
+	Radius        float64
+	Width, Height float64
+	Conversion    float64 // meters per unit
 }
 
-func (sh *geoShape) boundingBox() (minLon, minLat, maxLon, maxLat float64) {
-	height, width := sh.conversion*sh.radius, sh.conversion*sh.radius
-	if !sh.circle {
-		height, width = sh.conversion*sh.height/2, sh.conversion*sh.width/2
+func (sh *Shape) boundingBox() (minLon, minLat, maxLon, maxLat float64) {
+	height, width := sh.Conversion*sh.Radius, sh.Conversion*sh.Radius
+	if !sh.Circle {
+		height, width = sh.Conversion*sh.Height/2, sh.Conversion*sh.Width/2
 	}
 	latDelta := height / earthRadiusMeters / degToRad
-	lonDeltaTop := width / earthRadiusMeters / math.Cos((sh.lat+latDelta)*degToRad) / degToRad
-	lonDeltaBottom := width / earthRadiusMeters / math.Cos((sh.lat-latDelta)*degToRad) / degToRad
-	if sh.lat < 0 {
-		minLon, maxLon = sh.lon-lonDeltaBottom, sh.lon+lonDeltaBottom
+	lonDeltaTop := width / earthRadiusMeters / math.Cos((sh.Lat+latDelta)*degToRad) / degToRad
+	lonDeltaBottom := width / earthRadiusMeters / math.Cos((sh.Lat-latDelta)*degToRad) / degToRad
+	if sh.Lat < 0 {
+		minLon, maxLon = sh.Lon-lonDeltaBottom, sh.Lon+lonDeltaBottom
 	} else {
-		minLon, maxLon = sh.lon-lonDeltaTop, sh.lon+lonDeltaTop
+		minLon, maxLon = sh.Lon-lonDeltaTop, sh.Lon+lonDeltaTop
 	}
-	return minLon, sh.lat - latDelta, maxLon, sh.lat + latDelta
+	return minLon, sh.Lat - latDelta, maxLon, sh.Lat + latDelta
 }
 
 // searchCells is Redis's geohashCalculateAreasByShapeWGS84: the centre cell and its eight
 // neighbours (zero where they cannot hold a match), in the order Redis visits them.
-func (sh *geoShape) searchCells() []geoBits {
+func (sh *Shape) searchCells() []geoBits {
 	minLon, minLat, maxLon, maxLat := sh.boundingBox()
-	radius := sh.radius
-	if !sh.circle {
-		radius = math.Sqrt((sh.width/2)*(sh.width/2) + (sh.height/2)*(sh.height/2))
+	radius := sh.Radius
+	if !sh.Circle {
+		radius = math.Sqrt((sh.Width/2)*(sh.Width/2) + (sh.Height/2)*(sh.Height/2))
 	}
-	radius *= sh.conversion
-	steps := geoEstimateSteps(radius, sh.lat)
+	radius *= sh.Conversion
+	steps := geoEstimateSteps(radius, sh.Lat)
 	lonR, latR := wgs84Ranges()
-	hash, _ := geohashEncode(lonR, latR, sh.lon, sh.lat, steps)
+	hash, _ := geohashEncode(lonR, latR, sh.Lon, sh.Lat, steps)
 	nb := geohashNeighbors(hash)
 	area := geohashDecode(lonR, latR, hash)
 	decrease := false
@@ -230,7 +231,7 @@ func (sh *geoShape) searchCells() []geoBits {
 	}
 	if steps > 1 && decrease {
 		steps--
-		hash, _ = geohashEncode(lonR, latR, sh.lon, sh.lat, steps)
+		hash, _ = geohashEncode(lonR, latR, sh.Lon, sh.Lat, steps)
 		nb = geohashNeighbors(hash)
 		area = geohashDecode(lonR, latR, hash)
 	}
@@ -251,17 +252,60 @@ func (sh *geoShape) searchCells() []geoBits {
 	return []geoBits{hash, nb.north, nb.south, nb.east, nb.west, nb.northEast, nb.northWest, nb.southEast, nb.southWest}
 }
 
-// contains reports whether a point is in the shape, and its distance from the centre in meters.
-func (sh *geoShape) contains(lon, lat float64) (float64, bool) {
-	if sh.circle {
-		d := geoDistance(lon, lat, sh.lon, sh.lat)
-		return d, d <= sh.radius*sh.conversion
+// Contains reports whether a point is in the shape, and its distance from the centre in meters.
+func (sh *Shape) Contains(lon, lat float64) (float64, bool) {
+	if sh.Circle {
+		d := Distance(lon, lat, sh.Lon, sh.Lat)
+		return d, d <= sh.Radius*sh.Conversion
 	}
-	if geoLatDistance(lat, sh.lat) > sh.height*sh.conversion/2 {
+	if geoLatDistance(lat, sh.Lat) > sh.Height*sh.Conversion/2 {
 		return 0, false
 	}
-	if geoDistance(lon, lat, sh.lon, lat) > sh.width*sh.conversion/2 {
+	if Distance(lon, lat, sh.Lon, lat) > sh.Width*sh.Conversion/2 {
 		return 0, false
 	}
-	return geoDistance(sh.lon, sh.lat, lon, lat), true
+	return Distance(sh.Lon, sh.Lat, lon, lat), true
+}
+
+// Score is the 52-bit score GEOADD stores for a position, which must be within the limits.
+func Score(lon, lat float64) uint64 {
+	lonR, latR := wgs84Ranges()
+	h, _ := geohashEncode(lonR, latR, lon, lat, StepMax)
+	return geohashAlign52(h)
+}
+
+// String is the standard 11-character geohash of a position, as GEOHASH replies it. Redis keeps
+// latitudes within ±85.05; standard geohashes use ±90, so the position is encoded again.
+func String(lon, lat float64) [11]byte {
+	h, _ := geohashEncode(geoRange{-180, 180}, geoRange{-90, 90}, lon, lat, StepMax)
+	var buf [11]byte
+	for i := 0; i < 11; i++ {
+		idx := 0
+		if i < 10 {
+			idx = int((h.bits >> (52 - uint((i+1)*5))) & 0x1f)
+		}
+		buf[i] = alphabet[idx]
+	}
+	return buf
+}
+
+// ScoreRanges are the score intervals [lo, hi) of the cells a search must visit for the shape,
+// in the order Redis visits them, without empty or repeated cells.
+func (sh *Shape) ScoreRanges() [][2]float64 {
+	cells := sh.searchCells()
+	out := make([][2]float64, 0, len(cells))
+	last := -1
+	for i, cell := range cells {
+		if cell.bits == 0 && cell.step == 0 {
+			continue
+		}
+		if last >= 0 && cell == cells[last] {
+			continue // with a huge radius neighbours can coincide
+		}
+		next := cell
+		next.bits++
+		out = append(out, [2]float64{float64(geohashAlign52(cell)), float64(geohashAlign52(next))})
+		last = i
+	}
+	return out
 }
