@@ -14,6 +14,7 @@ GOTESTSUM_VERSION ?= v1.13.0
 LOCALBIN ?= $(CURDIR)/bin
 HELM ?= $(LOCALBIN)/helm
 KUSTOMIZE ?= $(LOCALBIN)/kustomize
+KUBECTL ?= $(LOCALBIN)/kubectl
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 GOTESTSUM ?= $(LOCALBIN)/gotestsum
 CONTROLLER_GEN ?= go tool controller-gen
@@ -161,15 +162,15 @@ helm-lint: helm ## Lint the Helm chart.
 ##@ Local cluster and end to end
 
 .PHONY: demo
-demo: helm image ## Bring up a local cluster (or CLUSTER=current), install the operator with Helm, run a CacheInstance and show what it got.
-	CLUSTER=$(CLUSTER) HELM=$(HELM) IMG=$(IMG) IMAGE_TAR=$(IMAGE_TAR) hack/demo.sh up
+demo: helm kubectl image ## Bring up a local cluster (or CLUSTER=current), install the operator with Helm, run a CacheInstance and show what it got.
+	CLUSTER=$(CLUSTER) HELM=$(HELM) KUBECTL=$(KUBECTL) IMG=$(IMG) IMAGE_TAR=$(IMAGE_TAR) hack/demo.sh up
 
 .PHONY: demo-down
 demo-down: ## Undo make demo: the whole local cluster (or, with CLUSTER=current, the demo and the operator).
-	CLUSTER=$(CLUSTER) HELM=$(HELM) hack/demo.sh down
+	CLUSTER=$(CLUSTER) HELM=$(HELM) KUBECTL=$(KUBECTL) hack/demo.sh down
 
 .PHONY: test-e2e
-test-e2e: helm image ## End-to-end test on a fresh local cluster (root): operator by Helm, CPUs, clients, rolls, GC, metrics; then down and a clean machine.
+test-e2e: helm kubectl image ## End-to-end test on a fresh local cluster (root): operator by Helm, CPUs, clients, rolls, GC, metrics, the README's commands; then down and a clean machine.
 	HELM=$(HELM) IMG=$(IMG) IMAGE_TAR=$(IMAGE_TAR) hack/test-e2e.sh
 
 .PHONY: cluster-up
@@ -189,6 +190,11 @@ cluster-status: ## Show the local cluster's components and kubeconfig.
 .PHONY: envtest
 envtest: ## Build kube-apiserver and etcd (K8S_VERSION) from the Go module proxy into ~/.cache/iocache, once.
 	@hack/k8s-binaries.sh kube-apiserver etcd >/dev/null
+
+.PHONY: kubectl
+kubectl: ## Build kubectl (K8S_VERSION, the local node's) from the Go module proxy into ~/.cache/iocache, once, and link it as bin/kubectl.
+	@mkdir -p $(LOCALBIN)
+	@ln -sf "$$(hack/k8s-binaries.sh kubectl | tail -n 1)/kubectl" $(LOCALBIN)/kubectl
 
 .PHONY: helm
 helm: $(HELM) ## Build helm (HELM_VERSION) into bin/.

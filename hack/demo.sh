@@ -4,13 +4,19 @@
 # `make image`, installs the operator with the Helm chart, applies the 1-core sample CacheInstance
 # and prints what it got (hack/demo). Running it again changes nothing and prints the same.
 #
-#   hack/demo.sh up      (make demo)        CLUSTER=local|current HELM=bin/helm IMG=... IMAGE_TAR=...
+# It also provides what the printed commands use: kubectl of the node's Kubernetes version (make
+# kubectl builds it from the module proxy like the other Kubernetes binaries and links it as
+# bin/kubectl) and redis-cli (Debian's redis-tools, installed with apt as root, as local-cluster.sh
+# installs containerd).
+#
+#   hack/demo.sh up      (make demo)        CLUSTER=local|current HELM=bin/helm KUBECTL=bin/kubectl IMG=... IMAGE_TAR=...
 #   hack/demo.sh down    (make demo-down)   local: the whole cluster goes; current: the demo and the operator
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 CLUSTER=${CLUSTER:-local}
 HELM=${HELM:-bin/helm}
+KUBECTL=${KUBECTL:-bin/kubectl}
 IMG=${IMG:-ghcr.io/iocache/iocache:v0.1.0}
 IMAGE_TAR=${IMAGE_TAR:-bin/iocache-image.tar}
 RELEASE=iocache
@@ -29,12 +35,31 @@ down() {
     return
   fi
   phase "removing the demo instance and the operator from the current cluster"
-  kubectl delete namespace "$DEMO_NS" --ignore-not-found --wait=true --timeout=120s
+  "$KUBECTL" delete namespace "$DEMO_NS" --ignore-not-found --wait=true --timeout=120s
   "$HELM" uninstall "$RELEASE" -n "$OPERATOR_NS" --wait --timeout 2m 2>/dev/null || true
+}
+
+# redis_cli prints the path of redis-cli, installing Debian's redis-tools first as root.
+redis_cli() {
+  if ! command -v redis-cli >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      echo "installing redis-cli (Debian's redis-tools) for the commands below" >&2
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-tools >/dev/null ||
+        { DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-tools >/dev/null; }
+    else
+      echo "redis-cli is not installed (sudo apt-get install -y redis-tools); the commands below use it" >&2
+      echo redis-cli
+      return
+    fi
+  fi
+  command -v redis-cli
 }
 
 up() {
   local kubelet_dir=""
+  [ -x "$KUBECTL" ] || { echo "demo: no kubectl at $KUBECTL (make kubectl)" >&2; exit 2; }
+  local cli
+  cli=$(redis_cli)
   if [ "$CLUSTER" = local ]; then
     phase "local cluster (hack/local-cluster.sh up; the first run builds the Kubernetes binaries)"
     hack/local-cluster.sh up >/dev/null
@@ -44,7 +69,7 @@ up() {
     phase "importing $IMG into the node's containerd"
     hack/local-cluster.sh load "$IMAGE_TAR"
   else
-    phase "current cluster: $(kubectl config current-context)"
+    phase "current cluster: $("$KUBECTL" config current-context)"
     echo "The cluster must be able to pull $IMG (push it to a registry it reads, or load $IMAGE_TAR into its nodes)."
   fi
 
@@ -55,7 +80,7 @@ up() {
 
   phase "CacheInstance from $SAMPLE"
   go run ./hack/demo -kubeconfig "${KUBECONFIG:-}" -file "$SAMPLE" -namespace "$DEMO_NS" -release "$RELEASE" \
-    -kubelet-dir "$kubelet_dir"
+    -kubelet-dir "$kubelet_dir" -kubectl "$(readlink -f "$KUBECTL")" -redis-cli "$cli"
   phase "done; 'make demo-down' removes it"
 }
 

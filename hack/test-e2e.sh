@@ -2,9 +2,10 @@
 # make test-e2e: the end-to-end test on a real node. Brings up the local cluster
 # (hack/local-cluster.sh, root), imports the iocache image (make image) and a small probe image,
 # runs hack/e2e (Go, build tag e2e: Helm install, Ready, clients, CPUs, pinning, metrics, benchmark,
-# roll, garbage collection), then takes the cluster down, which fails unless the machine matches the
-# snapshot taken before up (processes, mounts, interfaces, netns, iptables, nftables, cgroups,
-# sysctls). Prints timings per phase.
+# roll, garbage collection, an unschedulable instance reported Degraded), then runs every command
+# block of the README on the node (hack/readme-run.sh), then takes the cluster down, which fails
+# unless the machine matches the snapshot taken before up (processes, mounts, interfaces, netns,
+# iptables, nftables, cgroups, sysctls). Prints timings per phase.
 #
 # It wants a cluster of its own (the node has one exclusive CPU, which make demo's instance would
 # hold): with the local cluster already up it stops, unless E2E_REUSE_CLUSTER=1, and then leaves it
@@ -74,3 +75,13 @@ phase "go test -tags e2e ./hack/e2e (compiling it takes a minute the first time)
 IOCACHE_E2E_HELM=$HELM IOCACHE_E2E_IMAGE=$IMG IOCACHE_E2E_PROBE_IMAGE=$PROBE_IMG \
   IOCACHE_E2E_KUBELET_DIR=$LOCAL_CLUSTER_KUBELET_DIR IOCACHE_E2E_RESERVED_CPUS=$LOCAL_CLUSTER_RESERVED_CPUS \
   go test -tags e2e ./hack/e2e -run TestEndToEnd -v -count=1 -timeout 30m
+
+# The README's commands, as printed, on this node (the operator is uninstalled and the test's
+# instances are gone by now). Its last block is make demo-down, which takes the cluster down and
+# checks the machine is clean, so it runs only on a cluster of the test's own.
+if [ $was_up = 0 ] && [ "$KEEP" = 0 ]; then
+  phase "README runner: every command block of README.md on this node (hack/readme-run.sh)"
+  HELM=$HELM hack/readme-run.sh README.md
+else
+  echo "test-e2e: the README runner is skipped: its last block (make demo-down) would take down a cluster that is not the test's own"
+fi

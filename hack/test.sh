@@ -12,7 +12,8 @@
 #     temporary file goes under a TMPDIR made for this run. When the tests end, any process still
 #     carrying the id (kube-apiserver, etcd, iocache-server, redis-server, prometheus...) and anything
 #     left in that TMPDIR is listed, then stopped or removed, and the run fails. Processes without the
-#     id, such as a redis-server of your own, are never looked at.
+#     id, such as a redis-server of your own, are never looked at. A file a test wrote into the
+#     checkout (one git neither knows nor ignores) fails the run too.
 #
 #   KUBEBUILDER_ASSETS=... HELM=... KUSTOMIZE=... GOTESTSUM=... hack/test.sh [go test packages and flags]
 set -euo pipefail
@@ -92,12 +93,23 @@ check_nothing_left() {
     (cd "$tmp" && du -sh -- * .[!.]* 2>/dev/null) >&2 || true
   fi
   rm -rf "$tmp"
-  [ $rc = 0 ] && echo "test: nothing left behind (no process with the run's id, no temporary file)"
+  local added
+  added=$(comm -13 <(echo "$untracked_before") <(untracked))
+  if [ -n "$added" ]; then
+    rc=1
+    echo "test: FAIL: the tests wrote files into the checkout (a test's files belong in t.TempDir()):" >&2
+    echo "$added" | sed 's/^/  /' >&2
+  fi
+  [ $rc = 0 ] && echo "test: nothing left behind (no process with the run's id, no temporary file, no new file in the checkout)"
   return $rc
 }
 
+# untracked lists the files git does not know and does not ignore, so new ones a test wrote stand out.
+untracked() { git ls-files --others --exclude-standard | sort; }
+
 ensure_peers
 
+untracked_before=$(untracked)
 run=$(date +%s)-$$
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/iocache-test.XXXXXX")
 args=("$@")

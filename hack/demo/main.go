@@ -30,14 +30,20 @@ func main() {
 	kubeletDir := flag.String("kubelet-dir", "", "the kubelet's root directory when the node is this machine (for its CPU manager state)")
 	timeout := flag.Duration("timeout", 5*time.Minute, "how long to wait for Ready")
 	benchTimeout := flag.Duration("bench-timeout", 5*time.Minute, "how long to wait for the validation benchmark's result")
+	var try tools
+	flag.StringVar(&try.kubectl, "kubectl", "kubectl", "the kubectl the printed commands use (make demo's, matching the node)")
+	flag.StringVar(&try.redisCLI, "redis-cli", "redis-cli", "the redis-cli the printed commands use")
 	_ = flag.Parse(os.Args[1:])
-	if err := run(*kubeconfig, *file, *ns, *release, *kubeletDir, *timeout, *benchTimeout); err != nil {
+	if err := run(*kubeconfig, *file, *ns, *release, *kubeletDir, *timeout, *benchTimeout, try); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, file, ns, release, kubeletDir string, timeout, benchTimeout time.Duration) error {
+// tools are the programs the printed "Try it" commands run, by the paths make demo installed them at.
+type tools struct{ kubectl, redisCLI string }
+
+func run(kubeconfig, file, ns, release, kubeletDir string, timeout, benchTimeout time.Duration, try tools) error {
 	ctx := context.Background()
 	out := os.Stdout
 	e, err := e2eutil.New(kubeconfig, out)
@@ -133,11 +139,11 @@ func run(kubeconfig, file, ns, release, kubeletDir string, timeout, benchTimeout
 		fmt.Fprintf(out, "  %v\n", err)
 	}
 
-	fmt.Fprintf(out, "\nTry it:\n  export KUBECONFIG=%s\n  kubectl -n %s get cacheinstances\n", kubeconfig, ns)
+	fmt.Fprintf(out, "\nTry it:\n  export KUBECONFIG=%s\n  %s -n %s get cacheinstances -o wide\n", kubeconfig, try.kubectl, ns)
 	if strings.HasPrefix(how, "Service ClusterIP ") {
-		fmt.Fprintf(out, "  redis-cli -h %s info threads\n", strings.Split(strings.TrimPrefix(how, "Service ClusterIP "), ":")[0])
+		fmt.Fprintf(out, "  %s -h %s info threads\n", try.redisCLI, strings.Split(strings.TrimPrefix(how, "Service ClusterIP "), ":")[0])
 	} else {
-		fmt.Fprintf(out, "  kubectl -n %s port-forward svc/%s 6379:6379 & redis-cli -p 6379 info threads\n", ns, ci.Name)
+		fmt.Fprintf(out, "  %s -n %s port-forward svc/%s 6379:6379 & %s -p 6379 info threads\n", try.kubectl, ns, ci.Name, try.redisCLI)
 	}
 	return nil
 }

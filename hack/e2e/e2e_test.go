@@ -24,6 +24,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -309,6 +310,10 @@ func TestEndToEnd(t *testing.T) {
 		if lb.IOThreads != got.Status.IOThreads {
 			t.Errorf("benchmark ran with io-threads %d, instance has %d", lb.IOThreads, got.Status.IOThreads)
 		}
+		if lb.Purpose != cachev1alpha1.PurposeValidation || lb.Client == nil || lb.Client.Node == "" || lb.Client.CPUUsed == nil ||
+			lb.ServerCPU == nil || !strings.Contains(lb.Measured, "client on node "+lb.Client.Node) {
+			t.Errorf("lastBenchmark does not say what it measured: purpose %q client %+v server CPU %v, %q", lb.Purpose, lb.Client, lb.ServerCPU, lb.Measured)
+		}
 		c := apimeta.FindStatusCondition(got.Status.Conditions, cachev1alpha1.ConditionThroughputValidated)
 		if c == nil || c.Status != metav1.ConditionTrue {
 			t.Errorf("ThroughputValidated = %+v, want True", c)
@@ -556,6 +561,57 @@ func TestEndToEnd(t *testing.T) {
 					t.Errorf("%s got exclusive CPUs from the CPU manager: %v", pod.Name, st.Entries[string(pod.UID)])
 				}
 			}
+		}
+	})
+
+	p.run(t, "an instance the node cannot fit: Degraded with the scheduler's reason, and an event", func(t *testing.T) {
+		// The node has one exclusive CPU (the others are reserved): two cores cannot be scheduled.
+		tooBig := &cachev1alpha1.CacheInstance{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "too-big"},
+			Spec: cachev1alpha1.CacheInstanceSpec{Cores: 2, Memory: resource.MustParse("256Mi"),
+				Benchmark: cachev1alpha1.CacheInstanceBenchmarkSpec{ValidateOnChange: ptr.To(false)}},
+		}
+		if err := e.Client.Create(ctx, tooBig); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := e.Client.Delete(ctx, tooBig); err != nil && !apierrors.IsNotFound(err) {
+				t.Error(err)
+			}
+		}()
+		degraded := func(ci *cachev1alpha1.CacheInstance) bool {
+			return apimeta.IsStatusConditionTrue(ci.Status.Conditions, cachev1alpha1.ConditionDegraded)
+		}
+		got, err := e.WaitInstance(ctx, client.ObjectKeyFromObject(tooBig), 2*time.Minute, degraded)
+		if err != nil {
+			t.Fatalf("never Degraded: %v", err)
+		}
+		c := apimeta.FindStatusCondition(got.Status.Conditions, cachev1alpha1.ConditionDegraded)
+		fmt.Printf("  Degraded=True %s: %s\n", c.Reason, c.Message)
+		if c.Reason != "Unschedulable" || !strings.Contains(c.Message, "Insufficient cpu") {
+			t.Errorf("Degraded %s %q, want Unschedulable with the scheduler's \"Insufficient cpu\"", c.Reason, c.Message)
+		}
+		if pr := apimeta.FindStatusCondition(got.Status.Conditions, cachev1alpha1.ConditionProgressing); pr == nil || pr.Reason == "RolloutComplete" {
+			t.Errorf("Progressing %+v while the pod cannot be scheduled", pr)
+		}
+		if got.Status.Phase != cachev1alpha1.PhaseDegraded {
+			t.Errorf("phase %q, want Degraded", got.Status.Phase)
+		}
+		err = e2eutil.Poll(ctx, time.Second, 30*time.Second, func(ctx context.Context) (bool, error) {
+			var events eventsv1.EventList
+			if err := e.Client.List(ctx, &events, client.InNamespace(ns)); err != nil {
+				return false, err
+			}
+			for _, ev := range events.Items {
+				if ev.Regarding.Kind == "CacheInstance" && ev.Regarding.Name == tooBig.Name && ev.Reason == "Unschedulable" && ev.Type == corev1.EventTypeWarning {
+					fmt.Printf("  event %s %s: %s\n", ev.Type, ev.Reason, ev.Note)
+					return true, nil
+				}
+			}
+			return false, fmt.Errorf("no Warning event Unschedulable about CacheInstance %s among %d events", tooBig.Name, len(events.Items))
+		})
+		if err != nil {
+			t.Error(err)
 		}
 	})
 

@@ -129,6 +129,8 @@ func startServerProcess(t *testing.T, bin string, args ...string) int {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--loglevel", "warning"}, args...)...)
+	// The server saves into its working directory (dump.rdb, BGSAVE's temp files): the test's own.
+	cmd.Dir = t.TempDir()
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {

@@ -99,6 +99,9 @@ func BenchmarkLine(ci *cachev1alpha1.CacheInstance) string {
 	if c := apimeta.FindStatusCondition(ci.Status.Conditions, cachev1alpha1.ConditionThroughputValidated); c != nil {
 		s += fmt.Sprintf("; ThroughputValidated=%s (%s)", c.Status, c.Reason)
 	}
+	if b.Measured != "" {
+		s += "\n  what it measured: " + b.Measured
+	}
 	return s
 }
 
