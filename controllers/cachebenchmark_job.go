@@ -183,6 +183,7 @@ func desiredJob(cb *cachev1alpha1.CacheBenchmark, ci *cachev1alpha1.CacheInstanc
 		}}}}
 	}
 	pod.Containers = []corev1.Container{container}
+	pod.ImagePullSecrets = append([]corev1.LocalObjectReference(nil), ci.Spec.ImagePullSecrets...)
 
 	labels := benchLabels(ci)
 	annotations := map[string]string{annotationIOThreads: strconv.Itoa(int(ioThreads))}

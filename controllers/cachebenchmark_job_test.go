@@ -37,6 +37,7 @@ func TestDesiredJobGolden(t *testing.T) {
 	cb := newBenchmark(func(cb *cachev1alpha1.CacheBenchmark) { cb.Spec.IOThreads = []int32{1, 3} })
 	goldenYAML(t, "job/sweep-auth.yaml", desiredJob(cb, ci, 3, "registry.example/iocache:v1"))
 	goldenYAML(t, "job/minimal.yaml", desiredJob(newBenchmark(), newInstance(2), 1, "registry.example/iocache:v1"))
+	goldenYAML(t, "job/pull-secrets.yaml", desiredJob(newBenchmark(), newInstance(1, sharedKnobs), 1, "registry.example/iocache:v1"))
 }
 
 func TestDesiredJob(t *testing.T) {

@@ -80,6 +80,9 @@ func renderConfig(ci *cachev1alpha1.CacheInstance) (*serverConfig, error) {
 	if cores < 1 {
 		return nil, fmt.Errorf("spec.cores is %d; it must be at least 1", s.Cores)
 	}
+	if s.CPUMode == cachev1alpha1.CPUShared {
+		return renderSharedConfig(ci)
+	}
 	aff := s.CPUAffinity
 	if aff == nil {
 		aff = &cachev1alpha1.CPUAffinitySpec{}
@@ -107,6 +110,34 @@ func renderConfig(ci *cachev1alpha1.CacheInstance) (*serverConfig, error) {
 		BGSave:     cpuset.Format(layout.BGSave),
 	}
 
+	return finishConfig(ci, cfg, func(line func(string, ...any)) {
+		line("# io-threads: %s", why)
+		line("io-threads %d", cfg.IOThreads)
+		line("# cpulists are positions within the CPUs the kubelet gives the pod, not CPU ids.")
+		line("cpulist-mode relative")
+		line("server_cpulist %s", cfg.CPULists.Server)
+		line("bio_cpulist %s", cfg.CPULists.Bio)
+		line("aof_rewrite_cpulist %s", cfg.CPULists.AOFRewrite)
+		line("bgsave_cpulist %s", cfg.CPULists.BGSave)
+	})
+}
+
+// renderSharedConfig is the config of cpuMode Shared: one thread, pinned nowhere, since the pod
+// owns no CPU to pin it to.
+func renderSharedConfig(ci *cachev1alpha1.CacheInstance) (*serverConfig, error) {
+	cfg := &serverConfig{IOThreads: 1}
+	return finishConfig(ci, cfg, func(line func(string, ...any)) {
+		line("# io-threads: cpuMode Shared, %s of a core from the node's shared pool: one thread, not pinned", ci.Spec.CPU)
+		line("io-threads 1")
+		line("cpulist-mode relative")
+	})
+}
+
+// finishConfig renders the config file around the threading lines, which threads writes, and
+// resolves what the rest of the spec says.
+func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads func(line func(string, ...any))) (*serverConfig, error) {
+	s := &ci.Spec
+	var err error
 	if cfg.MaxMemory, err = resolveMaxMemory(s); err != nil {
 		return nil, err
 	}
@@ -123,14 +154,7 @@ func renderConfig(ci *cachev1alpha1.CacheInstance) (*serverConfig, error) {
 	line("bind * -::*")
 	line("dir %s", dataDir)
 	line("metrics-port %d", s.Metrics.Port)
-	line("# io-threads: %s", why)
-	line("io-threads %d", cfg.IOThreads)
-	line("# cpulists are positions within the CPUs the kubelet gives the pod, not CPU ids.")
-	line("cpulist-mode relative")
-	line("server_cpulist %s", cfg.CPULists.Server)
-	line("bio_cpulist %s", cfg.CPULists.Bio)
-	line("aof_rewrite_cpulist %s", cfg.CPULists.AOFRewrite)
-	line("bgsave_cpulist %s", cfg.CPULists.BGSave)
+	threads(line)
 	line("maxmemory %d", cfg.MaxMemory)
 	line("maxmemory-policy %s", s.MaxMemoryPolicy)
 	line("# Benchmark Jobs work in the bench space, apart from the user's keys, within half the memory maxmemory leaves.")

@@ -80,6 +80,7 @@ var configCases = []struct {
 	{"affinity-server-only", newInstance(8, affinity(cachev1alpha1.CPUAffinitySpec{Server: "2-3"}))},
 	{"affinity-bio-only", newInstance(8, affinity(cachev1alpha1.CPUAffinitySpec{Bio: "7"}))},
 	{"affinity-server-everything", newInstance(4, affinity(cachev1alpha1.CPUAffinitySpec{Server: "0-3"}))},
+	{"shared-500m", newInstance(1, sharedKnobs)},
 	{"auth-maxmemory-extras", newInstance(4, func(ci *cachev1alpha1.CacheInstance) {
 		ci.Spec.Memory = resource.MustParse("4Gi")
 		ci.Spec.MaxMemory = ptr.To(resource.MustParse("3Gi"))
@@ -207,7 +208,11 @@ func TestRenderConfigRefuses(t *testing.T) {
 		{"maxMemory not below memory", "spec.maxMemory 1Gi must be positive and less than spec.memory 1Gi", newInstance(4, func(ci *cachev1alpha1.CacheInstance) {
 			ci.Spec.MaxMemory = ptr.To(resource.MustParse("1Gi"))
 		})},
-		{"no cores", "spec.cores is 0", newInstance(0)},
+		{"no cores", "spec.cores is 0", func() *cachev1alpha1.CacheInstance {
+			ci := newInstance(1) // the schema and SetDefaults make it 1: only a bypass gives 0
+			ci.Spec.Cores = 0
+			return ci
+		}()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := renderConfig(tc.ci)

@@ -194,6 +194,24 @@ func TestInvalidSpecsRejectedWithMessages(t *testing.T) {
 		{"server and background overlap", func(ci *cachev1alpha1.CacheInstance) {
 			ci.Spec.CPUAffinity = &cachev1alpha1.CPUAffinitySpec{Server: "0-2", BGSave: "2-3"}
 		}, "cpuAffinity.server must not overlap bio, aofRewrite or bgsave"},
+		{"Shared without cpu", func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Cores, ci.Spec.CPUMode = 1, cachev1alpha1.CPUShared
+		}, "cpuMode Shared needs cpu: the fraction of a core the instance gets, such as cpu: 500m"},
+		{"cpu without Shared", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.CPU = ptr.To(resource.MustParse("500m")) },
+			"cpu is only for cpuMode Shared; an Exclusive instance gets whole cores: set cores instead"},
+		{"Shared with pinning", func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Cores, ci.Spec.CPUMode, ci.Spec.CPU = 1, cachev1alpha1.CPUShared, ptr.To(resource.MustParse("500m"))
+			ci.Spec.CPUAffinity = &cachev1alpha1.CPUAffinitySpec{Server: "0"}
+		}, "cpuMode Shared runs one unpinned thread on part of a core: leave cores at 1, remove cpuAffinity and use ioThreads policy Auto"},
+		{"Shared too small", func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Cores, ci.Spec.CPUMode, ci.Spec.CPU = 1, cachev1alpha1.CPUShared, ptr.To(resource.MustParse("1m"))
+		}, "cpu must be between 10m and 64"},
+		{"source ranges without a LoadBalancer", func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Service = &cachev1alpha1.ServiceSpec{Type: corev1.ServiceTypeNodePort, LoadBalancerSourceRanges: []string{"10.0.0.0/8"}}
+		}, "service.loadBalancerSourceRanges only applies to service.type LoadBalancer"},
+		{"nodePort on ClusterIP", func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Service = &cachev1alpha1.ServiceSpec{NodePort: ptr.To[int32](30079)}
+		}, "service.nodePort needs service.type NodePort or LoadBalancer"},
 		{"range running backwards", func(ci *cachev1alpha1.CacheInstance) {
 			ci.Spec.CPUAffinity = &cachev1alpha1.CPUAffinitySpec{Server: "2-0"}
 		}, "a CPU range runs upwards, such as 2-5"},
@@ -221,7 +239,7 @@ func TestInvalidSpecsRejectedWithMessages(t *testing.T) {
 			"auth needs existingSecret, or generate: true"},
 		{"name too long for the StatefulSet's pods", func(ci *cachev1alpha1.CacheInstance) { ci.Name = strings.Repeat("a", 53) },
 			"a CacheInstance name is a DNS label of at most 52 characters"},
-		{"no cores", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Cores = 0 }, "spec.cores: Invalid value: 0"},
+		{"negative cores", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Cores = -1 }, "spec.cores: Invalid value: -1"},
 		{"two replicas", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Replicas = ptr.To[int32](2) }, "spec.replicas: Invalid value: 2"},
 		{"unknown policy", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.IOThreads.Policy = "Fast" }, `spec.ioThreads.policy: Unsupported value: "Fast"`},
 	} {

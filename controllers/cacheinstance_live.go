@@ -230,6 +230,7 @@ func setConfigApplied(st *cachev1alpha1.CacheInstanceStatus, inst *instance, set
 		st.Pods = inst.podConfigs
 	}
 	st.Image, st.PendingImage = inst.image, inst.pendingImage
+	st.CPU = describeCPU(inst.CacheInstance, cfg)
 	change := inst.change
 	if change == nil && prev != nil && prev.Status != metav1.ConditionTrue && prev.Reason != reasonLiveChangeFailed {
 		// A change on its way since an earlier pass: keep saying why.

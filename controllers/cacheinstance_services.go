@@ -13,23 +13,46 @@ import (
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
 )
 
-// desiredClientService is what clients and Prometheus connect to: a ClusterIP Service named after
-// the instance with the Redis port and the metrics port.
+// desiredClientService is what clients and Prometheus connect to: a Service named after the
+// instance with the Redis port and the metrics port; ClusterIP unless spec.service asks for a
+// NodePort or LoadBalancer, for clients outside the cluster.
 func desiredClientService(ci *cachev1alpha1.CacheInstance) *corev1ac.ServiceApplyConfiguration {
 	labels := objectLabels(ci)
 	labels[labelService] = "client"
-	return corev1ac.Service(ci.Name, ci.Namespace).
+	want := ci.Spec.Service
+	if want == nil {
+		want = &cachev1alpha1.ServiceSpec{}
+	}
+	typ := want.Type
+	if typ == "" {
+		typ = corev1.ServiceTypeClusterIP
+	}
+	redisPort := corev1ac.ServicePort().WithName(portNameRedis).WithProtocol(corev1.ProtocolTCP).
+		WithPort(serverPort).WithTargetPort(intstr.FromString(portNameRedis))
+	if want.NodePort != nil && typ != corev1.ServiceTypeClusterIP {
+		redisPort.WithNodePort(*want.NodePort)
+	}
+	spec := corev1ac.ServiceSpec().
+		WithType(typ).
+		WithSelector(selectorLabels(ci)).
+		WithPorts(redisPort,
+			corev1ac.ServicePort().WithName(portNameMetrics).WithProtocol(corev1.ProtocolTCP).
+				WithPort(ci.Spec.Metrics.Port).WithTargetPort(intstr.FromString(portNameMetrics)),
+		)
+	if typ == corev1.ServiceTypeLoadBalancer && len(want.LoadBalancerSourceRanges) > 0 {
+		spec.WithLoadBalancerSourceRanges(want.LoadBalancerSourceRanges...)
+	}
+	if want.ExternalTrafficPolicy != "" && typ != corev1.ServiceTypeClusterIP {
+		spec.WithExternalTrafficPolicy(want.ExternalTrafficPolicy)
+	}
+	svc := corev1ac.Service(ci.Name, ci.Namespace).
 		WithLabels(labels).
 		WithOwnerReferences(ownerReference(ci)).
-		WithSpec(corev1ac.ServiceSpec().
-			WithType(corev1.ServiceTypeClusterIP).
-			WithSelector(selectorLabels(ci)).
-			WithPorts(
-				corev1ac.ServicePort().WithName(portNameRedis).WithProtocol(corev1.ProtocolTCP).
-					WithPort(serverPort).WithTargetPort(intstr.FromString(portNameRedis)),
-				corev1ac.ServicePort().WithName(portNameMetrics).WithProtocol(corev1.ProtocolTCP).
-					WithPort(ci.Spec.Metrics.Port).WithTargetPort(intstr.FromString(portNameMetrics)),
-			))
+		WithSpec(spec)
+	if len(want.Annotations) > 0 {
+		svc.WithAnnotations(want.Annotations)
+	}
+	return svc
 }
 
 // desiredHeadlessService gives each StatefulSet pod a stable DNS name. It lists pods before they

@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
 )
 
 func TestServicesGolden(t *testing.T) {
@@ -11,6 +14,10 @@ func TestServicesGolden(t *testing.T) {
 	goldenYAML(t, "services/client.yaml", desiredClientService(ci))
 	goldenYAML(t, "services/headless.yaml", desiredHeadlessService(ci))
 	goldenYAML(t, "pdb.yaml", desiredPDB(ci))
+	goldenYAML(t, "services/client-loadbalancer.yaml", desiredClientService(newInstance(1, sharedKnobs)))
+	goldenYAML(t, "services/client-nodeport.yaml", desiredClientService(newInstance(2, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Service = &cachev1alpha1.ServiceSpec{Type: corev1.ServiceTypeNodePort, NodePort: ptr.To[int32](30079)}
+	})))
 }
 
 // The StatefulSet names the headless Service, and both Services select exactly the StatefulSet's

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -83,6 +84,20 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 	if len(s.NodeSelector) > 0 {
 		pod.WithNodeSelector(s.NodeSelector)
 	}
+	for _, ps := range s.ImagePullSecrets {
+		pod.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(ps.Name))
+	}
+	for i := range s.TopologySpreadConstraints {
+		tsc := s.TopologySpreadConstraints[i].DeepCopy()
+		if tsc.LabelSelector == nil {
+			tsc.LabelSelector = &metav1.LabelSelector{MatchLabels: selectorLabels(ci)}
+		}
+		c, err := convertJSON[corev1ac.TopologySpreadConstraintApplyConfiguration](tsc)
+		if err != nil {
+			return nil, fmt.Errorf("converting spec.topologySpreadConstraints: %w", err)
+		}
+		pod.WithTopologySpreadConstraints(c)
+	}
 	if s.PriorityClassName != "" {
 		pod.WithPriorityClassName(s.PriorityClassName)
 	}
@@ -153,11 +168,23 @@ func serverImage(ci *cachev1alpha1.CacheInstance, operatorImage, running string)
 }
 
 // serverResources are the server container's requests and limits: equal, so the pod is Guaranteed.
+// Under cpuMode Shared the CPU is a fraction, which the static CPU manager serves from the shared
+// pool.
 func serverResources(ci *cachev1alpha1.CacheInstance) corev1.ResourceList {
-	return corev1.ResourceList{
-		corev1.ResourceCPU:    *resource.NewQuantity(int64(ci.Spec.Cores), resource.DecimalSI),
-		corev1.ResourceMemory: ci.Spec.Memory,
+	cpu := *resource.NewQuantity(int64(ci.Spec.Cores), resource.DecimalSI)
+	if ci.Spec.CPUMode == cachev1alpha1.CPUShared && ci.Spec.CPU != nil {
+		cpu = *ci.Spec.CPU
 	}
+	return corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: ci.Spec.Memory}
+}
+
+// describeCPU is status.cpu: how the instance uses CPUs, in words.
+func describeCPU(ci *cachev1alpha1.CacheInstance, cfg *serverConfig) string {
+	if ci.Spec.CPUMode == cachev1alpha1.CPUShared && ci.Spec.CPU != nil {
+		return fmt.Sprintf("Shared: %s of a core from the node's shared pool, not exclusive; io-threads 1, threads not pinned", ci.Spec.CPU)
+	}
+	return fmt.Sprintf("Exclusive: %d whole cores (Guaranteed QoS, exclusive with the static CPU manager); io-threads %d, server threads pinned to %s",
+		ci.Spec.Cores, cfg.IOThreads, cfg.CPULists.Server)
 }
 
 // execProbe runs the server binary's own health check, which sends PING (after AUTH with the

@@ -60,6 +60,7 @@ func TestStatefulSetGolden(t *testing.T) {
 	}{
 		{"minimal", newInstance(4)},
 		{"auth-scheduling-pod-metadata", newInstance(8, withEverything)},
+		{"shared-pull-secrets-spread", newInstance(1, sharedKnobs)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := renderConfig(tc.ci)

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
@@ -63,4 +65,23 @@ func goldenYAML(t *testing.T, name string, obj any) {
 		t.Fatalf("marshalling %s: %v", name, err)
 	}
 	golden(t, name, b)
+}
+
+// sharedKnobs is a small instance as a production cluster would run it: a fraction of a shared core,
+// an image from a private registry, spread over zones, reachable through a LoadBalancer.
+func sharedKnobs(ci *cachev1alpha1.CacheInstance) {
+	ci.Spec.Cores = 1
+	ci.Spec.CPUMode = cachev1alpha1.CPUShared
+	ci.Spec.CPU = ptr.To(resource.MustParse("500m"))
+	ci.Spec.Memory = resource.MustParse("128Mi")
+	ci.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry-credentials"}}
+	ci.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+		MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone, WhenUnsatisfiable: corev1.ScheduleAnyway,
+	}}
+	ci.Spec.Service = &cachev1alpha1.ServiceSpec{
+		Type:                     corev1.ServiceTypeLoadBalancer,
+		Annotations:              map[string]string{"service.beta.kubernetes.io/aws-load-balancer-internal": "true"},
+		LoadBalancerSourceRanges: []string{"203.0.113.0/24"},
+		ExternalTrafficPolicy:    corev1.ServiceExternalTrafficPolicyLocal,
+	}
 }

@@ -19,6 +19,12 @@ func (c *CacheInstance) SetDefaults() {
 	if s.IOThreads.Policy == "" {
 		s.IOThreads.Policy = IOThreadsAuto
 	}
+	if s.Cores == 0 {
+		s.Cores = 1
+	}
+	if s.CPUMode == "" {
+		s.CPUMode = CPUExclusive
+	}
 	if s.UpgradePolicy == "" {
 		s.UpgradePolicy = UpgradeManual
 	}

@@ -72,6 +72,49 @@ type CPUAffinitySpec struct {
 	BGSave CPUList `json:"bgsave,omitempty"`
 }
 
+// CPUMode is Exclusive or Shared.
+// +kubebuilder:validation:Enum=Exclusive;Shared
+type CPUMode string
+
+const (
+	// CPUExclusive gives the instance whole cores of its own (Guaranteed QoS, integer CPUs).
+	CPUExclusive CPUMode = "Exclusive"
+	// CPUShared gives it a fraction of a core from the node's shared pool: io-threads 1, no pinning.
+	CPUShared CPUMode = "Shared"
+)
+
+// ServiceSpec shapes the client Service.
+// +kubebuilder:validation:XValidation:rule="!has(self.loadBalancerSourceRanges) || self.type == 'LoadBalancer'",message="service.loadBalancerSourceRanges only applies to service.type LoadBalancer"
+// +kubebuilder:validation:XValidation:rule="!has(self.nodePort) || self.type != 'ClusterIP'",message="service.nodePort needs service.type NodePort or LoadBalancer"
+type ServiceSpec struct {
+	// Type of the client Service: ClusterIP (the default, in-cluster only), NodePort or
+	// LoadBalancer for clients outside the cluster. Use auth with either: the port is then
+	// reachable from outside.
+	// +kubebuilder:default=ClusterIP
+	// +kubebuilder:validation:Enum=ClusterIP;NodePort;LoadBalancer
+	// +optional
+	Type corev1.ServiceType `json:"type,omitempty"`
+	// Annotations of the client Service, for the cloud's load balancer (internal, TLS, ...).
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// LoadBalancerSourceRanges limits who may connect through a LoadBalancer: CIDRs such as
+	// 203.0.113.0/24.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:Pattern=`^[0-9a-fA-F:.]+/[0-9]{1,3}$`
+	// +optional
+	LoadBalancerSourceRanges []string `json:"loadBalancerSourceRanges,omitempty"`
+	// NodePort of the Redis port, for NodePort and LoadBalancer; the cluster picks one without it.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	NodePort *int32 `json:"nodePort,omitempty"`
+	// ExternalTrafficPolicy Local keeps the client's source address (and the cloud's health check
+	// skips nodes without the pod); Cluster is Kubernetes' default.
+	// +kubebuilder:validation:Enum=Cluster;Local
+	// +optional
+	ExternalTrafficPolicy corev1.ServiceExternalTrafficPolicy `json:"externalTrafficPolicy,omitempty"`
+}
+
 // MaxMemoryPolicy is Redis's maxmemory-policy.
 // +kubebuilder:validation:Enum=noeviction;allkeys-lru;allkeys-lfu;allkeys-random;volatile-lru;volatile-lfu;volatile-random;volatile-ttl
 type MaxMemoryPolicy string
@@ -159,14 +202,33 @@ type CacheInstanceBenchmarkSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.ioThreads) || !has(self.ioThreads.count) || self.ioThreads.count <= self.cores",message="ioThreads.count must not exceed cores: every thread needs a core of its own"
 // +kubebuilder:validation:XValidation:rule="!has(self.cpuAffinity) || [?self.cpuAffinity.?server, ?self.cpuAffinity.?bio, ?self.cpuAffinity.?aofRewrite, ?self.cpuAffinity.?bgsave].all(l, l.split(',').all(r, r.split('-').all(n, int(n) < self.cores)))",message="cpuAffinity lists are positions within the instance's cores: every CPU must be below spec.cores"
 // +kubebuilder:validation:XValidation:rule="!has(self.cpuAffinity) || !has(self.cpuAffinity.server) || [?self.cpuAffinity.?bio, ?self.cpuAffinity.?aofRewrite, ?self.cpuAffinity.?bgsave].all(l, l.split(',').all(b, self.cpuAffinity.server.split(',').all(s, int(s.split('-')[s.split('-').size()-1]) < int(b.split('-')[0]) || int(b.split('-')[b.split('-').size()-1]) < int(s.split('-')[0]))))",message="cpuAffinity.server must not overlap bio, aofRewrite or bgsave: background work on the server's cores steals time from the threads that serve clients"
+// +kubebuilder:validation:XValidation:rule="!has(self.cpuMode) || self.cpuMode != 'Shared' || has(self.cpu)",message="cpuMode Shared needs cpu: the fraction of a core the instance gets, such as cpu: 500m"
+// +kubebuilder:validation:XValidation:rule="!has(self.cpu) || (has(self.cpuMode) && self.cpuMode == 'Shared')",message="cpu is only for cpuMode Shared; an Exclusive instance gets whole cores: set cores instead"
+// +kubebuilder:validation:XValidation:rule="!has(self.cpu) || (quantity(string(self.cpu)).compareTo(quantity('10m')) >= 0 && quantity(string(self.cpu)).compareTo(quantity('64')) <= 0)",message="cpu must be between 10m and 64"
+// +kubebuilder:validation:XValidation:rule="!has(self.cpuMode) || self.cpuMode != 'Shared' || (self.cores == 1 && !has(self.cpuAffinity) && (!has(self.ioThreads) || !has(self.ioThreads.policy) || self.ioThreads.policy == 'Auto'))",message="cpuMode Shared runs one unpinned thread on part of a core: leave cores at 1, remove cpuAffinity and use ioThreads policy Auto"
 // +kubebuilder:validation:XValidation:rule="quantity(string(self.memory)).compareTo(quantity('32Mi')) >= 0",message="memory must be at least 32Mi: the server needs room for its runtime and buffers besides the data"
 // +kubebuilder:validation:XValidation:rule="!has(self.maxMemory) || quantity(string(self.maxMemory)).compareTo(quantity(string(self.memory))) < 0",message="maxMemory must be less than memory: the data may not fill the whole pod, or the kernel kills it before eviction starts"
 type CacheInstanceSpec struct {
-	// Cores is the number of CPUs the instance gets; requests equal limits (Guaranteed QoS), so a
-	// kubelet with the static CPU manager policy gives the pod exclusive cores.
+	// Cores is the number of CPUs the instance gets under cpuMode Exclusive; requests equal limits
+	// (Guaranteed QoS), so a kubelet with the static CPU manager policy gives the pod exclusive
+	// cores. Under cpuMode Shared it stays 1 and cpu says how much of a core the instance gets.
+	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=256
-	Cores int32 `json:"cores"`
+	// +optional
+	Cores int32 `json:"cores,omitempty"`
+
+	// CPUMode is Exclusive (the default: whole cores of its own, threads pinned to them) or Shared:
+	// a fraction of a core from the node's shared pool (spec.cpu, such as 500m), io-threads 1 and
+	// no pinning. Shared is for small and development instances, and lets several fit on a small
+	// node; it measures and pins nothing it cannot own.
+	// +kubebuilder:default=Exclusive
+	// +optional
+	CPUMode CPUMode `json:"cpuMode,omitempty"`
+
+	// CPU is the CPU request and limit under cpuMode Shared, from 10m to 64 (such as 500m).
+	// +optional
+	CPU *resource.Quantity `json:"cpu,omitempty"`
 
 	// Memory is the pod's memory request and limit. maxmemory defaults to 90% of it.
 	Memory resource.Quantity `json:"memory"`
@@ -239,6 +301,23 @@ type CacheInstanceSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Benchmark CacheInstanceBenchmarkSpec `json:"benchmark,omitempty"`
+
+	// Service shapes the client Service: its type (ClusterIP, NodePort, LoadBalancer), annotations
+	// and, for a LoadBalancer, the source ranges allowed in.
+	// +optional
+	Service *ServiceSpec `json:"service,omitempty"`
+
+	// ImagePullSecrets name Secrets in the instance's namespace for pulling the image from a private
+	// registry; the server and benchmark pods use them.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// TopologySpreadConstraints of the server pods, such as spreading replicas over zones. Their
+	// labelSelector may be left out: it then selects the instance's own pods.
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
 
 	// NodeSelector constrains the nodes the server pod runs on.
 	// +optional
@@ -500,6 +579,10 @@ type CacheInstanceStatus struct {
 	// +listMapKey=name
 	// +optional
 	Pods []PodConfigStatus `json:"pods,omitempty"`
+	// CPU says how the instance uses CPUs, in words: whole exclusive cores with pinned threads, or a
+	// share of the node's pool without pinning.
+	// +optional
+	CPU string `json:"cpu,omitempty"`
 	// Endpoint is the client Service's host:port.
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`

@@ -501,6 +501,69 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	p.run(t, "two cpuMode Shared instances side by side on the shared CPU, unpinned", func(t *testing.T) {
+		// The node's one exclusive CPU is free again; a Shared instance asks for none of it.
+		var shared []*cachev1alpha1.CacheInstance
+		for _, n := range []string{"shared-a", "shared-b"} {
+			obj := &cachev1alpha1.CacheInstance{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n},
+				Spec: cachev1alpha1.CacheInstanceSpec{
+					CPUMode: cachev1alpha1.CPUShared, CPU: ptr.To(resource.MustParse("250m")),
+					Memory: resource.MustParse("64Mi"), Auth: &cachev1alpha1.AuthSpec{Generate: true},
+					Benchmark: cachev1alpha1.CacheInstanceBenchmarkSpec{ValidateOnChange: ptr.To(false)},
+				},
+			}
+			if err := e.Client.Create(ctx, obj); err != nil {
+				t.Fatal(err)
+			}
+			shared = append(shared, obj)
+		}
+		defer func() {
+			for _, obj := range shared {
+				_ = e.Client.Delete(ctx, obj)
+			}
+		}()
+		for _, obj := range shared {
+			got, err := e.WaitInstance(ctx, client.ObjectKeyFromObject(obj), 3*time.Minute, e2eutil.Ready)
+			if err != nil {
+				t.Fatalf("%s not Ready: %v", obj.Name, err)
+			}
+			fmt.Printf("  %s: %s\n", got.Name, got.Status.CPU)
+			if !strings.HasPrefix(got.Status.CPU, "Shared: 250m") || got.Status.IOThreads != 1 {
+				t.Errorf("%s: status.cpu %q, io-threads %d", got.Name, got.Status.CPU, got.Status.IOThreads)
+			}
+			pod, err := e.ServerPod(ctx, got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cpu := pod.Spec.Containers[0].Resources.Limits.Cpu().String(); cpu != "250m" {
+				t.Errorf("%s: CPU limit %s", pod.Name, cpu)
+			}
+			rdb, _, closeFn, err := e.Redis(ctx, got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rdb.Set(ctx, "who", got.Name, 0).Err(); err != nil {
+				t.Errorf("SET on %s: %v", got.Name, err)
+			} else if v, err := rdb.Get(ctx, "who").Result(); err != nil || v != got.Name {
+				t.Errorf("GET on %s: %q, %v", got.Name, v, err)
+			}
+			if info, err := e2eutil.Info(ctx, rdb, "server"); err == nil && info["io_threads"] != "1" {
+				t.Errorf("%s: INFO io_threads %s", got.Name, info["io_threads"])
+			}
+			closeFn()
+			if local {
+				st, err := e2eutil.ReadCPUManagerState(kubeletDir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, exclusive := st.Entries[string(pod.UID)]; exclusive {
+					t.Errorf("%s got exclusive CPUs from the CPU manager: %v", pod.Name, st.Entries[string(pod.UID)])
+				}
+			}
+		}
+	})
+
 	p.run(t, "an instance the node cannot fit: Degraded with the scheduler's reason, and an event", func(t *testing.T) {
 		// The node has one exclusive CPU (the others are reserved): two cores cannot be scheduled.
 		tooBig := &cachev1alpha1.CacheInstance{

@@ -386,3 +386,8 @@ func (s *Server) benchSpaceStats() string {
 		"benchspace_maxmemory:%d\r\nbenchspace_commands:%d\r\nbenchspace_hits:%d\r\nbenchspace_misses:%d\r\nbenchspace_evicted_keys:%d\r\n",
 		b.guests, keys, used, b.peakMemory, s.cfg.BenchSpaceMaxMemory, b.calls, b.hits, b.misses, b.evicted)
 }
+
+// benchspaceCommands registers this file's commands (see table.go).
+var benchspaceCommands = []commandSpec{
+	{"benchspace", cmdBenchSpace, -2, cmdAdmin | cmdNoMulti | cmdStale | cmdNoScript, 0, 0, 0, "server", "Works in a scratch keyspace apart from the user's data (iocache: for benchmarks)."},
+}

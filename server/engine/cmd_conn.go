@@ -517,3 +517,15 @@ func (s *Server) clientUnblock(c *client, argv [][]byte) {
 	s.resume(x)
 	c.w.Int(1)
 }
+
+// connCommands registers this file's commands (see table.go).
+var connCommands = []commandSpec{
+	{"ping", cmdPing, -1, cmdFast | cmdSubscribed | cmdStale | cmdLoading, 0, 0, 0, "connection", "Returns the server's liveliness response."},
+	{"echo", cmdEcho, 2, cmdFast | cmdStale | cmdLoading, 0, 0, 0, "connection", "Returns the given string."},
+	{"hello", cmdHello, -1, cmdFast | cmdNoAuth | cmdStale | cmdLoading | cmdNoScript, 0, 0, 0, "connection", "Handshakes with the Redis server."},
+	{"auth", cmdAuth, -2, cmdFast | cmdNoAuth | cmdStale | cmdLoading | cmdNoScript, 0, 0, 0, "connection", "Authenticates the connection."},
+	{"select", cmdSelect, 2, cmdFast | cmdStale | cmdLoading, 0, 0, 0, "connection", "Changes the selected database."},
+	{"quit", cmdQuit, -1, cmdFast | cmdNoAuth | cmdSubscribed | cmdStale | cmdLoading | cmdAllowBusy, 0, 0, 0, "connection", "Closes the connection."},
+	{"reset", cmdReset, 1, cmdFast | cmdNoAuth | cmdSubscribed | cmdStale | cmdLoading | cmdNoScript, 0, 0, 0, "connection", "Resets the connection."},
+	{"client", cmdClient, -2, cmdAdmin | cmdStale | cmdLoading | cmdNoScript, 0, 0, 0, "connection", "A container for client connection commands."},
+}

@@ -342,3 +342,23 @@ func cmdHRandField(s *Server, c *client, argv [][]byte) {
 		sampleDistinct(size, int(count), setRand, emit)
 	}
 }
+
+// hashCommands registers this file's commands (see table.go).
+var hashCommands = []commandSpec{
+	{"hset", cmdHSet, -4, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "hash", "Creates or modifies the value of a field in a hash."},
+	{"hmset", cmdHMSet, -4, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "hash", "Sets the values of multiple fields."},
+	{"hsetnx", cmdHSetNX, 4, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "hash", "Sets the value of a field in a hash only when the field doesn't exist."},
+	{"hget", cmdHGet, 3, cmdReadonly | cmdFast, 1, 1, 1, "hash", "Returns the value of a field in a hash."},
+	{"hmget", cmdHMGet, -3, cmdReadonly | cmdFast, 1, 1, 1, "hash", "Returns the values of all fields in a hash."},
+	{"hgetall", cmdHGetAll, 2, cmdReadonly, 1, 1, 1, "hash", "Returns all fields and values in a hash."},
+	{"hdel", cmdHDel, -3, cmdWrite | cmdFast, 1, 1, 1, "hash", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain."},
+	{"hlen", cmdHLen, 2, cmdReadonly | cmdFast, 1, 1, 1, "hash", "Returns the number of fields in a hash."},
+	{"hexists", cmdHExists, 3, cmdReadonly | cmdFast, 1, 1, 1, "hash", "Determines whether a field exists in a hash."},
+	{"hkeys", cmdHKeys, 2, cmdReadonly, 1, 1, 1, "hash", "Returns all fields in a hash."},
+	{"hvals", cmdHVals, 2, cmdReadonly, 1, 1, 1, "hash", "Returns all values in a hash."},
+	{"hincrby", cmdHIncrBy, 4, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "hash", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist."},
+	{"hincrbyfloat", cmdHIncrByFloat, 4, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "hash", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist."},
+	{"hstrlen", cmdHStrlen, 3, cmdReadonly | cmdFast, 1, 1, 1, "hash", "Returns the length of the value of a field."},
+	{"hscan", cmdHScan, -3, cmdReadonly, 1, 1, 1, "hash", "Iterates over fields and values of a hash."},
+	{"hrandfield", cmdHRandField, -2, cmdReadonly, 1, 1, 1, "hash", "Returns one or more random fields from a hash."},
+}

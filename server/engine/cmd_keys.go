@@ -577,3 +577,29 @@ func cmdObject(s *Server, c *client, argv [][]byte) {
 		c.w.Int(1)
 	}
 }
+
+// keysCommands registers this file's commands (see table.go).
+var keysCommands = []commandSpec{
+	{"del", cmdDel, -2, cmdWrite, 1, -1, 1, "generic", "Deletes one or more keys."},
+	{"unlink", cmdUnlink, -2, cmdWrite | cmdFast, 1, -1, 1, "generic", "Asynchronously deletes one or more keys."},
+	{"exists", cmdExists, -2, cmdReadonly | cmdFast, 1, -1, 1, "generic", "Determines whether one or more keys exist."},
+	{"type", cmdType, 2, cmdReadonly | cmdFast, 1, 1, 1, "generic", "Determines the type of value stored at a key."},
+	{"rename", cmdRename, 3, cmdWrite, 1, 2, 1, "generic", "Renames a key and overwrites the destination."},
+	{"renamenx", cmdRenameNX, 3, cmdWrite | cmdFast, 1, 2, 1, "generic", "Renames a key only when the target key name doesn't exist."},
+	{"expire", cmdExpire, -3, cmdWrite | cmdFast, 1, 1, 1, "generic", "Sets the expiration time of a key in seconds."},
+	{"pexpire", cmdPExpire, -3, cmdWrite | cmdFast, 1, 1, 1, "generic", "Sets the expiration time of a key in milliseconds."},
+	{"expireat", cmdExpireAt, -3, cmdWrite | cmdFast, 1, 1, 1, "generic", "Sets the expiration time of a key to a Unix timestamp."},
+	{"pexpireat", cmdPExpireAt, -3, cmdWrite | cmdFast, 1, 1, 1, "generic", "Sets the expiration time of a key to a Unix milliseconds timestamp."},
+	{"ttl", cmdTTL, 2, cmdReadonly | cmdFast, 1, 1, 1, "generic", "Returns the expiration time in seconds of a key."},
+	{"pttl", cmdPTTL, 2, cmdReadonly | cmdFast, 1, 1, 1, "generic", "Returns the expiration time in milliseconds of a key."},
+	{"expiretime", cmdExpireTime, 2, cmdReadonly | cmdFast, 1, 1, 1, "generic", "Returns the expiration time of a key as a Unix timestamp."},
+	{"pexpiretime", cmdPExpireTime, 2, cmdReadonly | cmdFast, 1, 1, 1, "generic", "Returns the expiration time of a key as a Unix milliseconds timestamp."},
+	{"persist", cmdPersist, 2, cmdWrite | cmdFast, 1, 1, 1, "generic", "Removes the expiration time of a key."},
+	{"keys", cmdKeys, 2, cmdReadonly, 0, 0, 0, "generic", "Returns all key names that match a pattern."},
+	{"scan", cmdScan, -2, cmdReadonly, 0, 0, 0, "generic", "Iterates over the key names in the database."},
+	{"randomkey", cmdRandomKey, 1, cmdReadonly, 0, 0, 0, "generic", "Returns a random key name from the database."},
+	{"touch", cmdTouch, -2, cmdReadonly | cmdFast, 1, -1, 1, "generic", "Returns the number of existing keys out of those specified after updating the time they were last accessed."},
+	{"copy", cmdCopy, -3, cmdWrite | cmdDenyOOM, 1, 2, 1, "generic", "Copies the value of a key to a new key."},
+	{"move", cmdMove, 3, cmdWrite | cmdFast, 1, 1, 1, "generic", "Moves a key to another database."},
+	{"object", cmdObject, -2, cmdReadonly, 2, 2, 1, "generic", "A container for object introspection commands."},
+}

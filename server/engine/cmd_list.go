@@ -531,3 +531,27 @@ func cmdBLMove(s *Server, c *client, argv [][]byte) {
 func cmdBRPopLPush(s *Server, c *client, argv [][]byte) {
 	blmoveGeneric(s, c, argv, argv[1], argv[2], false, true, argv[3])
 }
+
+// listCommands registers this file's commands (see table.go).
+var listCommands = []commandSpec{
+	{"lpush", cmdLPush, -3, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "list", "Prepends one or more elements to a list. Creates the key if it doesn't exist."},
+	{"rpush", cmdRPush, -3, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "list", "Appends one or more elements to a list. Creates the key if it doesn't exist."},
+	{"lpushx", cmdLPushX, -3, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "list", "Prepends one or more elements to a list only when the list exists."},
+	{"rpushx", cmdRPushX, -3, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "list", "Appends an element to a list only when the list exists."},
+	{"lpop", cmdLPop, -2, cmdWrite | cmdFast, 1, 1, 1, "list", "Returns the first elements in a list after removing it. Deletes the list if the last element was popped."},
+	{"rpop", cmdRPop, -2, cmdWrite | cmdFast, 1, 1, 1, "list", "Returns and removes the last elements of a list. Deletes the list if the last element was popped."},
+	{"llen", cmdLLen, 2, cmdReadonly | cmdFast, 1, 1, 1, "list", "Returns the length of a list."},
+	{"lrange", cmdLRange, 4, cmdReadonly, 1, 1, 1, "list", "Returns a range of elements from a list."},
+	{"lindex", cmdLIndex, 3, cmdReadonly, 1, 1, 1, "list", "Returns an element from a list by its index."},
+	{"lset", cmdLSet, 4, cmdWrite | cmdDenyOOM, 1, 1, 1, "list", "Sets the value of an element in a list by its index."},
+	{"linsert", cmdLInsert, 5, cmdWrite | cmdDenyOOM, 1, 1, 1, "list", "Inserts an element before or after another element in a list."},
+	{"lrem", cmdLRem, 4, cmdWrite, 1, 1, 1, "list", "Removes elements from a list. Deletes the list if the last element was removed."},
+	{"ltrim", cmdLTrim, 4, cmdWrite, 1, 1, 1, "list", "Removes elements from both ends a list. Deletes the list if all elements were trimmed."},
+	{"lpos", cmdLPos, -3, cmdReadonly, 1, 1, 1, "list", "Returns the index of matching elements in a list."},
+	{"lmove", cmdLMove, 5, cmdWrite | cmdDenyOOM, 1, 2, 1, "list", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved."},
+	{"rpoplpush", cmdRPopLPush, 3, cmdWrite | cmdDenyOOM, 1, 2, 1, "list", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped."},
+	{"blpop", cmdBLPop, -3, cmdWrite | cmdBlocking, 1, -2, 1, "list", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."},
+	{"brpop", cmdBRPop, -3, cmdWrite | cmdBlocking, 1, -2, 1, "list", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."},
+	{"blmove", cmdBLMove, 6, cmdWrite | cmdDenyOOM | cmdBlocking, 1, 2, 1, "list", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved."},
+	{"brpoplpush", cmdBRPopLPush, 4, cmdWrite | cmdDenyOOM | cmdBlocking, 1, 2, 1, "list", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped."},
+}

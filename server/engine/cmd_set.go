@@ -396,3 +396,24 @@ func cmdSScan(s *Server, c *client, argv [][]byte) {
 		c.w.BulkString(m)
 	}
 }
+
+// setCommands registers this file's commands (see table.go).
+var setCommands = []commandSpec{
+	{"sadd", cmdSAdd, -3, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "set", "Adds one or more members to a set. Creates the key if it doesn't exist."},
+	{"srem", cmdSRem, -3, cmdWrite | cmdFast, 1, 1, 1, "set", "Removes one or more members from a set. Deletes the set if the last member was removed."},
+	{"smembers", cmdSMembers, 2, cmdReadonly, 1, 1, 1, "set", "Returns all members of a set."},
+	{"sismember", cmdSIsMember, 3, cmdReadonly | cmdFast, 1, 1, 1, "set", "Determines whether a member belongs to a set."},
+	{"smismember", cmdSMIsMember, -3, cmdReadonly | cmdFast, 1, 1, 1, "set", "Determines whether multiple members belong to a set."},
+	{"scard", cmdSCard, 2, cmdReadonly | cmdFast, 1, 1, 1, "set", "Returns the number of members in a set."},
+	{"spop", cmdSPop, -2, cmdWrite | cmdFast, 1, 1, 1, "set", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped."},
+	{"srandmember", cmdSRandMember, -2, cmdReadonly, 1, 1, 1, "set", "Get one or multiple random members from a set"},
+	{"smove", cmdSMove, 4, cmdWrite | cmdFast, 1, 2, 1, "set", "Moves a member from one set to another."},
+	{"sinter", cmdSInter, -2, cmdReadonly, 1, -1, 1, "set", "Returns the intersect of multiple sets."},
+	{"sunion", cmdSUnion, -2, cmdReadonly, 1, -1, 1, "set", "Returns the union of multiple sets."},
+	{"sdiff", cmdSDiff, -2, cmdReadonly, 1, -1, 1, "set", "Returns the difference of multiple sets."},
+	{"sinterstore", cmdSInterStore, -3, cmdWrite | cmdDenyOOM, 1, -1, 1, "set", "Stores the intersect of multiple sets in a key."},
+	{"sunionstore", cmdSUnionStore, -3, cmdWrite | cmdDenyOOM, 1, -1, 1, "set", "Stores the union of multiple sets in a key."},
+	{"sdiffstore", cmdSDiffStore, -3, cmdWrite | cmdDenyOOM, 1, -1, 1, "set", "Stores the difference of multiple sets in a key."},
+	{"sintercard", cmdSInterCard, -3, cmdReadonly, 0, 0, 0, "set", "Returns the number of members of the intersect of multiple sets."},
+	{"sscan", cmdSScan, -3, cmdReadonly, 1, 1, 1, "set", "Iterates over members of a set."},
+}

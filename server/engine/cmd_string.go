@@ -534,3 +534,28 @@ func cmdSetRange(s *Server, c *client, argv [][]byte) {
 	s.notify(config.NotifyString, "setrange", argv[1], c.db)
 	c.w.Int(int64(len(v)))
 }
+
+// stringCommands registers this file's commands (see table.go).
+var stringCommands = []commandSpec{
+	{"get", cmdGet, 2, cmdReadonly | cmdFast, 1, 1, 1, "string", "Returns the string value of a key."},
+	{"set", cmdSet, -3, cmdWrite | cmdDenyOOM, 1, 1, 1, "string", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist."},
+	{"setnx", cmdSetNX, 3, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "string", "Set the string value of a key only when the key doesn't exist."},
+	{"setex", cmdSetEX, 4, cmdWrite | cmdDenyOOM, 1, 1, 1, "string", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist."},
+	{"psetex", cmdPSetEX, 4, cmdWrite | cmdDenyOOM, 1, 1, 1, "string", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist."},
+	{"getset", cmdGetSet, 3, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "string", "Returns the previous string value of a key after setting it to a new value."},
+	{"getdel", cmdGetDel, 2, cmdWrite | cmdFast, 1, 1, 1, "string", "Returns the string value of a key after deleting the key."},
+	{"getex", cmdGetEx, -2, cmdWrite | cmdFast, 1, 1, 1, "string", "Returns the string value of a key after setting its expiration time."},
+	{"mget", cmdMGet, -2, cmdReadonly | cmdFast, 1, -1, 1, "string", "Atomically returns the string values of one or more keys."},
+	{"mset", cmdMSet, -3, cmdWrite | cmdDenyOOM, 1, -1, 2, "string", "Atomically creates or modifies the string values of one or more keys."},
+	{"msetnx", cmdMSetNX, -3, cmdWrite | cmdDenyOOM, 1, -1, 2, "string", "Atomically modifies the string values of one or more keys only when all keys don't exist."},
+	{"append", cmdAppend, 3, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "string", "Appends a string to the value of a key. Creates the key if it doesn't exist."},
+	{"strlen", cmdStrlen, 2, cmdReadonly | cmdFast, 1, 1, 1, "string", "Returns the length of a string value."},
+	{"incr", cmdIncr, 2, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "string", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."},
+	{"decr", cmdDecr, 2, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "string", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."},
+	{"incrby", cmdIncrBy, 3, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "string", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist."},
+	{"decrby", cmdDecrBy, 3, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "string", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist."},
+	{"incrbyfloat", cmdIncrByFloat, 3, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "string", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist."},
+	{"getrange", cmdGetRange, 4, cmdReadonly, 1, 1, 1, "string", "Returns a substring of the string stored at a key."},
+	{"substr", cmdGetRange, 4, cmdReadonly, 1, 1, 1, "string", "Returns a substring from a string value."},
+	{"setrange", cmdSetRange, 4, cmdWrite | cmdDenyOOM, 1, 1, 1, "string", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist."},
+}

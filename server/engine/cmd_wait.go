@@ -28,3 +28,8 @@ func cmdWait(s *Server, c *client, argv [][]byte) {
 	}
 	s.block(c, s.commands["wait"], argv, nil, deadline, 0)
 }
+
+// waitCommands registers this file's commands (see table.go).
+var waitCommands = []commandSpec{
+	{"wait", cmdWait, 3, cmdBlocking, 0, 0, 0, "generic", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."},
+}

@@ -699,3 +699,31 @@ func cmdZScan(s *Server, c *client, argv [][]byte) {
 		c.w.Bulk(resp.AppendDouble(nil, e.Score))
 	}
 }
+
+// zsetCommands registers this file's commands (see table.go).
+var zsetCommands = []commandSpec{
+	{"zadd", cmdZAdd, -4, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "sorted-set", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."},
+	{"zincrby", cmdZIncrBy, 4, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "sorted-set", "Increments the score of a member in a sorted set."},
+	{"zrem", cmdZRem, -3, cmdWrite | cmdFast, 1, 1, 1, "sorted-set", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed."},
+	{"zcard", cmdZCard, 2, cmdReadonly | cmdFast, 1, 1, 1, "sorted-set", "Returns the number of members in a sorted set."},
+	{"zscore", cmdZScore, 3, cmdReadonly | cmdFast, 1, 1, 1, "sorted-set", "Returns the score of a member in a sorted set."},
+	{"zmscore", cmdZMScore, -3, cmdReadonly | cmdFast, 1, 1, 1, "sorted-set", "Returns the score of one or more members in a sorted set."},
+	{"zrank", cmdZRank, -3, cmdReadonly | cmdFast, 1, 1, 1, "sorted-set", "Returns the index of a member in a sorted set ordered by ascending scores."},
+	{"zrevrank", cmdZRevRank, -3, cmdReadonly | cmdFast, 1, 1, 1, "sorted-set", "Returns the index of a member in a sorted set ordered by descending scores."},
+	{"zcount", cmdZCount, 4, cmdReadonly | cmdFast, 1, 1, 1, "sorted-set", "Returns the count of members in a sorted set that have scores within a range."},
+	{"zlexcount", cmdZLexCount, 4, cmdReadonly | cmdFast, 1, 1, 1, "sorted-set", "Returns the number of members in a sorted set within a lexicographical range."},
+	{"zrange", cmdZRange, -4, cmdReadonly, 1, 1, 1, "sorted-set", "Returns members in a sorted set within a range of indexes."},
+	{"zrangebyscore", cmdZRangeByScore, -4, cmdReadonly, 1, 1, 1, "sorted-set", "Returns members in a sorted set within a range of scores."},
+	{"zrevrangebyscore", cmdZRevRangeByScore, -4, cmdReadonly, 1, 1, 1, "sorted-set", "Returns members in a sorted set within a range of scores in reverse order."},
+	{"zrevrange", cmdZRevRange, -4, cmdReadonly, 1, 1, 1, "sorted-set", "Returns members in a sorted set within a range of indexes in reverse order."},
+	{"zrangebylex", cmdZRangeByLex, -4, cmdReadonly, 1, 1, 1, "sorted-set", "Returns members in a sorted set within a lexicographical range."},
+	{"zrevrangebylex", cmdZRevRangeByLex, -4, cmdReadonly, 1, 1, 1, "sorted-set", "Returns members in a sorted set within a lexicographical range in reverse order."},
+	{"zpopmin", cmdZPopMin, -2, cmdWrite | cmdFast, 1, 1, 1, "sorted-set", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."},
+	{"zpopmax", cmdZPopMax, -2, cmdWrite | cmdFast, 1, 1, 1, "sorted-set", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."},
+	{"bzpopmin", cmdBZPopMin, -3, cmdWrite | cmdFast | cmdBlocking, 1, -2, 1, "sorted-set", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."},
+	{"bzpopmax", cmdBZPopMax, -3, cmdWrite | cmdFast | cmdBlocking, 1, -2, 1, "sorted-set", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped."},
+	{"zremrangebyrank", cmdZRemRangeByRank, 4, cmdWrite, 1, 1, 1, "sorted-set", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed."},
+	{"zremrangebyscore", cmdZRemRangeByScore, 4, cmdWrite, 1, 1, 1, "sorted-set", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed."},
+	{"zremrangebylex", cmdZRemRangeByLex, 4, cmdWrite, 1, 1, 1, "sorted-set", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed."},
+	{"zscan", cmdZScan, -3, cmdReadonly, 1, 1, 1, "sorted-set", "Iterates over members and scores of a sorted set."},
+}

@@ -264,3 +264,15 @@ func cmdZRangeStore(s *Server, c *client, argv [][]byte) {
 	s.modified(c.db, argv[1])
 	c.w.Int(int64(len(entries)))
 }
+
+// zsetAlgebraCommands registers this file's commands (see table.go).
+var zsetAlgebraCommands = []commandSpec{
+	{"zunionstore", cmdZUnionStore, -4, cmdWrite | cmdDenyOOM, 1, 1, 1, "sorted-set", "Stores the union of multiple sorted sets in a key."},
+	{"zinterstore", cmdZInterStore, -4, cmdWrite | cmdDenyOOM, 1, 1, 1, "sorted-set", "Stores the intersect of multiple sorted sets in a key."},
+	{"zdiffstore", cmdZDiffStore, -4, cmdWrite | cmdDenyOOM, 1, 1, 1, "sorted-set", "Stores the difference of multiple sorted sets in a key."},
+	{"zunion", cmdZUnion, -3, cmdReadonly, 0, 0, 0, "sorted-set", "Returns the union of multiple sorted sets."},
+	{"zinter", cmdZInter, -3, cmdReadonly, 0, 0, 0, "sorted-set", "Returns the intersect of multiple sorted sets."},
+	{"zdiff", cmdZDiff, -3, cmdReadonly, 0, 0, 0, "sorted-set", "Returns the difference between multiple sorted sets."},
+	{"zintercard", cmdZInterCard, -3, cmdReadonly, 0, 0, 0, "sorted-set", "Returns the number of members of the intersect of multiple sorted sets."},
+	{"zrangestore", cmdZRangeStore, -5, cmdWrite | cmdDenyOOM, 1, 2, 1, "sorted-set", "Stores a range of members from sorted set in a key."},
+}

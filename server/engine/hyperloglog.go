@@ -173,3 +173,10 @@ func cmdPFMerge(s *Server, c *client, argv [][]byte) {
 	s.notify(config.NotifyString, "pfadd", argv[1], c.db)
 	c.w.OK()
 }
+
+// hyperloglogCommands registers this file's commands (see table.go).
+var hyperloglogCommands = []commandSpec{
+	{"pfadd", cmdPFAdd, -2, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "hyperloglog", "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist."},
+	{"pfcount", cmdPFCount, -2, cmdReadonly, 1, -1, 1, "hyperloglog", "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s)."},
+	{"pfmerge", cmdPFMerge, -2, cmdWrite | cmdDenyOOM, 1, -1, 1, "hyperloglog", "Merges one or more HyperLogLog values into a single key."},
+}

@@ -300,3 +300,8 @@ func (s *Server) infoKeyspace(f func(string, any)) {
 		f(fmt.Sprintf("db%d", i), fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", db.Len(), db.ExpiresLen()))
 	}
 }
+
+// infoCommands registers this file's commands (see table.go).
+var infoCommands = []commandSpec{
+	{"info", cmdInfo, -1, cmdStale | cmdLoading, 0, 0, 0, "server", "Returns information and statistics about the server."},
+}

@@ -536,3 +536,12 @@ func cmdScript(s *Server, c *client, argv [][]byte) {
 		s.subcommandError(c, argv)
 	}
 }
+
+// scriptCommands registers this file's commands (see table.go).
+var scriptCommands = []commandSpec{
+	{"eval", cmdEval, -3, cmdNoScript | cmdStale | cmdSkipMonitor | cmdMayReplicate, 0, 0, 0, "scripting", "Executes a server-side Lua script."},
+	{"evalsha", cmdEvalSHA, -3, cmdNoScript | cmdStale | cmdSkipMonitor | cmdMayReplicate, 0, 0, 0, "scripting", "Executes a server-side Lua script by SHA1 digest."},
+	{"eval_ro", cmdEvalRO, -3, cmdNoScript | cmdStale | cmdSkipMonitor | cmdReadonly, 0, 0, 0, "scripting", "Executes a read-only server-side Lua script."},
+	{"evalsha_ro", cmdEvalSHARO, -3, cmdNoScript | cmdStale | cmdSkipMonitor | cmdReadonly, 0, 0, 0, "scripting", "Executes a read-only server-side Lua script by SHA1 digest."},
+	{"script", cmdScript, -2, cmdNoScript, 0, 0, 0, "scripting", "A container for Lua scripts management commands."},
+}

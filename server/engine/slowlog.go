@@ -171,3 +171,8 @@ func itoa(v int64) string {
 	}
 	return string(buf[i:])
 }
+
+// slowlogCommands registers this file's commands (see table.go).
+var slowlogCommands = []commandSpec{
+	{"slowlog", cmdSlowlog, -2, cmdAdmin | cmdLoading | cmdStale, 0, 0, 0, "server", "A container for slow log commands."},
+}
