@@ -167,7 +167,7 @@ func (r *CacheInstanceReconciler) applyLive(ctx context.Context, addr, password 
 		Addr: addr, Password: password, DialTimeout: liveDialTimeout, ReadTimeout: liveIOTimeout, WriteTimeout: liveIOTimeout,
 		PoolSize: 1, MaxRetries: -1, DisableIdentity: true, Protocol: 2,
 	})
-	defer rdb.Close()
+	defer func() { _ = rdb.Close() }()
 	read := func() (map[string]string, error) {
 		pairs, err := rdb.Do(ctx, names...).StringSlice()
 		if err != nil {

@@ -208,7 +208,7 @@ func TestLiveConfigChangeKeepsThePod(t *testing.T) {
 
 	// A value the server refuses is reported, not retried silently.
 	cl.update(t, ns, "cache", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Config["hz"] = "5000" })
-	ci = cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionConfigApplied, metav1.ConditionFalse, "LiveChangeFailed")
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionConfigApplied, metav1.ConditionFalse, "LiveChangeFailed")
 	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionDegraded, metav1.ConditionTrue, "LiveChangeFailed")
 	if got := rdb.ConfigGet(ctx, "hz").Val()["hz"]; got != "20" {
 		t.Errorf("hz %s after a refused change, want 20", got)

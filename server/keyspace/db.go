@@ -16,14 +16,23 @@ type Ref = handle
 
 // DB is one logical database (SELECT n).
 type DB struct {
-	seed  maphash.Seed
-	arena *arena
-	// index maps a key's 64-bit hash to its record. Both are plain integers, so the map's memory
-	// is never scanned by the garbage collector.
-	index map[uint64]handle
-	// collide holds keys whose hash equals that of another key already in index (rare).
-	collide map[string]handle
-	// dense lists every record, for SCAN, KEYS and random sampling; records know their position.
+	seed maphash.Seed
+	// hashMask is all ones; tests narrow it to make keys collide in index and over.
+	hashMask uint64
+	arena    *arena
+	// index maps the low 32 bits of a key's hash to the key's position in dense: 9 bytes a slot
+	// (with the map's control byte) where hash and handle took 17, which is most of the index's
+	// share of the memory per key. Both are plain integers, so the garbage collector never scans
+	// the map. A key found through index is compared with the record's key.
+	index map[uint32]uint32
+	// over holds, by full 64-bit hash, the keys whose 32-bit hash another key already holds in
+	// index (about n/2^32 of n keys), and collide, by key, those whose 64-bit hash another key
+	// holds in over (practically none). Find looks there only when index fails and they are not
+	// empty.
+	over    map[uint64]uint32
+	collide map[string]uint32
+	// dense lists every record, for SCAN, KEYS and random sampling; records know their position,
+	// and the index points at it, so a record that moves in the arena leaves the index alone.
 	dense []handle
 	// expiring lists the records with a TTL, for active expiry and volatile-* eviction.
 	expiring []handle
@@ -42,15 +51,16 @@ type DB struct {
 // between them (MOVE, SWAPDB) keeps its hash.
 func NewDB(seed maphash.Seed) *DB {
 	return &DB{
-		seed:    seed,
-		arena:   newArena(),
-		index:   make(map[uint64]handle),
-		objects: []any{nil},
-		rng:     rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		seed:     seed,
+		hashMask: ^uint64(0),
+		arena:    newArena(),
+		index:    make(map[uint32]uint32),
+		objects:  []any{nil},
+		rng:      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
 }
 
-func (db *DB) hash(key []byte) uint64 { return maphash.Bytes(db.seed, key) }
+func (db *DB) hash(key []byte) uint64 { return maphash.Bytes(db.seed, key) & db.hashMask }
 
 func (db *DB) rec(h handle) rec {
 	off := h.offset()
@@ -65,17 +75,24 @@ func (db *DB) ExpiresLen() int { return len(db.expiring) }
 
 // Find returns the record of key, without looking at its expiry.
 func (db *DB) Find(key []byte) (Ref, bool) {
-	h, ok := db.index[db.hash(key)]
-	if !ok {
+	hv := db.hash(key)
+	if i, ok := db.index[uint32(hv)]; ok {
+		if h := db.dense[i]; bytes.Equal(db.rec(h).key(), key) {
+			return h, true
+		}
+	}
+	if len(db.over) == 0 {
 		return 0, false
 	}
-	if bytes.Equal(db.rec(h).key(), key) {
-		return h, true
-	}
-	if len(db.collide) > 0 {
-		if c, ok := db.collide[string(key)]; ok {
-			return c, true
+	// The key's 32-bit hash may be another key's, or may have been freed by the deletion of the
+	// key that held it while this one stayed in over.
+	if i, ok := db.over[hv]; ok {
+		if h := db.dense[i]; bytes.Equal(db.rec(h).key(), key) {
+			return h, true
 		}
+	}
+	if i, ok := db.collide[string(key)]; ok {
+		return db.dense[i], true
 	}
 	return 0, false
 }
@@ -107,19 +124,25 @@ func (db *DB) LRU(r Ref) uint32 { return db.rec(r).lru() }
 // Touch stores the record's LRU clock (or LFU data) on access.
 func (db *DB) Touch(r Ref, clock uint32) { db.rec(r).setLRU(clock) }
 
-// register makes a new record findable: index, dense, expiring.
+// register makes a new record findable: dense, index, expiring.
 func (db *DB) register(key []byte, h handle) {
+	pos := uint32(len(db.dense))
 	hv := db.hash(key)
-	if old, ok := db.index[hv]; ok && old != h {
-		if db.collide == nil {
-			db.collide = make(map[string]handle)
+	if _, taken := db.index[uint32(hv)]; !taken {
+		db.index[uint32(hv)] = pos
+	} else if _, taken := db.over[hv]; !taken {
+		if db.over == nil {
+			db.over = make(map[uint64]uint32)
 		}
-		db.collide[string(key)] = h
+		db.over[hv] = pos
 	} else {
-		db.index[hv] = h
+		if db.collide == nil {
+			db.collide = make(map[string]uint32)
+		}
+		db.collide[string(key)] = pos
 	}
 	rc := db.rec(h)
-	rc.setDenseIdx(uint32(len(db.dense)))
+	rc.setDenseIdx(pos)
 	db.dense = append(db.dense, h)
 	if rc.hasExpire() {
 		rc.setExpiringIdx(uint32(len(db.expiring)))
@@ -127,14 +150,9 @@ func (db *DB) register(key []byte, h handle) {
 	}
 }
 
-// relocate points everything that referred to old at new (same key, same positions).
-func (db *DB) relocate(key []byte, old, nw handle) {
-	hv := db.hash(key)
-	if db.index[hv] == old {
-		db.index[hv] = nw
-	} else {
-		db.collide[string(key)] = nw
-	}
+// relocate points everything that referred to old at new (same key, same positions; the index
+// holds positions, so it stays as it is).
+func (db *DB) relocate(old, nw handle) {
 	rc := db.rec(nw)
 	db.dense[rc.denseIdx()] = nw
 	if rc.hasExpire() {
@@ -146,28 +164,45 @@ func (db *DB) relocate(key []byte, old, nw handle) {
 // record's position).
 func (db *DB) unregister(h handle) {
 	rc := db.rec(h)
-	key := rc.key()
+	i := rc.denseIdx()
+	db.forgetPos(rc.key(), i)
+	lastPos := uint32(len(db.dense) - 1)
+	if i != lastPos {
+		last := db.dense[lastPos]
+		lr := db.rec(last)
+		db.movePos(lr.key(), lastPos, i)
+		db.dense[i] = last
+		lr.setDenseIdx(i)
+	}
+	db.dense = db.dense[:lastPos]
+	if rc.hasExpire() {
+		db.removeExpiring(rc)
+	}
+}
+
+// forgetPos removes the index entry of key, at position pos. The 32-bit hash it frees is not
+// handed to a key in over with the same hash (finding one would mean a walk of over); Find looks
+// in over when index fails.
+func (db *DB) forgetPos(key []byte, pos uint32) {
 	hv := db.hash(key)
-	if db.index[hv] == h {
-		delete(db.index, hv)
-		// Promote a colliding key with the same hash, if any.
-		for k, c := range db.collide {
-			if db.hash([]byte(k)) == hv {
-				db.index[hv] = c
-				delete(db.collide, k)
-				break
-			}
-		}
+	if p, ok := db.index[uint32(hv)]; ok && p == pos {
+		delete(db.index, uint32(hv))
+	} else if p, ok := db.over[hv]; ok && p == pos {
+		delete(db.over, hv)
 	} else {
 		delete(db.collide, string(key))
 	}
-	i := rc.denseIdx()
-	last := db.dense[len(db.dense)-1]
-	db.dense[i] = last
-	db.rec(last).setDenseIdx(i)
-	db.dense = db.dense[:len(db.dense)-1]
-	if rc.hasExpire() {
-		db.removeExpiring(rc)
+}
+
+// movePos points the index entry of key from position from to position to.
+func (db *DB) movePos(key []byte, from, to uint32) {
+	hv := db.hash(key)
+	if p, ok := db.index[uint32(hv)]; ok && p == from {
+		db.index[uint32(hv)] = to
+	} else if p, ok := db.over[hv]; ok && p == from {
+		db.over[hv] = to
+	} else {
+		db.collide[string(key)] = to
 	}
 }
 
@@ -267,7 +302,7 @@ func (db *DB) ResizeString(r Ref, n int) (Ref, []byte) {
 	nr := db.rec(h)
 	copy(nr, rc[:rc.keyOff()+rc.keyLen()+rc.valLen()])
 	putValLen(nr, n)
-	db.relocate(nr.key(), r, h)
+	db.relocate(r, h)
 	db.arena.free(r)
 	return h, db.rec(h).value()
 }
@@ -355,12 +390,6 @@ func (db *DB) relayout(r Ref, expire bool, ms int64) Ref {
 	if rc.hasExpire() {
 		db.removeExpiring(rc)
 	}
-	hv := db.hash(key)
-	if db.index[hv] == r {
-		db.index[hv] = h
-	} else {
-		db.collide[string(key)] = h
-	}
 	db.dense[nr.denseIdx()] = h
 	if expire {
 		nr.setExpireAt(ms)
@@ -431,9 +460,10 @@ func (db *DB) Refs() []Ref { return append([]Ref(nil), db.dense...) }
 // Fragmentation.
 func (db *DB) UsedMemory() int64 {
 	db.Settle()
-	// A Swiss-table slot for a uint64→uint64 entry is 16 bytes plus a control byte, at a load
-	// factor between 7/16 and 7/8; 24 bytes per entry is the middle of that range.
-	index := int64(len(db.index)) * 24
+	// A Swiss-table slot for a uint32→uint32 entry is 8 bytes plus a control byte, at a load
+	// factor between 7/16 and 7/8; 13 bytes per entry is the middle of that range. over's entries
+	// (uint64→uint32) take 16 and a control byte.
+	index := int64(len(db.index))*13 + int64(len(db.over))*24
 	lists := int64(cap(db.dense)+cap(db.expiring))*8 + int64(cap(db.objects))*16
 	return db.arena.used + db.arena.metaBytes() + index + lists + db.objBytes
 }
