@@ -33,6 +33,10 @@ type scripting struct {
 	sha      string                    // the running script's SHA1
 	line     int                       // the script line of the last redis.call
 	readOnly bool
+	globals  *lua.LTable                 // the global table behind the read-only proxy scripts see
+	env      *lua.LTable                 // that proxy
+	onError  *lua.LFunction              // errorLine
+	guarded  map[*lua.LTable]*lua.LTable // each read-only proxy and the table it guards
 }
 
 const scriptChunk = "@user_script"
@@ -78,17 +82,8 @@ func (s *Server) scripting() *scripting {
 		redisTable.RawSetString(name, lua.LNumber(v))
 	}
 	g.RawSetString("redis", redisTable)
-	// Globals are read-only, as in Redis 7: scripts keep their state in locals and keys.
-	mt := L.NewTable()
-	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.CheckAny(2).String())
-		return 0
-	}))
-	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("Attempt to modify a readonly table")
-		return 0
-	}))
-	L.SetMetatable(g, mt)
+	sl.sandbox(L)
+	sl.onError = L.NewFunction(sl.errorLine)
 	s.lua = sl
 	return sl
 }
@@ -149,8 +144,9 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 	}
 	keys, args := argv[3:3+numKeys], argv[3+numKeys:]
 	L := sl.L
-	L.G.Global.RawSetString("KEYS", luaStrings(L, keys))
-	L.G.Global.RawSetString("ARGV", luaStrings(L, args))
+	sl.globals.RawSetString("KEYS", luaStrings(L, keys))
+	sl.globals.RawSetString("ARGV", luaStrings(L, args))
+	L.Env = sl.env // setfenv(0, t) in an earlier script must not last
 	sl.sha, sl.line, sl.readOnly = sha, 0, readOnly
 	sl.sc.db = c.db
 	sl.sc.w.RESP3 = false
@@ -161,7 +157,7 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 		defer L.RemoveContext()
 	}
 	L.Push(fn)
-	err := L.PCall(0, 1, nil)
+	err := L.PCall(0, 1, sl.onError)
 	if err != nil {
 		s.addError(c, sl.errorReply(err, s.cfg.BusyReplyThreshold))
 		return
@@ -218,7 +214,7 @@ func (sl *scripting) errorReply(err error, limit int) string {
 	var msg string
 	line := sl.line
 	switch {
-	case errors.As(err, &apiErr) && apiErr.Type == lua.ApiErrorRun && isErrTable(apiErr.Object):
+	case errors.As(err, &apiErr) && isErrTable(apiErr.Object):
 		// redis.call's error reply, or a script's own error(redis.error_reply(...)).
 		msg = apiErr.Object.(*lua.LTable).RawGetString("err").String()
 	case errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "context deadline exceeded"):

@@ -122,3 +122,32 @@ func TestScriptSandbox(t *testing.T) {
 		}
 	}
 }
+
+// Globals and library tables are read-only, as in Redis 7.0, with its error texts: a script that
+// tries to replace redis.call, a library function or a global, by assignment or by rawset,
+// setmetatable or table.insert, fails, and the next script still gets the real ones.
+func TestScriptGlobalsReadOnly(t *testing.T) {
+	_, addr := startServer(t, nil)
+	attempts := []string{
+		"redis.call = nil return 1", "redis.foo = 1", "string.rep = nil return 1", "math.pi = 3",
+		"x = 5", "redis = 3", "_G.redis = 3", "_G.KEYS = 1", "rawset(_G, 'x', 1) return x",
+		"rawset(redis, 'call', 1)", "setmetatable(_G, nil) x = 1 return x", "table.insert(redis, 1) return 1",
+		"local a = 1\nrawset(_G, 'x', 1)", "local a = 1\nerror({err='tbl'})",
+	}
+	var cmds [][]string
+	for _, src := range attempts {
+		cmds = append(cmds, []string{"EVAL", src, "0"})
+	}
+	cmds = append(cmds, [][]string{
+		{"EVAL", "return y", "0"}, {"EVAL", "return setfenv", "0"},
+		{"EVAL", "KEYS[1] = 'z' return KEYS[1]", "1", "a"},
+		{"EVAL", "local t = {} t.x = 1 return t.x", "0"},
+		{"EVAL", "return rawget(_G, 'redis') == redis", "0"},
+		{"EVAL", "local n = 0 for k, v in pairs(string) do n = n + 1 end return n > 5", "0"},
+		{"EVAL", "return {('x'):rep(3), type(redis.call), string.rep('ab', 2), math.pi > 3}", "0"},
+		{"EVAL", "return {pcall(42)}", "0"},
+		{"EVAL", "local function f(n) return 1 + f(n+1) end return f(1)", "0"},
+		{"EVAL", "return redis.call('set', 'k', 'v')", "0"},
+	}...)
+	differential(t, addr, cmds)
+}
