@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -82,6 +80,7 @@ func (s *Server) scripting() *scripting {
 		redisTable.RawSetString(name, lua.LNumber(v))
 	}
 	g.RawSetString("redis", redisTable)
+	s.boundStrings(L, g.RawGetString(lua.StringLibName).(*lua.LTable), g.RawGetString(lua.TabLibName).(*lua.LTable))
 	sl.sandbox(L)
 	sl.onError = L.NewFunction(sl.errorLine)
 	s.lua = sl
@@ -150,16 +149,18 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 	sl.sha, sl.line, sl.readOnly = sha, 0, readOnly
 	sl.sc.db = c.db
 	sl.sc.w.RESP3 = false
-	if limit := s.cfg.BusyReplyThreshold; limit > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(limit)*time.Millisecond)
-		defer cancel()
-		L.SetContext(ctx)
-		defer L.RemoveContext()
-	}
+	guard, stop := s.guardScript()
+	defer stop()
+	L.SetContext(guard.ctx)
+	defer L.RemoveContext()
 	L.Push(fn)
 	err := L.PCall(0, 1, sl.onError)
 	if err != nil {
-		s.addError(c, sl.errorReply(err, s.cfg.BusyReplyThreshold))
+		if why := guard.stopped(); why != nil {
+			s.addError(c, sl.stoppedReply(why, guard))
+			return
+		}
+		s.addError(c, sl.errorReply(err))
 		return
 	}
 	ret := L.Get(-1)
@@ -209,7 +210,7 @@ func luaErrorText(err error) string {
 
 // errorReply is the EVAL reply for a script that raised an error: Redis 7.0 appends
 // "script: <sha>, on @user_script:<line>." to the error.
-func (sl *scripting) errorReply(err error, limit int) string {
+func (sl *scripting) errorReply(err error) string {
 	var apiErr *lua.ApiError
 	var msg string
 	line := sl.line
@@ -217,8 +218,6 @@ func (sl *scripting) errorReply(err error, limit int) string {
 	case errors.As(err, &apiErr) && isErrTable(apiErr.Object):
 		// redis.call's error reply, or a script's own error(redis.error_reply(...)).
 		msg = apiErr.Object.(*lua.LTable).RawGetString("err").String()
-	case errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "context deadline exceeded"):
-		return fmt.Sprintf("ERR Script stopped: it ran longer than busy-reply-threshold (%d ms) script: %s", limit, sl.sha)
 	default:
 		msg = luaErrorText(err)
 		if l := lineOf(msg); l > 0 {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -150,4 +151,58 @@ func TestScriptGlobalsReadOnly(t *testing.T) {
 		{"EVAL", "return redis.call('set', 'k', 'v')", "0"},
 	}...)
 	differential(t, addr, cmds)
+}
+
+// A script cannot allocate without bound: string.rep, table.concat and string.format refuse
+// results no command could use, a loop that keeps growing what it holds is stopped once it
+// holds its budget (twice proto-max-bulk-len, 32 MB here), tail recursion stops at
+// busy-reply-threshold without a traceback of every call, and deep recursion overflows the
+// stack at once. The server goes on serving after each.
+func TestScriptMemoryBounded(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) {
+		c.ProtoMaxBulkLen = 16 << 20
+		c.BusyReplyThreshold = 1000
+	})
+	rc := redisClient(t, addr, 2)
+	for _, tc := range []struct{ src, want string }{
+		{"return string.rep('x', 2^40)", "string exceeds maximum allowed size (proto-max-bulk-len)"},
+		{"return #string.rep('abc', 2^53)", "string exceeds maximum allowed size (proto-max-bulk-len)"},
+		{"local t = {} for i = 1, 20 do t[i] = string.rep('x', 1e6) end return table.concat(t)", "string exceeds maximum allowed size (proto-max-bulk-len)"},
+		{"return string.format('%999999d', 1)", "invalid format (width or precision too long)"},
+		{"local s = string.rep('x', 8e6) local t = {} for i = 1, 1000 do t[i] = s .. i end return #t", "out of memory"},
+		// Each doubling copies the whole string in one instruction: on a loaded machine the time
+		// limit may come first.
+		{"local s = 'x' while true do s = s .. s end", "Script stopped"},
+		{"local function f(n) return f(n+1) end return f(1)", "busy-reply-threshold"},
+		{"local function f(n) return 1 + f(n+1) end return f(1)", "stack overflow"},
+	} {
+		src, want := tc.src, tc.want
+		runtime.GC() // the server runs in this process: what the last case left is garbage, not its budget
+		start := time.Now()
+		err := rc.Eval(ctx(), src, nil).Err()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error with %q", src, err, want)
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("%s: answered after %v", src, d)
+		}
+		if v, err := rc.Eval(ctx(), "return string.rep('ab', 2)", nil).Text(); err != nil || v != "abab" {
+			t.Fatalf("after %s: %q %v", src, v, err)
+		}
+	}
+}
+
+// The bounded string functions answer like Lua's within their bounds.
+func TestScriptStringFunctionsMatchRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, [][]string{
+		{"EVAL", "return table.concat({1, 'a', 2.5}, ',')", "0"},
+		{"EVAL", "return table.concat({1, 2, 3, 4}, '-', 2, 3)", "0"},
+		{"EVAL", "return table.concat({}, 'x')", "0"},
+		{"EVAL", "return table.concat({1, {}, 3})", "0"},
+		{"EVAL", "return string.format('%5.2f|%-3d|%s|%%', 3.14159, 7, 'x')", "0"},
+		{"EVAL", "return string.format('%100d', 1)", "0"},
+		{"EVAL", "return string.format('%5.100f', 1)", "0"},
+		{"EVAL", "return {string.rep('ab', 3), string.rep('x', 0), string.rep('x', -1)}", "0"},
+	})
 }
