@@ -34,6 +34,7 @@ type scripting struct {
 	globals  *lua.LTable                 // the global table behind the read-only proxy scripts see
 	env      *lua.LTable                 // that proxy
 	onError  *lua.LFunction              // errorLine
+	guard    *scriptGuard                // the running script's
 	guarded  map[*lua.LTable]*lua.LTable // each read-only proxy and the table it guards
 }
 
@@ -80,7 +81,10 @@ func (s *Server) scripting() *scripting {
 		redisTable.RawSetString(name, lua.LNumber(v))
 	}
 	g.RawSetString("redis", redisTable)
-	s.boundStrings(L, g.RawGetString(lua.StringLibName).(*lua.LTable), g.RawGetString(lua.TabLibName).(*lua.LTable))
+	str := g.RawGetString(lua.StringLibName).(*lua.LTable)
+	s.boundStrings(L, str, g.RawGetString(lua.TabLibName).(*lua.LTable))
+	patternLibrary(L, str, func() bool { return sl.guard != nil && sl.guard.ctx.Err() != nil },
+		func() int64 { return s.cfg.ProtoMaxBulkLen })
 	sl.sandbox(L)
 	sl.onError = L.NewFunction(sl.errorLine)
 	s.lua = sl
@@ -151,15 +155,20 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 	sl.sc.w.RESP3 = false
 	guard, stop := s.guardScript()
 	defer stop()
+	sl.guard = guard
+	defer func() { sl.guard = nil }()
 	L.SetContext(guard.ctx)
 	defer L.RemoveContext()
 	L.Push(fn)
 	err := L.PCall(0, 1, sl.onError)
-	if err != nil {
-		if why := guard.stopped(); why != nil {
-			s.addError(c, sl.stoppedReply(why, guard))
-			return
+	if why := guard.stopped(); why != nil { // even when the script caught the error and returned
+		if err == nil {
+			L.Pop(1)
 		}
+		s.addError(c, sl.stoppedReply(why, guard))
+		return
+	}
+	if err != nil {
 		s.addError(c, sl.errorReply(err))
 		return
 	}

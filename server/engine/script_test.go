@@ -206,3 +206,99 @@ func TestScriptStringFunctionsMatchRedis(t *testing.T) {
 		{"EVAL", "return {string.rep('ab', 3), string.rep('x', 0), string.rep('x', -1)}", "0"},
 	})
 }
+
+// Lua patterns: find, match, gmatch and gsub answer as Redis's Lua 5.1 does, captures, anchors,
+// classes, sets, %b, %f, back references and their errors included.
+func TestScriptPatternsMatchRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	var cmds [][]string
+	for _, src := range []string{
+		"return {string.find('hello world', 'o w')}",
+		"return {string.find('hello world', 'o', 6)}",
+		"return {string.find('hello', 'l', -2)}",
+		"return {string.find('a.b', '.', 1, true)}",
+		"return {string.find('hello', '(l)(l)')}",
+		"return {string.find('hello', '()ll()')}",
+		"return {string.find('hello', '^h')}",
+		"return {string.find('hello', '^e')}",
+		"return {string.find('hello', 'o$')}",
+		"return {string.find('', '')}",
+		"return {string.find('abc', '', 10)}",
+		"return {string.match('key:123:x', '(%a+):(%d+)')}",
+		"return {string.match('  trim  ', '^%s*(.-)%s*$')}",
+		"return {string.match('2024-01-02T03:04:05', '^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)$')}",
+		"return {string.match('f(a(b)c)d', '%b()')}",
+		"return {string.match('THE (quick) fox', '%f[%a]%a+')}",
+		"return {string.match('abcabc', '(abc)%1')}",
+		"return {string.match('x = [[y]]', '%[(%[?)(.-)%]%1%]')}",
+		"return {string.match('a1-b2', '[%a%-]+')}",
+		"return {string.match('hello', '[^aeiou]+')}",
+		"return {string.match('x]y', '[]x]+')}",
+		"return {string.match('aaa', 'a-b')}",
+		"return {string.match('aaab', 'a-b')}",
+		"return {string.match('ab', 'a?b?c?')}",
+		"return {string.match('%d', '%%d')}",
+		"local t = {} for k, v in string.gmatch('a=1, b=2', '(%w+)=(%w+)') do t[#t+1] = k .. v end return t",
+		"local t = {} for w in string.gmatch('one two  three', '%a+') do t[#t+1] = w end return t",
+		"local t = {} for w in string.gmatch('abc', '') do t[#t+1] = '[' .. w .. ']' end return t",
+		"return {string.gsub('hello world', 'o', '0')}",
+		"return {string.gsub('hello world', '(%w+)', '<%1>')}",
+		"return {string.gsub('hello', '', '-')}",
+		"return {string.gsub('abc', '%w', '%0%0', 2)}",
+		"return {string.gsub('$name is $age', '%$(%w+)', {name='bob', age=42})}",
+		"return {string.gsub('a b c', '%a', function(c) if c == 'b' then return false end return c:upper() end)}",
+		"return {string.gsub('abc', '^a', 'x')}",
+		"return {string.gsub('50%', '%%', ' percent')}",
+		"return {('x=1'):match('(%w)=(%d)')}",
+		"return string.find('a', '%')",
+		"return string.find('a', '[a')",
+		"return string.find('a', '(a')",
+		"return string.find('a', 'a)')",
+		"return string.find('a', '%1')",
+		"return string.find('a', '%b')",
+		"return string.find('a', '%fa')",
+		"return string.gsub('abc', '%w', {a = {}})",
+		"return string.gsub('abc', '%w', true)",
+	} {
+		cmds = append(cmds, []string{"EVAL", src, "0"})
+	}
+	differential(t, addr, cmds)
+}
+
+// A pattern that backtracks without end stops at busy-reply-threshold like any other script,
+// where Redis's matcher hangs the server, and the server goes on serving. gsub's result is
+// bounded by proto-max-bulk-len.
+func TestScriptPatternIsInterruptible(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) {
+		c.BusyReplyThreshold = 300
+		c.ProtoMaxBulkLen = 1 << 20
+	})
+	rc := redisClient(t, addr, 2)
+	for _, src := range []string{
+		"return string.find(string.rep('a', 5000), string.rep('a*', 50) .. 'b')",
+		"return string.match(string.rep('a', 5000), string.rep('a-', 50) .. 'b')",
+		"return string.gsub(string.rep('a', 5000), string.rep('a*', 50) .. 'b', '')",
+		"for m in string.gmatch(string.rep('a', 5000), string.rep('a*', 50) .. 'b') do end",
+		"return pcall(string.find, string.rep('a', 5000), string.rep('a*', 50) .. 'b')",
+	} {
+		start := time.Now()
+		err := rc.Eval(ctx(), src, nil).Err()
+		if err == nil || !strings.Contains(err.Error(), "busy-reply-threshold") {
+			t.Errorf("%s: got %v, want the busy-reply-threshold error", src, err)
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("%s: answered after %v", src, d)
+		}
+		if err := rc.Ping(ctx()).Err(); err != nil {
+			t.Fatalf("after %s: %v", src, err)
+		}
+	}
+	err := rc.Eval(ctx(), "return string.gsub(string.rep('a', 1000), '', string.rep('x', 2000))", nil).Err()
+	if err == nil || !strings.Contains(err.Error(), "proto-max-bulk-len") {
+		t.Errorf("gsub past proto-max-bulk-len: %v", err)
+	}
+	err = rc.Eval(ctx(), "return string.find(string.rep('a', 6000), string.rep('a?', 6000))", nil).Err()
+	if err == nil || !strings.Contains(err.Error(), "pattern too complex") {
+		t.Errorf("deep pattern: %v", err)
+	}
+}
