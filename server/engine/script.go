@@ -169,7 +169,7 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 		return
 	}
 	if err != nil {
-		s.addError(c, sl.errorReply(err))
+		s.addError(c, oneLine(sl.errorReply(err), true))
 		return
 	}
 	ret := L.Get(-1)
@@ -426,11 +426,11 @@ func (s *Server) luaValueToReply(c *client, v lua.LValue, depth int, limit int64
 		}
 	case *lua.LTable:
 		if e := v.RawGetString("err"); e.Type() == lua.LTString {
-			s.addError(c, strings.TrimPrefix(e.String(), "-"))
+			s.addError(c, oneLine(strings.TrimPrefix(e.String(), "-"), true))
 			return true
 		}
 		if ok := v.RawGetString("ok"); ok.Type() == lua.LTString {
-			c.w.Simple(ok.String())
+			c.w.Simple(oneLine(ok.String(), false))
 			return true
 		}
 		n := 0
@@ -449,11 +449,30 @@ func (s *Server) luaValueToReply(c *client, v lua.LValue, depth int, limit int64
 	return true
 }
 
+// oneLine keeps a script's status or error text from breaking the protocol, as Redis does:
+// line breaks become spaces, and an error first loses those at its ends.
+func oneLine(msg string, isError bool) string {
+	if !strings.ContainsAny(msg, "\r\n") {
+		return msg
+	}
+	if isError {
+		msg = strings.Trim(msg, "\r\n")
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' {
+			return ' '
+		}
+		return r
+	}, msg)
+}
+
+// luaErrorReply is redis.error_reply. As in Redis 7.0, the text's first word (past an optional
+// '-') is its error code, and a text of one word gets the code ERR.
 func luaErrorReply(L *lua.LState) int {
 	t := L.NewTable()
-	msg := L.CheckString(1)
-	if !strings.HasPrefix(msg, "-") {
-		msg = "-" + msg
+	msg := strings.TrimPrefix(L.CheckString(1), "-")
+	if !strings.Contains(msg, " ") {
+		msg = "ERR " + msg
 	}
 	t.RawSetString("err", lua.LString(msg))
 	L.Push(t)

@@ -302,3 +302,21 @@ func TestScriptPatternIsInterruptible(t *testing.T) {
 		t.Errorf("deep pattern: %v", err)
 	}
 }
+
+// Status and error replies from a script cannot break the protocol: Redis turns their line
+// breaks into spaces.
+func TestScriptReplyLineBreaksMatchRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, [][]string{
+		{"EVAL", "return {ok='a\\nb\\rc'}", "0"},
+		{"EVAL", "return {err='a\\nb\\rc'}", "0"},
+		{"EVAL", "return redis.error_reply('x\\r\\ny')", "0"},
+		{"EVAL", "return redis.status_reply('x\\r\\ny')", "0"},
+		{"EVAL", "return {{ok='p\\nq'}, {err='r\\ns'}}", "0"},
+		{"EVAL", "error('e\\nf')", "0"},
+		{"EVAL", "return redis.error_reply('x')", "0"},
+		{"EVAL", "return redis.error_reply('x').err", "0"},
+		{"EVAL", "return redis.error_reply('-x y').err", "0"},
+		{"PING"},
+	})
+}
