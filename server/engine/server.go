@@ -463,6 +463,7 @@ func (s *Server) stopAll() {
 	s.closeListeners()
 	s.io.Stop()
 	s.bio.stop()
+	s.stopWatchdog()
 	s.wg.Wait()
 	s.stopMetrics()
 	s.logf(logNotice, "iocache is now ready to exit, bye bye...")

@@ -20,6 +20,7 @@ type watchdog struct {
 	busySince atomic.Int64 // nanotime the main loop woke, 0 while it waits
 	stalls    atomic.Int64
 	mainGoID  []byte // "goroutine N [" of the main goroutine, what its stack dump begins with
+	quit      chan struct{}
 }
 
 // watchdogMinPeriod is Redis's minimum period: two cron ticks. A shorter one is raised to it.
@@ -33,6 +34,7 @@ func (s *Server) startWatchdog() {
 	if i := bytes.IndexByte(buf, '['); i > 0 {
 		s.watchdog.mainGoID = append([]byte(nil), buf[:i+1]...)
 	}
+	s.watchdog.quit = make(chan struct{})
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -43,13 +45,23 @@ func (s *Server) startWatchdog() {
 func (s *Server) watchdogLoop() {
 	w := &s.watchdog
 	var reported int64
-	for !s.stopping.Load() {
+	tick := time.NewTimer(0)
+	defer tick.Stop()
+	for {
 		period := time.Duration(w.period.Load()) * time.Millisecond
+		wait := 100 * time.Millisecond // for CONFIG SET to turn it on
+		if period > 0 {
+			wait = max(period/4, time.Millisecond)
+		}
+		tick.Reset(wait)
+		select {
+		case <-w.quit:
+			return
+		case <-tick.C:
+		}
 		if period == 0 {
-			time.Sleep(100 * time.Millisecond)
 			continue
 		}
-		time.Sleep(max(period/4, time.Millisecond))
 		since := w.busySince.Load()
 		if since == 0 || since == reported || time.Duration(nanotime()-since) < period {
 			continue
@@ -58,6 +70,13 @@ func (s *Server) watchdogLoop() {
 		w.stalls.Add(1)
 		s.logf(logWarning, "\n--- WATCHDOG TIMER EXPIRED ---\nThe main thread has not returned to its event loop for %v (watchdog-period %v).\n%s\n--------",
 			time.Duration(nanotime()-since).Round(time.Millisecond), period, s.mainStack())
+	}
+}
+
+// stopWatchdog ends the monitor.
+func (s *Server) stopWatchdog() {
+	if s.watchdog.quit != nil {
+		close(s.watchdog.quit)
 	}
 }
 

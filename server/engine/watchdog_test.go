@@ -25,6 +25,9 @@ func TestWatchdogLogsStall(t *testing.T) {
 	if v := rc.ConfigGet(ctx(), "watchdog-period").Val()["watchdog-period"]; v != "200" {
 		t.Fatalf("watchdog-period after setting 50: %q, want Redis's minimum 200 at hz 10", v)
 	}
+	if got := rc.ConfigGet(ctx(), "watchdog*").Val(); len(got) != 0 {
+		t.Fatalf("CONFIG GET watchdog*: %v; hidden, as in Redis, it answers only to its name", got)
+	}
 	if err := rc.Do(ctx(), "DEBUG", "SLEEP", "0.5").Err(); err != nil {
 		t.Fatal(err)
 	}
