@@ -36,6 +36,16 @@ func (sl *scripting) sandbox(L *lua.LState) {
 	for _, name := range []string{"getfenv", "setfenv", "newproxy"} { // as Redis 7.0 removes them
 		g.RawSetString(name, lua.LNil)
 	}
+	// gopher-lua's collectgarbage collects the whole server's heap, for as long as that takes,
+	// each time: a loop of them would keep every thread of the server collecting.
+	g.RawSetString("collectgarbage", L.NewFunction(func(L *lua.LState) int {
+		if L.OptString(1, "collect") == "count" {
+			L.Push(lua.LNumber(float64(heapObjectBytes()) / 1024))
+		} else {
+			L.Push(lua.LNumber(0))
+		}
+		return 1
+	}))
 	g.RawSetString("pcall", L.NewFunction(luaPCall))
 	g.RawSetString("xpcall", L.NewFunction(luaXPCall))
 	sl.refuseProxy(L, g, "rawset", "setmetatable")

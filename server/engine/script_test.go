@@ -147,6 +147,7 @@ func TestScriptGlobalsReadOnly(t *testing.T) {
 		{"EVAL", "local n = 0 for k, v in pairs(string) do n = n + 1 end return n > 5", "0"},
 		{"EVAL", "return {('x'):rep(3), type(redis.call), string.rep('ab', 2), math.pi > 3}", "0"},
 		{"EVAL", "return {pcall(42)}", "0"},
+		{"EVAL", "return {collectgarbage(), collectgarbage('collect'), collectgarbage('count') > 0}", "0"},
 		{"EVAL", "local function f(n) return 1 + f(n+1) end return f(1)", "0"},
 		{"EVAL", "return redis.call('set', 'k', 'v')", "0"},
 	}...)
