@@ -102,7 +102,9 @@ func TestPersistenceRDB(t *testing.T) {
 		mutate func(*cachev1alpha1.PersistenceSpec)
 		want   string
 	}{
-		{"mode", func(p *cachev1alpha1.PersistenceSpec) { *p = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceNone} },
+		{"mode", func(p *cachev1alpha1.PersistenceSpec) {
+			*p = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceNone}
+		},
 			"persistence.mode cannot change on an existing instance"},
 		{"size", func(p *cachev1alpha1.PersistenceSpec) { p.Size = ptr.To(resource.MustParse("4Gi")) },
 			"persistence.size cannot change on an existing instance"},
