@@ -60,7 +60,7 @@ type PersistenceSpec struct {
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`
 
-	// SavePoints are Redis's save points, "<seconds> <changes>" pairs: a snapshot is taken when at
+	// SavePoints are Redis's save points for mode RDB, "<seconds> <changes>" pairs: a snapshot is taken when at
 	// least <changes> keys changed within <seconds>. Redis's own by default. The server also saves
 	// at every shutdown, whatever they say. Applied to the running pods without a restart.
 	// +kubebuilder:default="3600 1 300 100 60 10000"
@@ -69,7 +69,7 @@ type PersistenceSpec struct {
 	// +optional
 	SavePoints string `json:"savePoints,omitempty"`
 
-	// WhenDeleted says what happens to the volume claims when the instance is deleted: Retain (the
+	// WhenDeleted says what happens to mode RDB's volume claims when the instance is deleted: Retain (the
 	// default: the snapshots stay, and an instance created again under the same name starts from
 	// them) or Delete.
 	// +kubebuilder:default=Retain
@@ -82,12 +82,10 @@ func (p *PersistenceSpec) SetDefaults() {
 	if p.Mode == "" {
 		p.Mode = PersistenceNone
 	}
-	if p.Mode == PersistenceRDB {
-		if p.SavePoints == "" {
-			p.SavePoints = DefaultSavePoints
-		}
-		if p.WhenDeleted == "" {
-			p.WhenDeleted = RetainVolumeClaims
-		}
+	if p.SavePoints == "" {
+		p.SavePoints = DefaultSavePoints
+	}
+	if p.WhenDeleted == "" {
+		p.WhenDeleted = RetainVolumeClaims
 	}
 }
