@@ -109,6 +109,9 @@ type Config struct {
 	SetMaxIntsetEntries    int
 	ZSetMaxListpackEntries int
 	BusyReplyThreshold     int
+	// WatchdogPeriod (ms, 0 off) is how long the main thread may stay away from its event loop
+	// before the watchdog logs its stack.
+	WatchdogPeriod int
 	// MaxMemoryClients bounds the memory all client buffers may take together: bytes, or a share
 	// of maxmemory when MaxMemoryClientsPercent is set (Redis's "N%"). 0: no limit.
 	MaxMemoryClients        int64

@@ -23,10 +23,18 @@ type directive struct {
 	// multiArg directives take more than one argument (save, client-output-buffer-limit,
 	// rename-command).
 	multiArg bool
+	// hidden directives, like Redis's HIDDEN_CONFIG ones, answer CONFIG GET only by their exact
+	// name, not a pattern.
+	hidden bool
 }
 
 // errInvalid is the cause used when a value does not parse; callers add the directive's name.
 var errInvalid = errors.New("argument couldn't be parsed")
+
+func hide(d directive) directive {
+	d.hidden = true
+	return d
+}
 
 func intDirective(name string, mutable bool, min, max int64, field func(*Config) *int) directive {
 	return directive{name: name, mutable: mutable,
@@ -255,6 +263,7 @@ func buildTable() map[string]*directive {
 		intDirective("set-max-intset-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.SetMaxIntsetEntries }),
 		intDirective("zset-max-listpack-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.ZSetMaxListpackEntries }),
 		intDirective("busy-reply-threshold", true, 0, 1<<31-1, func(c *Config) *int { return &c.BusyReplyThreshold }),
+		hide(intDirective("watchdog-period", true, 0, 1<<31-1, func(c *Config) *int { return &c.WatchdogPeriod })),
 		{name: "maxmemory-clients", mutable: true, set: setMaxMemoryClients, get: getMaxMemoryClients},
 		enumDirective("enable-debug-command", false, []string{"no", "yes", "local"}, func(c *Config) *string { return &c.EnableDebugCommand }),
 		boolDirective("daemonize", false, func(c *Config) *bool { return &c.Daemonize }),

@@ -93,6 +93,9 @@ func (c *Config) Get(pattern string) [][2]string {
 	seen := map[string]bool{}
 	for _, name := range Names() {
 		d := table[name]
+		if d.hidden && !strings.EqualFold(pattern, name) {
+			continue
+		}
 		if glob.MatchString(pattern, name, true) || aliasMatches(d, pattern) {
 			if !seen[name] {
 				seen[name] = true

@@ -219,6 +219,7 @@ func (s *Server) infoStats(f func(string, any)) {
 	f("latest_fork_usec", 0)
 	f("total_forks", 0)
 	f("client_output_buffer_limit_disconnections", s.outputLimitKills.Load())
+	f("watchdog_stalls", s.watchdog.stalls.Load())
 	f("total_error_replies", s.stats.errorReplies)
 	f("unexpected_error_replies", 0)
 	f("total_reads_processed", in)

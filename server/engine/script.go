@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -33,6 +31,11 @@ type scripting struct {
 	sha      string                    // the running script's SHA1
 	line     int                       // the script line of the last redis.call
 	readOnly bool
+	globals  *lua.LTable                 // the global table behind the read-only proxy scripts see
+	env      *lua.LTable                 // that proxy
+	onError  *lua.LFunction              // errorLine
+	guard    *scriptGuard                // the running script's
+	guarded  map[*lua.LTable]*lua.LTable // each read-only proxy and the table it guards
 }
 
 const scriptChunk = "@user_script"
@@ -78,17 +81,12 @@ func (s *Server) scripting() *scripting {
 		redisTable.RawSetString(name, lua.LNumber(v))
 	}
 	g.RawSetString("redis", redisTable)
-	// Globals are read-only, as in Redis 7: scripts keep their state in locals and keys.
-	mt := L.NewTable()
-	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.CheckAny(2).String())
-		return 0
-	}))
-	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("Attempt to modify a readonly table")
-		return 0
-	}))
-	L.SetMetatable(g, mt)
+	str := g.RawGetString(lua.StringLibName).(*lua.LTable)
+	s.boundStrings(L, str, g.RawGetString(lua.TabLibName).(*lua.LTable))
+	patternLibrary(L, str, func() bool { return sl.guard != nil && sl.guard.ctx.Err() != nil },
+		func() int64 { return s.cfg.ProtoMaxBulkLen })
+	sl.sandbox(L)
+	sl.onError = L.NewFunction(sl.errorLine)
 	s.lua = sl
 	return sl
 }
@@ -149,21 +147,29 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 	}
 	keys, args := argv[3:3+numKeys], argv[3+numKeys:]
 	L := sl.L
-	L.G.Global.RawSetString("KEYS", luaStrings(L, keys))
-	L.G.Global.RawSetString("ARGV", luaStrings(L, args))
+	sl.globals.RawSetString("KEYS", luaStrings(L, keys))
+	sl.globals.RawSetString("ARGV", luaStrings(L, args))
+	L.Env = sl.env // setfenv(0, t) in an earlier script must not last
 	sl.sha, sl.line, sl.readOnly = sha, 0, readOnly
 	sl.sc.db = c.db
 	sl.sc.w.RESP3 = false
-	if limit := s.cfg.BusyReplyThreshold; limit > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(limit)*time.Millisecond)
-		defer cancel()
-		L.SetContext(ctx)
-		defer L.RemoveContext()
-	}
+	guard, stop := s.guardScript()
+	defer stop()
+	sl.guard = guard
+	defer func() { sl.guard = nil }()
+	L.SetContext(guard.ctx)
+	defer L.RemoveContext()
 	L.Push(fn)
-	err := L.PCall(0, 1, nil)
+	err := L.PCall(0, 1, sl.onError)
+	if why := guard.stopped(); why != nil { // even when the script caught the error and returned
+		if err == nil {
+			L.Pop(1)
+		}
+		s.addError(c, sl.stoppedReply(why, guard))
+		return
+	}
 	if err != nil {
-		s.addError(c, sl.errorReply(err, s.cfg.BusyReplyThreshold))
+		s.addError(c, oneLine(sl.errorReply(err), true))
 		return
 	}
 	ret := L.Get(-1)
@@ -213,16 +219,14 @@ func luaErrorText(err error) string {
 
 // errorReply is the EVAL reply for a script that raised an error: Redis 7.0 appends
 // "script: <sha>, on @user_script:<line>." to the error.
-func (sl *scripting) errorReply(err error, limit int) string {
+func (sl *scripting) errorReply(err error) string {
 	var apiErr *lua.ApiError
 	var msg string
 	line := sl.line
 	switch {
-	case errors.As(err, &apiErr) && apiErr.Type == lua.ApiErrorRun && isErrTable(apiErr.Object):
+	case errors.As(err, &apiErr) && isErrTable(apiErr.Object):
 		// redis.call's error reply, or a script's own error(redis.error_reply(...)).
 		msg = apiErr.Object.(*lua.LTable).RawGetString("err").String()
-	case errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "context deadline exceeded"):
-		return fmt.Sprintf("ERR Script stopped: it ran longer than busy-reply-threshold (%d ms) script: %s", limit, sl.sha)
 	default:
 		msg = luaErrorText(err)
 		if l := lineOf(msg); l > 0 {
@@ -422,11 +426,11 @@ func (s *Server) luaValueToReply(c *client, v lua.LValue, depth int, limit int64
 		}
 	case *lua.LTable:
 		if e := v.RawGetString("err"); e.Type() == lua.LTString {
-			s.addError(c, strings.TrimPrefix(e.String(), "-"))
+			s.addError(c, oneLine(strings.TrimPrefix(e.String(), "-"), true))
 			return true
 		}
 		if ok := v.RawGetString("ok"); ok.Type() == lua.LTString {
-			c.w.Simple(ok.String())
+			c.w.Simple(oneLine(ok.String(), false))
 			return true
 		}
 		n := 0
@@ -445,11 +449,30 @@ func (s *Server) luaValueToReply(c *client, v lua.LValue, depth int, limit int64
 	return true
 }
 
+// oneLine keeps a script's status or error text from breaking the protocol, as Redis does:
+// line breaks become spaces, and an error first loses those at its ends.
+func oneLine(msg string, isError bool) string {
+	if !strings.ContainsAny(msg, "\r\n") {
+		return msg
+	}
+	if isError {
+		msg = strings.Trim(msg, "\r\n")
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' {
+			return ' '
+		}
+		return r
+	}, msg)
+}
+
+// luaErrorReply is redis.error_reply. As in Redis 7.0, the text's first word (past an optional
+// '-') is its error code, and a text of one word gets the code ERR.
 func luaErrorReply(L *lua.LState) int {
 	t := L.NewTable()
-	msg := L.CheckString(1)
-	if !strings.HasPrefix(msg, "-") {
-		msg = "-" + msg
+	msg := strings.TrimPrefix(L.CheckString(1), "-")
+	if !strings.Contains(msg, " ") {
+		msg = "ERR " + msg
 	}
 	t.RawSetString("err", lua.LString(msg))
 	L.Push(t)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -121,4 +122,201 @@ func TestScriptSandbox(t *testing.T) {
 			t.Errorf("%q: got %v, want %q...", src, err, want)
 		}
 	}
+}
+
+// Globals and library tables are read-only, as in Redis 7.0, with its error texts: a script that
+// tries to replace redis.call, a library function or a global, by assignment or by rawset,
+// setmetatable or table.insert, fails, and the next script still gets the real ones.
+func TestScriptGlobalsReadOnly(t *testing.T) {
+	_, addr := startServer(t, nil)
+	attempts := []string{
+		"redis.call = nil return 1", "redis.foo = 1", "string.rep = nil return 1", "math.pi = 3",
+		"x = 5", "redis = 3", "_G.redis = 3", "_G.KEYS = 1", "rawset(_G, 'x', 1) return x",
+		"rawset(redis, 'call', 1)", "setmetatable(_G, nil) x = 1 return x", "table.insert(redis, 1) return 1",
+		"local a = 1\nrawset(_G, 'x', 1)", "local a = 1\nerror({err='tbl'})",
+	}
+	var cmds [][]string
+	for _, src := range attempts {
+		cmds = append(cmds, []string{"EVAL", src, "0"})
+	}
+	cmds = append(cmds, [][]string{
+		{"EVAL", "return y", "0"}, {"EVAL", "return setfenv", "0"},
+		{"EVAL", "KEYS[1] = 'z' return KEYS[1]", "1", "a"},
+		{"EVAL", "local t = {} t.x = 1 return t.x", "0"},
+		{"EVAL", "return rawget(_G, 'redis') == redis", "0"},
+		{"EVAL", "local n = 0 for k, v in pairs(string) do n = n + 1 end return n > 5", "0"},
+		{"EVAL", "return {('x'):rep(3), type(redis.call), string.rep('ab', 2), math.pi > 3}", "0"},
+		{"EVAL", "return {pcall(42)}", "0"},
+		{"EVAL", "local function f(n) return 1 + f(n+1) end return f(1)", "0"},
+		{"EVAL", "return redis.call('set', 'k', 'v')", "0"},
+	}...)
+	differential(t, addr, cmds)
+}
+
+// A script cannot allocate without bound: string.rep, table.concat and string.format refuse
+// results no command could use, a loop that keeps growing what it holds is stopped once it
+// holds its budget (twice proto-max-bulk-len, 32 MB here), tail recursion stops at
+// busy-reply-threshold without a traceback of every call, and deep recursion overflows the
+// stack at once. The server goes on serving after each.
+func TestScriptMemoryBounded(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) {
+		c.ProtoMaxBulkLen = 16 << 20
+		c.BusyReplyThreshold = 1000
+	})
+	rc := redisClient(t, addr, 2)
+	for _, tc := range []struct{ src, want string }{
+		{"return string.rep('x', 2^40)", "string exceeds maximum allowed size (proto-max-bulk-len)"},
+		{"return #string.rep('abc', 2^53)", "string exceeds maximum allowed size (proto-max-bulk-len)"},
+		{"local t = {} for i = 1, 20 do t[i] = string.rep('x', 1e6) end return table.concat(t)", "string exceeds maximum allowed size (proto-max-bulk-len)"},
+		{"return string.format('%999999d', 1)", "invalid format (width or precision too long)"},
+		{"local s = string.rep('x', 8e6) local t = {} for i = 1, 1000 do t[i] = s .. i end return #t", "out of memory"},
+		// Each doubling copies the whole string in one instruction: on a loaded machine the time
+		// limit may come first.
+		{"local s = 'x' while true do s = s .. s end", "Script stopped"},
+		{"local function f(n) return f(n+1) end return f(1)", "busy-reply-threshold"},
+		{"local function f(n) return 1 + f(n+1) end return f(1)", "stack overflow"},
+	} {
+		src, want := tc.src, tc.want
+		runtime.GC() // the server runs in this process: what the last case left is garbage, not its budget
+		start := time.Now()
+		err := rc.Eval(ctx(), src, nil).Err()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error with %q", src, err, want)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s: answered after %v", src, d)
+		}
+		if v, err := rc.Eval(ctx(), "return string.rep('ab', 2)", nil).Text(); err != nil || v != "abab" {
+			t.Fatalf("after %s: %q %v", src, v, err)
+		}
+	}
+}
+
+// The bounded string functions answer like Lua's within their bounds.
+func TestScriptStringFunctionsMatchRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, [][]string{
+		{"EVAL", "return table.concat({1, 'a', 2.5}, ',')", "0"},
+		{"EVAL", "return table.concat({1, 2, 3, 4}, '-', 2, 3)", "0"},
+		{"EVAL", "return table.concat({}, 'x')", "0"},
+		{"EVAL", "return table.concat({1, {}, 3})", "0"},
+		{"EVAL", "return string.format('%5.2f|%-3d|%s|%%', 3.14159, 7, 'x')", "0"},
+		{"EVAL", "return string.format('%100d', 1)", "0"},
+		{"EVAL", "return string.format('%5.100f', 1)", "0"},
+		{"EVAL", "return {string.rep('ab', 3), string.rep('x', 0), string.rep('x', -1)}", "0"},
+	})
+}
+
+// Lua patterns: find, match, gmatch and gsub answer as Redis's Lua 5.1 does, captures, anchors,
+// classes, sets, %b, %f, back references and their errors included.
+func TestScriptPatternsMatchRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	var cmds [][]string
+	for _, src := range []string{
+		"return {string.find('hello world', 'o w')}",
+		"return {string.find('hello world', 'o', 6)}",
+		"return {string.find('hello', 'l', -2)}",
+		"return {string.find('a.b', '.', 1, true)}",
+		"return {string.find('hello', '(l)(l)')}",
+		"return {string.find('hello', '()ll()')}",
+		"return {string.find('hello', '^h')}",
+		"return {string.find('hello', '^e')}",
+		"return {string.find('hello', 'o$')}",
+		"return {string.find('', '')}",
+		"return {string.find('abc', '', 10)}",
+		"return {string.match('key:123:x', '(%a+):(%d+)')}",
+		"return {string.match('  trim  ', '^%s*(.-)%s*$')}",
+		"return {string.match('2024-01-02T03:04:05', '^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)$')}",
+		"return {string.match('f(a(b)c)d', '%b()')}",
+		"return {string.match('THE (quick) fox', '%f[%a]%a+')}",
+		"return {string.match('abcabc', '(abc)%1')}",
+		"return {string.match('x = [[y]]', '%[(%[?)(.-)%]%1%]')}",
+		"return {string.match('a1-b2', '[%a%-]+')}",
+		"return {string.match('hello', '[^aeiou]+')}",
+		"return {string.match('x]y', '[]x]+')}",
+		"return {string.match('aaa', 'a-b')}",
+		"return {string.match('aaab', 'a-b')}",
+		"return {string.match('ab', 'a?b?c?')}",
+		"return {string.match('%d', '%%d')}",
+		"local t = {} for k, v in string.gmatch('a=1, b=2', '(%w+)=(%w+)') do t[#t+1] = k .. v end return t",
+		"local t = {} for w in string.gmatch('one two  three', '%a+') do t[#t+1] = w end return t",
+		"local t = {} for w in string.gmatch('abc', '') do t[#t+1] = '[' .. w .. ']' end return t",
+		"return {string.gsub('hello world', 'o', '0')}",
+		"return {string.gsub('hello world', '(%w+)', '<%1>')}",
+		"return {string.gsub('hello', '', '-')}",
+		"return {string.gsub('abc', '%w', '%0%0', 2)}",
+		"return {string.gsub('$name is $age', '%$(%w+)', {name='bob', age=42})}",
+		"return {string.gsub('a b c', '%a', function(c) if c == 'b' then return false end return c:upper() end)}",
+		"return {string.gsub('abc', '^a', 'x')}",
+		"return {string.gsub('50%', '%%', ' percent')}",
+		"return {('x=1'):match('(%w)=(%d)')}",
+		"return string.find('a', '%')",
+		"return string.find('a', '[a')",
+		"return string.find('a', '(a')",
+		"return string.find('a', 'a)')",
+		"return string.find('a', '%1')",
+		"return string.find('a', '%b')",
+		"return string.find('a', '%fa')",
+		"return string.gsub('abc', '%w', {a = {}})",
+		"return string.gsub('abc', '%w', true)",
+	} {
+		cmds = append(cmds, []string{"EVAL", src, "0"})
+	}
+	differential(t, addr, cmds)
+}
+
+// A pattern that backtracks without end stops at busy-reply-threshold like any other script,
+// where Redis's matcher hangs the server, and the server goes on serving. gsub's result is
+// bounded by proto-max-bulk-len.
+func TestScriptPatternIsInterruptible(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) {
+		c.BusyReplyThreshold = 300
+		c.ProtoMaxBulkLen = 1 << 20
+	})
+	rc := redisClient(t, addr, 2)
+	for _, src := range []string{
+		"return string.find(string.rep('a', 5000), string.rep('a*', 50) .. 'b')",
+		"return string.match(string.rep('a', 5000), string.rep('a-', 50) .. 'b')",
+		"return string.gsub(string.rep('a', 5000), string.rep('a*', 50) .. 'b', '')",
+		"for m in string.gmatch(string.rep('a', 5000), string.rep('a*', 50) .. 'b') do end",
+		"return pcall(string.find, string.rep('a', 5000), string.rep('a*', 50) .. 'b')",
+	} {
+		start := time.Now()
+		err := rc.Eval(ctx(), src, nil).Err()
+		if err == nil || !strings.Contains(err.Error(), "busy-reply-threshold") {
+			t.Errorf("%s: got %v, want the busy-reply-threshold error", src, err)
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("%s: answered after %v", src, d)
+		}
+		if err := rc.Ping(ctx()).Err(); err != nil {
+			t.Fatalf("after %s: %v", src, err)
+		}
+	}
+	err := rc.Eval(ctx(), "return string.gsub(string.rep('a', 1000), '', string.rep('x', 2000))", nil).Err()
+	if err == nil || !strings.Contains(err.Error(), "proto-max-bulk-len") {
+		t.Errorf("gsub past proto-max-bulk-len: %v", err)
+	}
+	err = rc.Eval(ctx(), "return string.find(string.rep('a', 6000), string.rep('a?', 6000))", nil).Err()
+	if err == nil || !strings.Contains(err.Error(), "pattern too complex") {
+		t.Errorf("deep pattern: %v", err)
+	}
+}
+
+// Status and error replies from a script cannot break the protocol: Redis turns their line
+// breaks into spaces.
+func TestScriptReplyLineBreaksMatchRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, [][]string{
+		{"EVAL", "return {ok='a\\nb\\rc'}", "0"},
+		{"EVAL", "return {err='a\\nb\\rc'}", "0"},
+		{"EVAL", "return redis.error_reply('x\\r\\ny')", "0"},
+		{"EVAL", "return redis.status_reply('x\\r\\ny')", "0"},
+		{"EVAL", "return {{ok='p\\nq'}, {err='r\\ns'}}", "0"},
+		{"EVAL", "error('e\\nf')", "0"},
+		{"EVAL", "return redis.error_reply('x')", "0"},
+		{"EVAL", "return redis.error_reply('x').err", "0"},
+		{"EVAL", "return redis.error_reply('-x y').err", "0"},
+		{"PING"},
+	})
 }

@@ -45,6 +45,7 @@ type Server struct {
 	nextPolicy int64 // nanotime of the next activation policy tick
 	wg         sync.WaitGroup
 	mainTID    atomic.Int64
+	watchdog   watchdog
 
 	// Values the I/O threads read; the main thread updates them on CONFIG SET.
 	queryBufLimit   atomic.Int64
@@ -166,6 +167,7 @@ func (s *Server) applyLiveConfig() {
 	s.outLimits.store(s.cfg)
 	s.clientMemLimit = s.cfg.ClientMemoryLimit()
 	s.authRequired.Store(s.cfg.RequirePass != "")
+	s.applyWatchdogPeriod()
 	s.applyNotifyConfig()
 	if s.logger != nil {
 		s.logger.setLevel(s.cfg.LogLevel)
@@ -232,6 +234,7 @@ func (s *Server) Serve() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	s.mainTID.Store(int64(cpuset.Gettid()))
+	s.startWatchdog()
 	// Every server thread has pinned itself before bio moves the remaining threads away.
 	s.io.Start()
 	s.bio.start(&s.wg)
@@ -270,6 +273,7 @@ func (s *Server) mainLoop() {
 	for !s.stopping.Load() {
 		evs := s.io.Wait(s.pollTimeout())
 		start := nanotime()
+		s.watchdog.busySince.Store(start)
 		s.updateClock(time.Now())
 		for i := range evs {
 			fd := int(evs[i].Fd)
@@ -293,6 +297,7 @@ func (s *Server) mainLoop() {
 			s.io.Tick(now, s.nowMs, s.stats.commandsProcessed, s.plan.Cores)
 		}
 		s.io.MainBusy(nanotime() - start)
+		s.watchdog.busySince.Store(0)
 	}
 }
 
@@ -458,6 +463,7 @@ func (s *Server) stopAll() {
 	s.closeListeners()
 	s.io.Stop()
 	s.bio.stop()
+	s.stopWatchdog()
 	s.wg.Wait()
 	s.stopMetrics()
 	s.logf(logNotice, "iocache is now ready to exit, bye bye...")

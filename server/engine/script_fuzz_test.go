@@ -1,0 +1,135 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"math"
+	"strings"
+	"testing"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/iocache/iocache/server/config"
+)
+
+// luaValueFrom decodes fuzz bytes into a Lua value: numbers, strings, booleans, nil, status and
+// error tables, arrays, and arrays that hold themselves.
+func luaValueFrom(L *lua.LState, data []byte, self *lua.LTable, depth int) (lua.LValue, []byte) {
+	if len(data) == 0 {
+		return lua.LNil, nil
+	}
+	op, data := data[0], data[1:]
+	str := func() (string, []byte) {
+		if len(data) == 0 {
+			return "", nil
+		}
+		n := min(int(data[0]), len(data)-1)
+		return string(data[1 : 1+n]), data[1+n:]
+	}
+	switch op % 9 {
+	case 0:
+		var bits uint64
+		if len(data) >= 8 {
+			bits, data = binary.LittleEndian.Uint64(data), data[8:]
+		}
+		return lua.LNumber(math.Float64frombits(bits)), data
+	case 1:
+		s, rest := str()
+		return lua.LString(s), rest
+	case 2:
+		return lua.LTrue, data
+	case 3:
+		return lua.LFalse, data
+	case 4:
+		return lua.LNil, data
+	case 5, 6:
+		s, rest := str()
+		t := L.NewTable()
+		t.RawSetString(map[byte]string{5: "ok", 6: "err"}[op%9], lua.LString(s))
+		return t, rest
+	case 7:
+		t := L.NewTable()
+		if depth > 20 || len(data) == 0 {
+			return t, data
+		}
+		n := int(data[0] % 8)
+		data = data[1:]
+		for i := 1; i <= n; i++ {
+			var v lua.LValue
+			v, data = luaValueFrom(L, data, t, depth+1)
+			t.RawSetInt(i, v)
+		}
+		return t, data
+	}
+	if self != nil {
+		return self, data
+	}
+	return lua.LNil, data
+}
+
+// FuzzLuaToReply: whatever a script returns, the reply is exactly one well-formed RESP value
+// and stays within the reply bound, tables that hold themselves included.
+func FuzzLuaToReply(f *testing.F) {
+	for _, seed := range [][]byte{
+		{0, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f}, {1, 3, 'a', 'b', 'c'}, {2}, {3}, {4}, {5, 2, 'o', 'k'}, {6, 3, 'E', 'R', 'R'},
+		{7, 3, 1, 1, 'x', 2, 7, 2, 8, 8}, {7, 7, 8, 8, 8, 8, 8, 8, 8}, {7, 2, 4, 1, 1, 'y'},
+		{0, 0, 0, 0, 0, 0, 0, 0xf8, 0x7f}, {6, 1, '-'},
+	} {
+		f.Add(seed)
+	}
+	cfg := config.New()
+	cfg.ProtoMaxBulkLen = 1 << 16
+	s := &Server{cfg: cfg}
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	f.Cleanup(L.Close)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, _ := luaValueFrom(L, data, nil, 0)
+		c := newClient(1, -1, 0)
+		s.luaToReply(c, v)
+		out := c.w.Buf
+		if int64(len(out)) > s.maxReplyBytes(c)+64 {
+			t.Fatalf("reply of %d bytes past the bound", len(out))
+		}
+		br := bufio.NewReader(bytes.NewReader(out))
+		var got strings.Builder
+		if err := readRawReply(br, &got); err != nil || br.Buffered() != 0 {
+			t.Fatalf("reply %q: %v, %d bytes left over", out, err, br.Buffered())
+		}
+	})
+}
+
+// FuzzLuaPattern: the matcher raises only Lua errors on any pattern and subject, its matches lie
+// within the subject, and a step budget stops it like busy-reply-threshold would.
+func FuzzLuaPattern(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"hello world", "o w"}, {"key:123", "(%a+):(%d+)"}, {"f(a(b)c)d", "%b()"}, {"THE (quick)", "%f[%a]%a+"},
+		{"abcabc", "(abc)%1"}, {"x]y", "[]x]+"}, {"aaab", "a-b"}, {"a", "%"}, {"a", "[a"}, {"a", "(()"},
+		{"aaaaaaaaaaaaaaaaaaaa", "a*a*a*a*a*a*a*a*b"}, {"", "^$"}, {"a.b", "[%a-z%.]+"}, {"", "%f[]"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, src, pat string) {
+		var ms *matchState
+		ms = &matchState{src: src, pat: pat, stopped: func() bool { return ms.steps > 1<<20 }}
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(patternError); !ok {
+					t.Fatalf("find %q in %q: %v", pat, src, r)
+				}
+			}
+		}()
+		for s1 := 0; s1 <= len(src); s1++ {
+			ms.reset()
+			if e := ms.match(s1, 0); e != -1 {
+				if e < s1 || e > len(src) {
+					t.Fatalf("find %q in %q: match [%d, %d)", pat, src, s1, e)
+				}
+				for i := 0; i < ms.level; i++ {
+					ms.captureValue(i, s1, e)
+				}
+				return
+			}
+		}
+	})
+}

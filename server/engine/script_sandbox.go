@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// The script sandbox keeps one script from changing what the next one runs. Redis 7.0 marks the
+// global table and every library table read-only (a flag its patched Lua checks on each store);
+// gopher-lua has no such flag, and a __newindex metamethod only guards keys a table does not
+// hold, so here each of those tables is replaced by an empty proxy: reads fall through to the
+// real table, stores into the proxy raise Redis's error, and the library functions that write
+// raw (rawset, setmetatable, table.insert, table.remove, table.sort) refuse a proxy. The real
+// tables stay reachable only from Go.
+//
+// It also keeps an error from costing more than the script did. gopher-lua builds a traceback
+// for an error caught without a handler, and a traceback lists each tail call the failing frame
+// made: a tail-recursive loop stopped at busy-reply-threshold has made millions, and the
+// traceback would hold them all at once. Every protected call here therefore passes a handler.
+
+const errReadonlyTable = "Attempt to modify a readonly table"
+
+// sandbox sets up the read-only environment on a fresh state whose libraries and redis table are
+// in place: it wraps the raw-writing functions, protects the library tables and the globals, and
+// makes the proxy of the globals what scripts see as _G and as their environment.
+func (sl *scripting) sandbox(L *lua.LState) {
+	sl.guarded = map[*lua.LTable]*lua.LTable{}
+	g := L.G.Global
+	sl.globals = g
+	readonly := L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError(errReadonlyTable)
+		return 0
+	})
+	for _, name := range []string{"getfenv", "setfenv", "newproxy"} { // as Redis 7.0 removes them
+		g.RawSetString(name, lua.LNil)
+	}
+	g.RawSetString("pcall", L.NewFunction(luaPCall))
+	g.RawSetString("xpcall", L.NewFunction(luaXPCall))
+	sl.refuseProxy(L, g, "rawset", "setmetatable")
+	tab := g.RawGetString(lua.TabLibName).(*lua.LTable)
+	sl.refuseProxy(L, tab, "insert", "remove", "sort")
+	sl.readThrough(L, g, "rawget", "next")
+	g.RawSetString("pairs", L.NewFunction(func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		L.Push(g.RawGetString("next"))
+		L.Push(t)
+		L.Push(lua.LNil)
+		return 3
+	}))
+	for _, name := range []string{lua.StringLibName, lua.MathLibName, lua.TabLibName, "redis"} {
+		g.RawSetString(name, sl.protect(L, g.RawGetString(name).(*lua.LTable), readonly))
+	}
+	// The string library is also the metatable of every string, which getmetatable('') returns
+	// and whose __index method calls go through.
+	str := sl.guarded[g.RawGetString(lua.StringLibName).(*lua.LTable)]
+	str.RawSetString("__index", g.RawGetString(lua.StringLibName))
+	str.RawSetString("__metatable", lua.LFalse)
+
+	missing := L.NewTable()
+	missing.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.CheckAny(2).String())
+		return 0
+	}))
+	L.SetMetatable(g, missing)
+	proxy := sl.protect(L, g, readonly)
+	g.RawSetString("_G", proxy)
+	L.G.Global = proxy
+	L.Env = proxy
+	sl.env = proxy
+}
+
+// protect returns an empty table that reads through to t and refuses stores.
+func (sl *scripting) protect(L *lua.LState, t *lua.LTable, readonly *lua.LFunction) *lua.LTable {
+	mt := L.NewTable()
+	mt.RawSetString("__index", t)
+	mt.RawSetString("__newindex", readonly)
+	mt.RawSetString("__metatable", lua.LFalse)
+	proxy := L.NewTable()
+	L.SetMetatable(proxy, mt)
+	sl.guarded[proxy] = t
+	return proxy
+}
+
+// refuseProxy wraps functions of lib that store into their first argument without metamethods,
+// so that they raise Redis's error on a protected table. Redis raises it from C, without the
+// script's line.
+func (sl *scripting) refuseProxy(L *lua.LState, lib *lua.LTable, names ...string) {
+	for _, name := range names {
+		orig := lib.RawGetString(name)
+		lib.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			if t, ok := L.Get(1).(*lua.LTable); ok && sl.guarded[t] != nil {
+				L.Error(lua.LString(errReadonlyTable), 0)
+			}
+			return callWith(L, orig)
+		}))
+	}
+}
+
+// readThrough wraps functions of lib that read their first argument raw, so that on a protected
+// table they read the table it guards.
+func (sl *scripting) readThrough(L *lua.LState, lib *lua.LTable, names ...string) {
+	for _, name := range names {
+		orig := lib.RawGetString(name)
+		lib.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			if t, ok := L.Get(1).(*lua.LTable); ok {
+				if real := sl.guarded[t]; real != nil {
+					L.Replace(1, real)
+				}
+			}
+			return callWith(L, orig)
+		}))
+	}
+}
+
+// callWith calls fn with the current function's arguments and returns all its results.
+func callWith(L *lua.LState, fn lua.LValue) int {
+	n := L.GetTop()
+	L.Insert(fn, 1)
+	L.Call(n, lua.MultRet)
+	return L.GetTop()
+}
+
+// errorLine is the error handler of a script's run: it notes the line the error was raised on,
+// which Redis 7.0 names in its reply ("on @user_script:N."), and returns the error unchanged.
+func (sl *scripting) errorLine(L *lua.LState) int {
+	for level := 1; level < 8; level++ {
+		if n := lineOf(strings.ReplaceAll(L.Where(level), scriptChunk+":", "user_script:")); n > 0 {
+			sl.line = n
+			break
+		}
+	}
+	return 1
+}
+
+// passError is the error handler of protected calls: it returns the error value unchanged, and
+// its presence spares gopher-lua the traceback.
+var passError = &lua.LFunction{IsG: true, GFunction: func(L *lua.LState) int { return 1 }}
+
+// errorValue is the Lua value of an error a protected call returned.
+func errorValue(err error) lua.LValue {
+	var apiErr *lua.ApiError
+	if errors.As(err, &apiErr) {
+		return apiErr.Object
+	}
+	return lua.LString(err.Error())
+}
+
+// luaPCall is Lua 5.1's pcall.
+func luaPCall(L *lua.LState) int {
+	v := L.CheckAny(1)
+	if v.Type() != lua.LTFunction && L.GetMetaField(v, "__call").Type() != lua.LTFunction {
+		L.Push(lua.LFalse)
+		L.Push(lua.LString("attempt to call a " + v.Type().String() + " value"))
+		return 2
+	}
+	if err := L.PCall(L.GetTop()-1, lua.MultRet, passError); err != nil {
+		L.Push(lua.LFalse)
+		L.Push(errorValue(err))
+		return 2
+	}
+	L.Insert(lua.LTrue, 1)
+	return L.GetTop()
+}
+
+// luaXPCall is Lua 5.1's xpcall. The script's handler runs protected too: an error in it makes
+// the result Lua's "error in error handling" instead of a traceback.
+func luaXPCall(L *lua.LState) int {
+	fn := L.CheckFunction(1)
+	handler := L.CheckFunction(2)
+	top := L.GetTop()
+	guarded := L.NewFunction(func(L *lua.LState) int {
+		L.Push(handler)
+		L.Push(L.Get(1))
+		if err := L.PCall(1, 1, passError); err != nil {
+			L.Push(lua.LString("error in error handling"))
+		}
+		return 1
+	})
+	L.Push(fn)
+	if err := L.PCall(0, lua.MultRet, guarded); err != nil {
+		L.Push(lua.LFalse)
+		L.Push(errorValue(err))
+		return 2
+	}
+	L.Insert(lua.LTrue, top+1)
+	return L.GetTop() - top
+}
