@@ -45,7 +45,7 @@ var ownedDirectives = []string{
 	"aof_rewrite_cpulist", "aof-rewrite-cpulist", "bgsave_cpulist", "bgsave-cpulist", "cpulist-mode",
 	"maxmemory", "maxmemory-policy", "benchspace-maxmemory",
 	"requirepass", "requirepass-file", "masterauth",
-	"metrics-port", "dir", "logfile", "daemonize", "supervised", "include", "pidfile",
+	"metrics-port", "dir", "logfile", "daemonize", "supervised", "include", "pidfile", "save",
 }
 
 // serverConfig is what the operator resolved from a spec: the rendered iocache.conf and the values
@@ -161,6 +161,13 @@ func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads fu
 	line("benchspace-maxmemory %d", cfg.BenchSpaceMaxMemory)
 	if s.Auth != nil {
 		line("requirepass-file %s", authFilePath(s.Auth))
+	}
+	if s.Persistence.Mode == cachev1alpha1.PersistenceRDB {
+		line("# persistence RDB: snapshots on the pod's volume claim at these save points and at every shutdown, loaded at start.")
+		line("save %s", s.Persistence.SavePoints)
+	} else {
+		line("# persistence None: memory only, no snapshots (a replaced pod starts empty).")
+		line(`save ""`)
 	}
 	if len(extras) > 0 {
 		line("# spec.config")

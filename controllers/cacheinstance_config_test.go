@@ -87,8 +87,9 @@ var configCases = []struct {
 		ci.Spec.MaxMemoryPolicy = "allkeys-lfu"
 		ci.Spec.Auth = &cachev1alpha1.AuthSpec{Generate: true}
 		ci.Spec.Metrics.Port = 9200
-		ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"save": "900 1 300 10", "hz": "20", "appendonly": "no"}
+		ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"client-output-buffer-limit": "pubsub 64mb 16mb 60", "hz": "20", "appendonly": "no"}
 	})},
+	{"persistence-rdb", newInstance(2, withRDB)},
 }
 
 func TestRenderConfigGolden(t *testing.T) {

@@ -242,6 +242,18 @@ func TestInvalidSpecsRejectedWithMessages(t *testing.T) {
 		{"negative cores", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Cores = -1 }, "spec.cores: Invalid value: -1"},
 		{"two replicas", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Replicas = ptr.To[int32](2) }, "spec.replicas: Invalid value: 2"},
 		{"unknown policy", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.IOThreads.Policy = "Fast" }, `spec.ioThreads.policy: Unsupported value: "Fast"`},
+		{"save in config", func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"save": "900 1"}
+		}, "spec.config must not set save"},
+		{"RDB without a size", func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Persistence = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceRDB}
+		}, "persistence.mode RDB needs persistence.size"},
+		{"a size without RDB", func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Persistence = cachev1alpha1.PersistenceSpec{Size: ptr.To(resource.MustParse("1Gi"))}
+		}, "persistence.size and persistence.storageClassName need persistence.mode RDB"},
+		{"save points that are no pairs", func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Persistence = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceRDB, Size: ptr.To(resource.MustParse("1Gi")), SavePoints: "900"}
+		}, "spec.persistence.savePoints: Invalid value"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ci := instanceIn(ns, "invalid", 4, tc.mutate)
@@ -260,7 +272,7 @@ func TestInvalidSpecsRejectedWithMessages(t *testing.T) {
 		ci.Spec.IOThreads = cachev1alpha1.IOThreadsSpec{Policy: cachev1alpha1.IOThreadsFixed, Count: ptr.To[int32](8)}
 		ci.Spec.CPUAffinity = &cachev1alpha1.CPUAffinitySpec{Server: "0-3,5", Bio: "4", AOFRewrite: "6-7", BGSave: "4,6"}
 		ci.Spec.MaxMemory = ptr.To(resource.MustParse("900Mi"))
-		ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"save": "900 1 300 10", "lazyfree-lazy-eviction": "yes"}
+		ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"client-output-buffer-limit": "pubsub 64mb 16mb 60", "lazyfree-lazy-eviction": "yes"}
 	})
 	if err := cl.c.Create(context.Background(), ok); err != nil {
 		t.Fatalf("a valid spec was refused: %v", err)

@@ -187,7 +187,7 @@ func (r *CacheInstanceReconciler) applyLive(ctx context.Context, addr, password 
 	var changes []string
 	for _, d := range live {
 		if have[d[0]] != want[d[0]] {
-			set = append(set, d[0], d[1])
+			set = append(set, d[0], configSetArg(d[1]))
 			changes = append(changes, fmt.Sprintf("%s %s -> %s", d[0], quoteEmpty(have[d[0]]), quoteEmpty(want[d[0]])))
 		}
 	}
@@ -206,6 +206,15 @@ func (r *CacheInstanceReconciler) applyLive(ctx context.Context, addr, password 
 		}
 	}
 	return changes, nil
+}
+
+// configSetArg is a config-file value as CONFIG SET takes it: one argument, unquoted (save "" is
+// the empty string), and a value of several arguments as written, which the server splits.
+func configSetArg(value string) string {
+	if args, err := config.SplitArgs(value); err == nil && len(args) == 1 {
+		return args[0]
+	}
+	return value
 }
 
 func quoteEmpty(s string) string {

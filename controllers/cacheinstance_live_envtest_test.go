@@ -109,6 +109,11 @@ func (cl *cluster) servePod(t *testing.T, ns, name, addr string) *corev1.Pod {
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}},
 		Spec: *sts.Spec.Template.Spec.DeepCopy(),
 	}
+	// The StatefulSet controller gives each pod a volume per claim template: data-<pod>.
+	for _, vct := range sts.Spec.VolumeClaimTemplates {
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: vct.Name, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: vct.Name + "-" + pod.Name}}})
+	}
 	testServers.Store(ns+"/"+pod.Name, addr)
 	if err := cl.c.Create(ctx, pod); err != nil {
 		t.Fatal(err)

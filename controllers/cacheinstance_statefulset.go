@@ -66,11 +66,15 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 		container.WithImagePullPolicy(s.ImagePullPolicy)
 	}
 
+	persistent := s.Persistence.Mode == cachev1alpha1.PersistenceRDB
+	if persistent {
+		// Loading a snapshot comes before the server listens: the startup probe gives it time, so
+		// that liveness does not kill a server that is reading its data back.
+		container.WithStartupProbe(execProbe(ci, 5, loadProbeFailures(ci)))
+	}
 	pod := corev1ac.PodSpec().
 		WithContainers(container).
-		WithVolumes(configVolume(ci),
-			corev1ac.Volume().WithName("data").WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
-			corev1ac.Volume().WithName("tmp").WithEmptyDir(corev1ac.EmptyDirVolumeSource())).
+		WithVolumes(podVolumes(ci, persistent)...).
 		// The server never talks to the API server, and service links would only flood its
 		// environment.
 		WithAutomountServiceAccountToken(false).
@@ -81,6 +85,10 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 			WithRunAsGroup(nonRootID).
 			WithFSGroup(nonRootID).
 			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault)))
+	if persistent {
+		// The server saves a snapshot on SIGTERM: the kubelet must wait for it before it kills.
+		pod.WithTerminationGracePeriodSeconds(shutdownGraceSeconds(ci))
+	}
 	if len(s.NodeSelector) > 0 {
 		pod.WithNodeSelector(s.NodeSelector)
 	}
@@ -130,10 +138,17 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 	// Only what the server cannot change live: the rest is applied to the running pods.
 	podAnnotations[annotationConfigHash] = cfg.RestartHash
 
+	spec := appsv1ac.StatefulSetSpec()
+	if persistent {
+		spec.WithVolumeClaimTemplates(dataClaimTemplate(ci)).
+			WithPersistentVolumeClaimRetentionPolicy(appsv1ac.StatefulSetPersistentVolumeClaimRetentionPolicy().
+				WithWhenDeleted(claimRetention(s.Persistence.WhenDeleted)).
+				WithWhenScaled(appsv1.RetainPersistentVolumeClaimRetentionPolicyType))
+	}
 	return appsv1ac.StatefulSet(ci.Name, ci.Namespace).
 		WithLabels(objectLabels(ci)).
 		WithOwnerReferences(ownerReference(ci)).
-		WithSpec(appsv1ac.StatefulSetSpec().
+		WithSpec(spec.
 			WithReplicas(ptr.Deref(s.Replicas, cachev1alpha1.DefaultReplicas)).
 			WithServiceName(headlessName(ci)).
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(ci))).
@@ -144,6 +159,17 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 				WithLabels(podLabels).
 				WithAnnotations(podAnnotations).
 				WithSpec(pod))), nil
+}
+
+// podVolumes are the pod's volumes: the config, /data (an emptyDir unless it comes from the
+// persistence claim template) and /tmp. Their order is part of the pod template: changing it would
+// roll every instance when the operator is upgraded.
+func podVolumes(ci *cachev1alpha1.CacheInstance, persistent bool) []*corev1ac.VolumeApplyConfiguration {
+	vols := []*corev1ac.VolumeApplyConfiguration{configVolume(ci)}
+	if !persistent {
+		vols = append(vols, corev1ac.Volume().WithName("data").WithEmptyDir(corev1ac.EmptyDirVolumeSource()))
+	}
+	return append(vols, corev1ac.Volume().WithName("tmp").WithEmptyDir(corev1ac.EmptyDirVolumeSource()))
 }
 
 // serverImage chooses the image the pods run: spec.image; else the operator's own under

@@ -61,6 +61,7 @@ func TestStatefulSetGolden(t *testing.T) {
 		{"minimal", newInstance(4)},
 		{"auth-scheduling-pod-metadata", newInstance(8, withEverything)},
 		{"shared-pull-secrets-spread", newInstance(1, sharedKnobs)},
+		{"persistence-rdb", newInstance(2, withRDB)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := renderConfig(tc.ci)
@@ -199,5 +200,38 @@ func TestRollout(t *testing.T) {
 				t.Errorf("readyCurrent() = %d, want %d", got, tc.readyCurrentReplicas)
 			}
 		})
+	}
+}
+
+func withRDB(ci *cachev1alpha1.CacheInstance) {
+	ci.Spec.Persistence = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceRDB, Size: ptr.To(resource.MustParse("4Gi")),
+		StorageClassName: ptr.To("fast-ssd"), SavePoints: "900 1 60 10000", WhenDeleted: cachev1alpha1.DeleteVolumeClaims}
+}
+
+// A persistent instance's /data is the claim, and the pod gives the server time to save at
+// shutdown and to load at start; the claims go with the instance under whenDeleted Delete.
+func TestStatefulSetPersistence(t *testing.T) {
+	_, sts := statefulSetOf(t, newInstance(2, withRDB))
+	if len(sts.Spec.VolumeClaimTemplates) != 1 || sts.Spec.VolumeClaimTemplates[0].Name != "data" {
+		t.Fatalf("claim templates %+v", sts.Spec.VolumeClaimTemplates)
+	}
+	if p := sts.Spec.PersistentVolumeClaimRetentionPolicy; p == nil || p.WhenDeleted != appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
+		t.Errorf("retention %+v, want Delete", p)
+	}
+	mounted := false
+	for _, m := range sts.Spec.Template.Spec.Containers[0].VolumeMounts {
+		mounted = mounted || (m.Name == "data" && m.MountPath == dataDir)
+	}
+	if !mounted {
+		t.Error("the claim is not mounted at /data")
+	}
+	// 1Gi at 50 MiB/s is about 20 s on top of the default 30.
+	if g := ptr.Deref(sts.Spec.Template.Spec.TerminationGracePeriodSeconds, 0); g != 50 {
+		t.Errorf("grace %d s, want 50", g)
+	}
+	_, plain := statefulSetOf(t, newInstance(2))
+	if plain.Spec.Template.Spec.TerminationGracePeriodSeconds != nil || plain.Spec.Template.Spec.Containers[0].StartupProbe != nil ||
+		plain.Spec.VolumeClaimTemplates != nil {
+		t.Error("an instance without persistence got a grace period, a startup probe or claims")
 	}
 }

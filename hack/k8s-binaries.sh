@@ -37,6 +37,12 @@ minor=$(echo "$K8S_VERSION" | cut -d. -f2)
 # Without these the binaries report v0.0.0-master and clients warn about version skew.
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=v${K8S_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor}"
 
+# One build at a time per cache directory: make envtest and make test-e2e started together would
+# otherwise build the same binary twice into the same temporary file.
+mkdir -p "$dir"
+exec 9>"$dir/.lock"
+flock 9
+
 for c in "${components[@]}"; do
   module=envtest flags=$ldflags out=$c
   case "$c" in

@@ -41,6 +41,7 @@ func (c *CacheInstance) SetDefaults() {
 		s.Benchmark.ValidateOnChange = ptr.To(true)
 	}
 	s.Benchmark.Workload.SetDefaults()
+	s.Persistence.SetDefaults()
 	if s.Auth != nil {
 		if s.Auth.Key == "" {
 			s.Auth.Key = DefaultAuthKey

@@ -256,12 +256,12 @@ type CacheInstanceSpec struct {
 	Auth *AuthSpec `json:"auth,omitempty"`
 
 	// Config holds extra redis.conf directives (name to value), written as "name value" lines after
-	// the operator's own, so a value may hold several arguments ("save": "900 1 300 10"). Directives
+	// the operator's own, so a value may hold several arguments ("client-output-buffer-limit": "pubsub 64mb 16mb 60"). Directives
 	// the operator owns (port, io-threads, the cpulists, maxmemory, requirepass, ...) are refused;
 	// an unknown directive stops the server at startup, as it would stop redis-server.
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-zA-Z][-_a-zA-Z0-9]{0,63}$'))",message="spec.config keys are directive names: a letter, then letters, digits, '-' or '_' (at most 64)"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','benchspace-maxmemory','requirepass','requirepass-file','masterauth','metrics-port','dir','logfile','daemonize','supervised','include','pidfile']))",messageExpression="'spec.config must not set ' + self.filter(k, k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','benchspace-maxmemory','requirepass','requirepass-file','masterauth','metrics-port','dir','logfile','daemonize','supervised','include','pidfile'])[0] + ': the operator sets it from the other spec fields'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','benchspace-maxmemory','requirepass','requirepass-file','masterauth','metrics-port','dir','logfile','daemonize','supervised','include','pidfile','save']))",messageExpression="'spec.config must not set ' + self.filter(k, k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','benchspace-maxmemory','requirepass','requirepass-file','masterauth','metrics-port','dir','logfile','daemonize','supervised','include','pidfile','save'])[0] + ': the operator sets it from the other spec fields'"
 	// +optional
 	Config map[string]ConfigValue `json:"config,omitempty"`
 
@@ -284,13 +284,17 @@ type CacheInstanceSpec struct {
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 
 	// Replicas is the number of server pods. Replication is not implemented yet, so it is 1.
-	// Persistence is not implemented yet either: /data is an emptyDir, and a future persistence
-	// field will add a volume claim template without changing these fields.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Persistence keeps the data across pod restarts: mode RDB puts Redis-format snapshots on a
+	// volume claim, so a replaced pod comes back warm. None (the default) keeps it in memory only.
+	// +kubebuilder:default={mode: None}
+	// +optional
+	Persistence PersistenceSpec `json:"persistence,omitempty"`
 
 	// Metrics configures the Prometheus endpoint.
 	// +kubebuilder:default={port: 9121}

@@ -564,6 +564,10 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	p.run(t, "persistence RDB: a change that needs a new pod keeps the user's keys (saved on SIGTERM, loaded at start)", func(t *testing.T) {
+		testWarmRestart(ctx, t, e, local)
+	})
+
 	p.run(t, "an instance the node cannot fit: Degraded with the scheduler's reason, and an event", func(t *testing.T) {
 		// The node has one exclusive CPU (the others are reserved): two cores cannot be scheduled.
 		tooBig := &cachev1alpha1.CacheInstance{

@@ -1,0 +1,91 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// PersistenceMode is None or RDB.
+// +kubebuilder:validation:Enum=None;RDB
+type PersistenceMode string
+
+const (
+	// PersistenceNone keeps the data in memory only: /data is an emptyDir and the server takes no
+	// snapshots (save ""), so a replaced pod starts empty. For caches whose data can be rebuilt.
+	PersistenceNone PersistenceMode = "None"
+	// PersistenceRDB keeps Redis-format RDB snapshots on a PersistentVolumeClaim per pod: taken at
+	// the save points, and on every shutdown (the server saves on SIGTERM), and loaded at start. A
+	// pod the operator or the cluster replaces (a change that needs a restart, an upgrade, a node
+	// drain) comes back with the data it had when it stopped.
+	PersistenceRDB PersistenceMode = "RDB"
+)
+
+// VolumeClaimRetention is Retain or Delete.
+// +kubebuilder:validation:Enum=Retain;Delete
+type VolumeClaimRetention string
+
+const (
+	// RetainVolumeClaims keeps the claims, and the snapshots on them, when the instance is deleted:
+	// an instance created again under the same name starts from them.
+	RetainVolumeClaims VolumeClaimRetention = "Retain"
+	// DeleteVolumeClaims deletes the claims with the instance.
+	DeleteVolumeClaims VolumeClaimRetention = "Delete"
+)
+
+// DefaultSavePoints are redis-server's own save points: after 3600 s if one key changed, 300 s if
+// 100 did, 60 s if 10000 did.
+const DefaultSavePoints = "3600 1 300 100 60 10000"
+
+// PersistenceSpec says whether and where the instance keeps its data across pod restarts. A
+// StatefulSet's volume claims are fixed when it is created, so mode, size and storageClassName
+// cannot change on an existing instance; the save points and the retention can.
+// +kubebuilder:validation:XValidation:rule="self.mode == oldSelf.mode",message="persistence.mode cannot change on an existing instance: a StatefulSet's volume claims are fixed when it is created. Create a new instance with the mode you want and move the data (DUMP/RESTORE, or its dump.rdb)"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'RDB' || (!has(self.size) && !has(self.storageClassName))",message="persistence.size and persistence.storageClassName need persistence.mode RDB"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'RDB' || has(self.size)",message="persistence.mode RDB needs persistence.size: the volume for the snapshots, such as 2Gi (at least the memory, for a full snapshot and the one being written)"
+// +kubebuilder:validation:XValidation:rule="has(self.size) == has(oldSelf.size) && (!has(self.size) || quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) == 0)",message="persistence.size cannot change on an existing instance: a StatefulSet's volume claims are fixed when it is created"
+// +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="persistence.storageClassName cannot change on an existing instance: a StatefulSet's volume claims are fixed when it is created"
+type PersistenceSpec struct {
+	// Mode is None (the default: memory only, a replaced pod starts empty) or RDB (snapshots on a
+	// PersistentVolumeClaim, taken at the save points and at every shutdown, loaded at start).
+	// +kubebuilder:default=None
+	// +optional
+	Mode PersistenceMode `json:"mode,omitempty"`
+
+	// Size of each pod's volume claim, for mode RDB. A snapshot takes less room than the data takes
+	// in memory; while one is written the previous one stays, so give at least the memory.
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+
+	// StorageClassName of the volume claims; the cluster's default class without it.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// SavePoints are Redis's save points for mode RDB, "<seconds> <changes>" pairs: a snapshot is taken when at
+	// least <changes> keys changed within <seconds>. Redis's own by default. The server also saves
+	// at every shutdown, whatever they say. Applied to the running pods without a restart.
+	// +kubebuilder:default="3600 1 300 100 60 10000"
+	// +kubebuilder:validation:Pattern=`^[1-9][0-9]{0,8} [0-9]{1,12}( [1-9][0-9]{0,8} [0-9]{1,12}){0,15}$`
+	// +kubebuilder:validation:MaxLength=400
+	// +optional
+	SavePoints string `json:"savePoints,omitempty"`
+
+	// WhenDeleted says what happens to mode RDB's volume claims when the instance is deleted: Retain (the
+	// default: the snapshots stay, and an instance created again under the same name starts from
+	// them) or Delete.
+	// +kubebuilder:default=Retain
+	// +optional
+	WhenDeleted VolumeClaimRetention `json:"whenDeleted,omitempty"`
+}
+
+// SetDefaults fills what the schema defaults.
+func (p *PersistenceSpec) SetDefaults() {
+	if p.Mode == "" {
+		p.Mode = PersistenceNone
+	}
+	if p.SavePoints == "" {
+		p.SavePoints = DefaultSavePoints
+	}
+	if p.WhenDeleted == "" {
+		p.WhenDeleted = RetainVolumeClaims
+	}
+}

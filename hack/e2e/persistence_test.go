@@ -1,0 +1,164 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+	"github.com/iocache/iocache/hack/e2e/e2eutil"
+)
+
+// e2eStorageClass is the class of the volume this test provides on the local node, which has no
+// provisioner: a hostPath PersistentVolume that only the test's claim can bind.
+const e2eStorageClass = "iocache-e2e-hostpath"
+
+// testWarmRestart shows persistence RDB end to end: keys written to an instance survive a change
+// that needs a new pod (more memory), because the server saves on SIGTERM to its volume claim and
+// loads the snapshot at start.
+func testWarmRestart(ctx context.Context, t *testing.T, e *e2eutil.Env, local bool) {
+	persistence := cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceRDB, Size: ptr.To(resource.MustParse("128Mi")),
+		WhenDeleted: cachev1alpha1.DeleteVolumeClaims}
+	if local {
+		persistence.StorageClassName = ptr.To(e2eStorageClass)
+		pv, cleanup := hostPathVolume(t, "128Mi")
+		defer cleanup()
+		if err := e.Client.Create(ctx, pv); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = e.Client.Delete(ctx, pv) }()
+	}
+	ci := &cachev1alpha1.CacheInstance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "warm"},
+		Spec: cachev1alpha1.CacheInstanceSpec{
+			CPUMode: cachev1alpha1.CPUShared, CPU: ptr.To(resource.MustParse("250m")),
+			Memory: resource.MustParse("64Mi"), Auth: &cachev1alpha1.AuthSpec{Generate: true},
+			Persistence: persistence,
+			Benchmark:   cachev1alpha1.CacheInstanceBenchmarkSpec{ValidateOnChange: ptr.To(false)},
+		},
+	}
+	if err := e.Client.Create(ctx, ci); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := e.Client.Delete(ctx, ci); err != nil && !apierrors.IsNotFound(err) {
+			t.Error(err)
+		}
+		// whenDeleted Delete: the claim goes with the instance; wait, so that the volume is free.
+		claim := &corev1.PersistentVolumeClaim{}
+		_ = e2eutil.Poll(ctx, time.Second, 2*time.Minute, func(ctx context.Context) (bool, error) {
+			err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data-warm-0"}, claim)
+			return apierrors.IsNotFound(err), nil
+		})
+	}()
+	got, err := e.WaitInstance(ctx, client.ObjectKeyFromObject(ci), 3*time.Minute, e2eutil.Ready)
+	if err != nil {
+		t.Fatalf("not Ready: %v\n%s", err, e.Describe(ctx, ci))
+	}
+	before, err := writeAndRead(ctx, e, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("  before the roll: %s\n", before)
+	oldPod, err := e.ServerPod(ctx, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// More memory needs a new pod: the operator rolls it, the server saves on SIGTERM.
+	if err := e.Client.Get(ctx, client.ObjectKeyFromObject(ci), got); err != nil {
+		t.Fatal(err)
+	}
+	got.Spec.Memory = resource.MustParse("96Mi")
+	if err := e.Client.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	rolled := func(c *cachev1alpha1.CacheInstance) bool {
+		return e2eutil.Ready(c) && len(c.Status.Pods) == 1 && c.Status.Pods[0].UID != string(oldPod.UID)
+	}
+	got, err = e.WaitInstance(ctx, client.ObjectKeyFromObject(ci), 3*time.Minute, rolled)
+	if err != nil {
+		t.Fatalf("the pod was not replaced: %v\n%s", err, e.Describe(ctx, ci))
+	}
+	rdb, _, closeFn, err := e.Redis(ctx, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	after, err := e2eutil.ReadKeyspace(ctx, rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("  after the roll (new pod %s): %s\n", got.Status.Pods[0].Name, after)
+	if after.DBSize != before.DBSize || after.Digest != before.Digest {
+		t.Errorf("the new pod did not come back with the data: %s before, %s after", before, after)
+	}
+	info, err := e2eutil.Info(ctx, rdb, "persistence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info["rdb_last_bgsave_status"] != "ok" {
+		t.Errorf("INFO persistence after the restart: %v", info)
+	}
+}
+
+// writeAndRead writes keys of several kinds (some with a TTL) and reads the keyspace back.
+func writeAndRead(ctx context.Context, e *e2eutil.Env, ci *cachev1alpha1.CacheInstance) (e2eutil.Keyspace, error) {
+	rdb, _, closeFn, err := e.Redis(ctx, ci)
+	if err != nil {
+		return e2eutil.Keyspace{}, err
+	}
+	defer closeFn()
+	pipe := rdb.Pipeline()
+	for i := range 2000 {
+		ttl := time.Duration(0)
+		if i%4 == 0 {
+			ttl = time.Hour
+		}
+		pipe.Set(ctx, fmt.Sprintf("session:%05d", i), fmt.Sprintf("user-%d", i*7), ttl)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return e2eutil.Keyspace{}, err
+	}
+	if err := rdb.RPush(ctx, "queue", "a", "b", "c").Err(); err != nil {
+		return e2eutil.Keyspace{}, err
+	}
+	return e2eutil.ReadKeyspace(ctx, rdb)
+}
+
+// hostPathVolume is a PersistentVolume on a fresh directory of this machine (the node), owned by
+// the server's user; cleanup removes the directory.
+func hostPathVolume(t *testing.T, size string) (*corev1.PersistentVolume, func()) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "iocache-e2e-pv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server runs as 65532, and fsGroup does not apply to hostPath volumes.
+	if err := os.Chown(dir, 65532, 65532); err != nil {
+		t.Fatal(err)
+	}
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "iocache-e2e-warm"},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			StorageClassName:              e2eStorageClass,
+			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{
+				Path: dir, Type: ptr.To(corev1.HostPathDirectory)}},
+		},
+	}
+	return pv, func() { _ = os.RemoveAll(dir) }
+}
