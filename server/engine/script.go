@@ -25,17 +25,17 @@ import (
 // after SCRIPT KILL's alternative in Redis, SHUTDOWN NOSAVE, did not.
 
 type scripting struct {
-	L        *lua.LState
-	scripts  map[string]*lua.LFunction // by lower-case SHA1 of the body
-	sc       *client                   // the client redis.call runs commands as
-	sha      string                    // the running script's SHA1
-	line     int                       // the script line of the last redis.call
-	readOnly bool
-	globals  *lua.LTable                 // the global table behind the read-only proxy scripts see
-	env      *lua.LTable                 // that proxy
-	onError  *lua.LFunction              // errorLine
-	guard    *scriptGuard                // the running script's
-	guarded  map[*lua.LTable]*lua.LTable // each read-only proxy and the table it guards
+	L          *lua.LState
+	scripts    map[string]*lua.LFunction // by lower-case SHA1 of the body
+	sc         *client                   // the client redis.call runs commands as
+	sha        string                    // the running script's SHA1
+	line       int                       // the script line of the last redis.call
+	readOnly   bool
+	globals    *lua.LTable                 // the global table behind the read-only proxy scripts see
+	env        *lua.LTable                 // that proxy
+	trampoline *lua.LFunction              // see protectedCall
+	guard      *scriptGuard                // the running script's
+	guarded    map[*lua.LTable]*lua.LTable // each read-only proxy and the table it guards
 }
 
 const scriptChunk = "@user_script"
@@ -86,7 +86,6 @@ func (s *Server) scripting() *scripting {
 	patternLibrary(L, str, func() bool { return sl.guard != nil && sl.guard.ctx.Err() != nil },
 		func() int64 { return s.cfg.ProtoMaxBulkLen })
 	sl.sandbox(L)
-	sl.onError = L.NewFunction(sl.errorLine)
 	s.lua = sl
 	return sl
 }
@@ -159,12 +158,15 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 	defer func() { sl.guard = nil }()
 	L.SetContext(guard.ctx)
 	defer L.RemoveContext()
+	base := L.GetTop() + 1
 	L.Push(fn)
-	err := L.PCall(0, 1, sl.onError)
+	err := sl.protectedCall(L, base)
+	var ret lua.LValue = lua.LNil
+	if err == nil && L.GetTop() >= base {
+		ret = L.Get(base)
+	}
+	L.SetTop(base - 1)
 	if why := guard.stopped(); why != nil { // even when the script caught the error and returned
-		if err == nil {
-			L.Pop(1)
-		}
 		s.addError(c, sl.stoppedReply(why, guard))
 		return
 	}
@@ -172,8 +174,6 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 		s.addError(c, oneLine(sl.errorReply(err), true))
 		return
 	}
-	ret := L.Get(-1)
-	L.Pop(1)
 	s.luaToReply(c, ret)
 }
 

@@ -18,7 +18,8 @@ import (
 // It also keeps an error from costing more than the script did. gopher-lua builds a traceback
 // for an error caught without a handler, and a traceback lists each tail call the failing frame
 // made: a tail-recursive loop stopped at busy-reply-threshold has made millions, and the
-// traceback would hold them all at once. Every protected call here therefore passes a handler.
+// traceback would hold them all at once. Protected calls here raise errors that carry none (see
+// protectedCall).
 
 const errReadonlyTable = "Attempt to modify a readonly table"
 
@@ -46,8 +47,9 @@ func (sl *scripting) sandbox(L *lua.LState) {
 		}
 		return 1
 	}))
-	g.RawSetString("pcall", L.NewFunction(luaPCall))
-	g.RawSetString("xpcall", L.NewFunction(luaXPCall))
+	sl.trampoline = L.NewFunction(sl.trampolineFunc)
+	g.RawSetString("pcall", L.NewFunction(sl.pcall))
+	g.RawSetString("xpcall", L.NewFunction(sl.xpcall))
 	sl.refuseProxy(L, g, "rawset", "setmetatable")
 	tab := g.RawGetString(lua.TabLibName).(*lua.LTable)
 	sl.refuseProxy(L, tab, "insert", "remove", "sort")
@@ -132,21 +134,35 @@ func callWith(L *lua.LState, fn lua.LValue) int {
 	return L.GetTop()
 }
 
-// errorLine is the error handler of a script's run: it notes the line the error was raised on,
-// which Redis 7.0 names in its reply ("on @user_script:N."), and returns the error unchanged.
-func (sl *scripting) errorLine(L *lua.LState) int {
-	for level := 1; level < 8; level++ {
+// raise is the state's panic function inside protected calls (see protectedCall). It raises the
+// error as gopher-lua's own does, but with no traceback for PCall to build, and it notes the
+// line the error was raised on, which Redis 7.0 names in its reply ("on @user_script:N.").
+func (sl *scripting) raise(L *lua.LState) {
+	for level := 0; level < 8; level++ {
 		if n := lineOf(strings.ReplaceAll(L.Where(level), scriptChunk+":", "user_script:")); n > 0 {
 			sl.line = n
 			break
 		}
 	}
-	return 1
+	panic(&lua.ApiError{Type: lua.ApiErrorRun, Object: L.Get(-1), StackTrace: "stack traceback:\n\t(not kept)"})
 }
 
-// passError is the error handler of protected calls: it returns the error value unchanged, and
-// its presence spares gopher-lua the traceback.
-var passError = &lua.LFunction{IsG: true, GFunction: func(L *lua.LState) int { return 1 }}
+// protectedCall calls the function at index base of the stack with the values above it as
+// arguments, leaving its results in their place, as L.PCall(n, MultRet, nil) would. gopher-lua's
+// PCall builds a traceback for an error caught without a handler, and a handler is no way out:
+// PCall pushes it after the error, which overflows a full registry (unpack({}, 1, 1e9)) with a
+// panic nothing recovers. So the call goes through a function that replaces the state's panic
+// function with raise, whose errors already carry a traceback.
+func (sl *scripting) protectedCall(L *lua.LState, base int) error {
+	L.Insert(sl.trampoline, base)
+	return L.PCall(L.GetTop()-base, lua.MultRet, nil)
+}
+
+func (sl *scripting) trampolineFunc(L *lua.LState) int {
+	L.Panic = sl.raise
+	L.Call(L.GetTop()-1, lua.MultRet)
+	return L.GetTop()
+}
 
 // errorValue is the Lua value of an error a protected call returned.
 func errorValue(err error) lua.LValue {
@@ -157,15 +173,15 @@ func errorValue(err error) lua.LValue {
 	return lua.LString(err.Error())
 }
 
-// luaPCall is Lua 5.1's pcall.
-func luaPCall(L *lua.LState) int {
+// pcall is Lua 5.1's pcall.
+func (sl *scripting) pcall(L *lua.LState) int {
 	v := L.CheckAny(1)
 	if v.Type() != lua.LTFunction && L.GetMetaField(v, "__call").Type() != lua.LTFunction {
 		L.Push(lua.LFalse)
 		L.Push(lua.LString("attempt to call a " + v.Type().String() + " value"))
 		return 2
 	}
-	if err := L.PCall(L.GetTop()-1, lua.MultRet, passError); err != nil {
+	if err := sl.protectedCall(L, 1); err != nil {
 		L.Push(lua.LFalse)
 		L.Push(errorValue(err))
 		return 2
@@ -174,26 +190,31 @@ func luaPCall(L *lua.LState) int {
 	return L.GetTop()
 }
 
-// luaXPCall is Lua 5.1's xpcall. The script's handler runs protected too: an error in it makes
-// the result Lua's "error in error handling" instead of a traceback.
-func luaXPCall(L *lua.LState) int {
+// xpcall is Lua 5.1's xpcall, except that the handler runs once the failed call has unwound;
+// without the debug library a handler cannot tell. An error in the handler gives Lua's "error in
+// error handling".
+func (sl *scripting) xpcall(L *lua.LState) int {
 	fn := L.CheckFunction(1)
 	handler := L.CheckFunction(2)
 	top := L.GetTop()
-	guarded := L.NewFunction(func(L *lua.LState) int {
-		L.Push(handler)
-		L.Push(L.Get(1))
-		if err := L.PCall(1, 1, passError); err != nil {
-			L.Push(lua.LString("error in error handling"))
-		}
-		return 1
-	})
 	L.Push(fn)
-	if err := L.PCall(0, lua.MultRet, guarded); err != nil {
-		L.Push(lua.LFalse)
-		L.Push(errorValue(err))
-		return 2
+	err := sl.protectedCall(L, top+1)
+	if err == nil {
+		L.Insert(lua.LTrue, top+1)
+		return L.GetTop() - top
 	}
-	L.Insert(lua.LTrue, top+1)
-	return L.GetTop() - top
+	L.SetTop(top)
+	L.Push(handler)
+	L.Push(errorValue(err))
+	var res lua.LValue = lua.LString("error in error handling")
+	if sl.protectedCall(L, top+1) == nil {
+		res = lua.LNil
+		if L.GetTop() > top {
+			res = L.Get(top + 1)
+		}
+	}
+	L.SetTop(top)
+	L.Push(lua.LFalse)
+	L.Push(res)
+	return 2
 }

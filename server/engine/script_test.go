@@ -157,8 +157,9 @@ func TestScriptGlobalsReadOnly(t *testing.T) {
 // A script cannot allocate without bound: string.rep, table.concat and string.format refuse
 // results no command could use, a loop that keeps growing what it holds is stopped once it
 // holds its budget (twice proto-max-bulk-len, 32 MB here), tail recursion stops at
-// busy-reply-threshold without a traceback of every call, and deep recursion overflows the
-// stack at once. The server goes on serving after each.
+// busy-reply-threshold without a traceback of every call, deep recursion overflows the stack at
+// once, and a full registry is an error a script may catch. The server goes on serving after
+// each.
 func TestScriptMemoryBounded(t *testing.T) {
 	_, addr := startServer(t, func(c *config.Config) {
 		c.ProtoMaxBulkLen = 16 << 20
@@ -176,12 +177,18 @@ func TestScriptMemoryBounded(t *testing.T) {
 		{"local s = 'x' while true do s = s .. s end", "Script stopped"},
 		{"local function f(n) return f(n+1) end return f(1)", "busy-reply-threshold"},
 		{"local function f(n) return 1 + f(n+1) end return f(1)", "stack overflow"},
+		{"return #{unpack({}, 1, 1e9)}", "registry overflow"},
+		{"return {pcall(unpack, {}, 1, 1e9)}", ""},
+		{"return {xpcall(function() return unpack({}, 1, 1e9) end, function(e) return e end)}", ""},
 	} {
 		src, want := tc.src, tc.want
 		runtime.GC() // the server runs in this process: what the last case left is garbage, not its budget
 		start := time.Now()
 		err := rc.Eval(ctx(), src, nil).Err()
-		if err == nil || !strings.Contains(err.Error(), want) {
+		if want == "" && err != nil && err != redis.Nil {
+			t.Errorf("%s: %v, want the error caught", src, err)
+		}
+		if want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
 			t.Errorf("%s: got %v, want an error with %q", src, err, want)
 		}
 		if d := time.Since(start); d > 5*time.Second {
