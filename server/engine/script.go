@@ -101,6 +101,9 @@ func (sl *scripting) load(body []byte) (string, *lua.LFunction, error) {
 	if fn, ok := sl.scripts[sha]; ok {
 		return sha, fn, nil
 	}
+	if scriptTooDeep(body) {
+		return sha, nil, errors.New("user_script:1: chunk has too many syntax levels")
+	}
 	fn, err := sl.L.Load(strings.NewReader(string(body)), scriptChunk)
 	if err != nil {
 		return sha, nil, compileError(err, body)

@@ -328,3 +328,30 @@ func TestScriptReplyLineBreaksMatchRedis(t *testing.T) {
 		{"PING"},
 	})
 }
+
+// A script nested a million deep is refused before gopher-lua's recursive compiler overflows the
+// main goroutine's stack (a fatal error: the server died), with Lua's error; large flat scripts
+// and long strings full of brackets still run.
+func TestScriptNestingBounded(t *testing.T) {
+	_, addr := startServer(t, nil)
+	rc := redisClient(t, addr, 2)
+	const n = 1000000
+	for _, src := range []string{
+		"return " + strings.Repeat("{", n) + strings.Repeat("}", n),
+		"return 1" + strings.Repeat("+1", n),
+		"local a = {} return a" + strings.Repeat(".b", n),
+	} {
+		err := rc.Eval(ctx(), src, nil).Err()
+		if err == nil || !strings.Contains(err.Error(), "chunk has too many syntax levels") {
+			t.Errorf("%.20s...: %v", src, err)
+		}
+	}
+	flat := strings.Repeat("redis.call('incr', KEYS[1])\n", 3000) + "return redis.call('get', KEYS[1])"
+	if v, err := rc.Eval(ctx(), flat, []string{"n"}).Text(); err != nil || v != "3000" {
+		t.Errorf("flat script of %d bytes: %q %v", len(flat), v, err)
+	}
+	long := "return #[==[" + strings.Repeat("{(", n) + "]==] -- [[" + strings.Repeat("{", n)
+	if v, err := rc.Eval(ctx(), long, nil).Int(); err != nil || v != 2*n {
+		t.Errorf("long string of brackets: %d %v", v, err)
+	}
+}
