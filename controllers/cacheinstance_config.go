@@ -55,7 +55,7 @@ type serverConfig struct {
 	CPULists  cachev1alpha1.ResolvedCPULists
 	MaxMemory int64
 	// BenchSpaceMaxMemory bounds the server's bench space, where benchmark Jobs work apart from the
-	// user's data: half the memory maxmemory leaves, at most benchSpaceCeiling.
+	// user's data: a quarter of the memory maxmemory leaves, at most benchSpaceCeiling.
 	BenchSpaceMaxMemory int64
 	// TuningPending is true when ioThreads.policy is Tuned but no measurement exists, so the Auto
 	// value stands in.
@@ -141,7 +141,7 @@ func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads fu
 	if cfg.MaxMemory, err = resolveMaxMemory(s); err != nil {
 		return nil, err
 	}
-	cfg.BenchSpaceMaxMemory = min(benchSpaceCeiling, (s.Memory.Value()-cfg.MaxMemory)/2)
+	cfg.BenchSpaceMaxMemory = min(benchSpaceCeiling, (s.Memory.Value()-cfg.MaxMemory)/4)
 	extras, err := extraDirectives(s.Config)
 	if err != nil {
 		return nil, err
@@ -157,7 +157,7 @@ func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads fu
 	threads(line)
 	line("maxmemory %d", cfg.MaxMemory)
 	line("maxmemory-policy %s", s.MaxMemoryPolicy)
-	line("# Benchmark Jobs work in the bench space, apart from the user's keys, within half the memory maxmemory leaves.")
+	line("# Benchmark Jobs work in the bench space, apart from the user's keys, within a quarter of the memory maxmemory leaves.")
 	line("benchspace-maxmemory %d", cfg.BenchSpaceMaxMemory)
 	if s.Auth != nil {
 		line("requirepass-file %s", authFilePath(s.Auth))
@@ -365,13 +365,22 @@ func resolveMaxMemory(s *cachev1alpha1.CacheInstanceSpec) (int64, error) {
 		return 0, fmt.Errorf("spec.memory must be positive")
 	}
 	if s.MaxMemory == nil {
-		return limit - limit/10, nil
+		return limit - runtimeReserve(limit), nil
 	}
 	m := s.MaxMemory.Value()
 	if m <= 0 || m >= limit {
 		return 0, fmt.Errorf("spec.maxMemory %s must be positive and less than spec.memory %s", s.MaxMemory, &s.Memory)
 	}
 	return m, nil
+}
+
+// runtimeReserve is what the default maxmemory leaves of the pod's memory for everything but the
+// data: the Go runtime and the garbage between collections, client buffers, the bench space. A
+// tenth of it, but at least 64 MiB (a quarter of the memory, below 256 MiB): a 256 MiB pod filled to
+// 90% with 1 KiB values and then benchmarked was OOM-killed, its cache lost (the e2e test, with the
+// smaller per-key accounting of the dense index).
+func runtimeReserve(memory int64) int64 {
+	return max(memory/10, min(64<<20, memory/4))
 }
 
 // extraDirectives returns spec.config sorted by name, so the same map always renders the same file

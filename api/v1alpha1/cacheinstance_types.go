@@ -230,10 +230,12 @@ type CacheInstanceSpec struct {
 	// +optional
 	CPU *resource.Quantity `json:"cpu,omitempty"`
 
-	// Memory is the pod's memory request and limit. maxmemory defaults to 90% of it.
+	// Memory is the pod's memory request and limit. maxmemory defaults to 90% of it, leaving at least
+	// 64Mi (a quarter, below 256Mi) for the runtime, client buffers and the bench space.
 	Memory resource.Quantity `json:"memory"`
 
-	// MaxMemory overrides the derived maxmemory (90% of memory). It must leave room for buffers.
+	// MaxMemory overrides the derived maxmemory (90% of memory, leaving at least 64Mi). It must leave
+	// room for the runtime and buffers.
 	// +optional
 	MaxMemory *resource.Quantity `json:"maxMemory,omitempty"`
 
