@@ -115,11 +115,12 @@ func testWarmRestart(ctx context.Context, t *testing.T, e *e2eutil.Env, local bo
 
 // writeAndRead writes keys of several kinds (some with a TTL) and reads the keyspace back.
 func writeAndRead(ctx context.Context, e *e2eutil.Env, ci *cachev1alpha1.CacheInstance) (e2eutil.Keyspace, error) {
-	rdb, _, closeFn, err := e.Redis(ctx, ci)
+	rdb, how, closeFn, err := e.Redis(ctx, ci)
 	if err != nil {
 		return e2eutil.Keyspace{}, err
 	}
 	defer closeFn()
+	fmt.Printf("  writing through %s\n", how)
 	pipe := rdb.Pipeline()
 	for i := range 2000 {
 		ttl := time.Duration(0)
@@ -131,8 +132,10 @@ func writeAndRead(ctx context.Context, e *e2eutil.Env, ci *cachev1alpha1.CacheIn
 	if _, err := pipe.Exec(ctx); err != nil {
 		return e2eutil.Keyspace{}, err
 	}
-	if err := rdb.RPush(ctx, "queue", "a", "b", "c").Err(); err != nil {
-		return e2eutil.Keyspace{}, err
+	if err := rdb.RPush(ctx, "warm:queue", "a", "b", "c").Err(); err != nil {
+		typ, _ := rdb.Type(ctx, "warm:queue").Result()
+		size, _ := rdb.DBSize(ctx).Result()
+		return e2eutil.Keyspace{}, fmt.Errorf("RPUSH warm:queue through %s: %w (TYPE %q, DBSIZE %d)", how, err, typ, size)
 	}
 	return e2eutil.ReadKeyspace(ctx, rdb)
 }

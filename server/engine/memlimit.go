@@ -10,11 +10,20 @@ import (
 // The Go runtime does not know the container's memory limit; left alone, its garbage collector
 // lets the heap grow to twice the live data before collecting, and a cache near maxmemory would
 // be OOM-killed. At start the server therefore reads its cgroup's memory limit and gives the
-// runtime a soft limit at 95% of it (unless GOMEMLIMIT says otherwise): the collector works
-// harder as the heap nears the limit instead of letting garbage push the process over it. The
-// keyspace is mostly pointer-free pages, so a collection costs little even when frequent.
+// runtime a soft limit below it (unless GOMEMLIMIT says otherwise): the collector works harder as
+// the heap nears the limit instead of letting garbage push the process over it. The keyspace is
+// mostly pointer-free pages, so a collection costs little even when frequent.
+//
+// The soft limit covers the Go heap only. What it leaves must hold the rest of the process
+// (goroutine stacks, the runtime's own metadata) and everything else the container runs: the
+// kubelet's exec probes start a second iocache-server of about 10 MB. 5% of a 256 MiB pod is 13
+// MB, and such a pod, filled and read back, was OOM-killed; so at least 32 MiB stay outside the
+// heap (a quarter of the limit, for pods under 128 MiB).
 
-const memLimitShare = 0.95
+// softMemoryLimit is the runtime's soft limit for a container memory limit lim.
+func softMemoryLimit(lim int64) int64 {
+	return lim - max(lim/20, min(32<<20, lim/4))
+}
 
 // cgroupMemoryLimit returns the memory limit of the process's cgroup (v2 memory.max or v1
 // memory.limit_in_bytes), or 0 when there is none.
@@ -65,7 +74,7 @@ func applyMemoryLimit() int64 {
 	if lim == 0 {
 		return 0
 	}
-	soft := int64(float64(lim) * memLimitShare)
+	soft := softMemoryLimit(lim)
 	debug.SetMemoryLimit(soft)
 	return soft
 }

@@ -156,7 +156,11 @@ func (s *Server) evictClients() {
 // evictFloor is Redis's smallest client memory bucket (32 KiB).
 const evictFloor = 32 << 10
 
-var heapSamples = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+// heapSamples reads the heap the last collection found live: client buffers nobody reads are live,
+// while the garbage a busy server leaves between collections is not. Counting that garbage (heap
+// objects) made the guard cut a client that was reading back a full cache in pipelines, whose
+// replies left garbage near the soft limit, although the collector would have freed it.
+var heapSamples = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 
 // processGuardExcess is how many bytes of client buffers must go for the process to stay under
 // its memory limit (the runtime's soft limit, from the cgroup or GOMEMLIMIT): when the heap is
