@@ -10,7 +10,8 @@ func TestSoftMemoryLimitLeavesRoomOutsideTheHeap(t *testing.T) {
 		{32 * mi, 24 * mi},
 		{128 * mi, 96 * mi},
 		{256 * mi, 224 * mi},
-		{1024 * mi, 992 * mi},
+		{512 * mi, 480 * mi},
+		{1024 * mi, 1024*mi - 1024*mi/20},
 		{16384 * mi, 16384*mi - 16384*mi/20},
 	} {
 		if got := softMemoryLimit(tc.limit); got != tc.want {
