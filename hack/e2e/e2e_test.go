@@ -17,6 +17,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -335,6 +336,15 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer closeFn()
+		// The server gives the Go runtime a soft memory limit below the pod's (read from its
+		// cgroup), or garbage alone would take a full cache past the limit: the kernel kills it.
+		mem, err := e2eutil.Info(ctx, rdb, "memory")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lim, _ := strconv.ParseInt(mem["go_memory_limit"], 10, 64); lim <= 0 || lim >= ci.Spec.Memory.Value() {
+			t.Errorf("go_memory_limit %q: the server did not find the pod's memory limit (%s) in its cgroup", mem["go_memory_limit"], &ci.Spec.Memory)
+		}
 		n, err := e2eutil.FillToFraction(ctx, rdb, "user:", 0.9)
 		if err != nil {
 			t.Fatalf("filling the cache: %v", err)

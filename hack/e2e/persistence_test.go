@@ -129,7 +129,13 @@ func writeAndRead(ctx context.Context, e *e2eutil.Env, ci *cachev1alpha1.CacheIn
 		}
 		pipe.Set(ctx, fmt.Sprintf("session:%05d", i), fmt.Sprintf("user-%d", i*7), ttl)
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	if cmds, err := pipe.Exec(ctx); err != nil {
+		for _, c := range cmds {
+			if c.Err() != nil {
+				info, _ := rdb.Info(ctx, "server", "keyspace", "persistence").Result()
+				return e2eutil.Keyspace{}, fmt.Errorf("%v through %s: %w\n%s", c.Args(), how, c.Err(), info)
+			}
+		}
 		return e2eutil.Keyspace{}, err
 	}
 	if err := rdb.RPush(ctx, "warm:queue", "a", "b", "c").Err(); err != nil {

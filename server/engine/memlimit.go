@@ -37,16 +37,25 @@ func cgroupMemoryLimit() int64 {
 		if len(parts) != 3 {
 			continue
 		}
-		var file string
+		// Inside a container the cgroup's own directory is usually mounted at the hierarchy's root
+		// while /proc/self/cgroup still names its path on the host (cgroup v1, and v2 without a
+		// cgroup namespace): try the named path, then the root. Without the second, a pod on a
+		// cgroup v1 node got no soft limit at all and was OOM-killed near maxmemory.
+		var files []string
 		switch {
 		case parts[0] == "0" && parts[1] == "":
-			file = "/sys/fs/cgroup" + parts[2] + "/memory.max"
+			files = []string{"/sys/fs/cgroup" + parts[2] + "/memory.max", "/sys/fs/cgroup/memory.max"}
 		case strings.Contains(","+parts[1]+",", ",memory,"):
-			file = "/sys/fs/cgroup/memory" + parts[2] + "/memory.limit_in_bytes"
+			files = []string{"/sys/fs/cgroup/memory" + parts[2] + "/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}
 		default:
 			continue
 		}
-		v, err := os.ReadFile(file)
+		var v []byte
+		for _, f := range files {
+			if v, err = os.ReadFile(f); err == nil {
+				break
+			}
+		}
 		if err != nil {
 			continue
 		}
