@@ -32,7 +32,14 @@ func cgroupMemoryLimit() int64 {
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+	return cgroupMemoryLimitIn(b, "/sys/fs/cgroup")
+}
+
+// cgroupMemoryLimitIn reads the limit of the cgroup that procCgroup (a /proc/PID/cgroup file)
+// names, in the cgroup filesystem mounted at root.
+func cgroupMemoryLimitIn(procCgroup []byte, root string) int64 {
+	var err error
+	for _, line := range strings.Split(strings.TrimSpace(string(procCgroup)), "\n") {
 		parts := strings.SplitN(line, ":", 3)
 		if len(parts) != 3 {
 			continue
@@ -44,9 +51,9 @@ func cgroupMemoryLimit() int64 {
 		var files []string
 		switch {
 		case parts[0] == "0" && parts[1] == "":
-			files = []string{"/sys/fs/cgroup" + parts[2] + "/memory.max", "/sys/fs/cgroup/memory.max"}
+			files = []string{root + parts[2] + "/memory.max", root + "/memory.max"}
 		case strings.Contains(","+parts[1]+",", ",memory,"):
-			files = []string{"/sys/fs/cgroup/memory" + parts[2] + "/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}
+			files = []string{root + "/memory" + parts[2] + "/memory.limit_in_bytes", root + "/memory/memory.limit_in_bytes"}
 		default:
 			continue
 		}
