@@ -20,6 +20,10 @@ GOTESTSUM ?= $(LOCALBIN)/gotestsum
 CONTROLLER_GEN ?= go tool controller-gen
 # The image as a tarball (make image), for clusters without a registry such as the local one.
 IMAGE_TAR ?= $(LOCALBIN)/iocache-image.tar
+# The platforms of the image index (make image-index, make docker-build).
+PLATFORMS ?= linux/amd64,linux/arm64
+IMAGE_INDEX_TAR ?= $(LOCALBIN)/iocache-image-index.tar
+comma := ,
 # local: the single-node cluster of hack/local-cluster.sh; current: the current kubeconfig's cluster.
 CLUSTER ?= local
 
@@ -118,13 +122,29 @@ image: build ## Pack the three programs into an image tarball without Docker ($(
 		$(LOCALBIN)/iocache-server=/usr/local/bin/iocache-server \
 		$(LOCALBIN)/iocache-bench=/usr/local/bin/iocache-bench
 
+.PHONY: image-index
+image-index: ## Cross-compile for $(PLATFORMS) and pack one image index, an OCI layout tarball ($(IMAGE_INDEX_TAR)), without Docker.
+	@set -e; for p in $(subst $(comma), ,$(PLATFORMS)); do \
+	  for prog in manager=./controllers/cmd/manager iocache-server=./server/cmd/iocache-server iocache-bench=./server/cmd/iocache-bench; do \
+	    echo "build $$p $${prog%%=*}"; \
+	    CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $(LOCALBIN)/$${p%/*}-$${p#*/}/$${prog%%=*} $${prog#*=}; \
+	  done; \
+	done
+	go run ./hack/image $(foreach p,$(subst $(comma), ,$(PLATFORMS)),-platform $(p)) -tag $(IMG) -out $(IMAGE_INDEX_TAR) \
+		-entrypoint /usr/local/bin/manager -user 65532:65532 -port 6379/tcp -port 9121/tcp \
+		-label org.opencontainers.image.source=https://github.com/iocache/iocache \
+		-label org.opencontainers.image.licenses=Apache-2.0 -label org.opencontainers.image.version=$(VERSION) \
+		'$(LOCALBIN)/{os}-{arch}/manager=/usr/local/bin/manager' \
+		'$(LOCALBIN)/{os}-{arch}/iocache-server=/usr/local/bin/iocache-server' \
+		'$(LOCALBIN)/{os}-{arch}/iocache-bench=/usr/local/bin/iocache-bench'
+
 .PHONY: docker-build
-docker-build: ## Build the container image (needs a Docker engine).
-	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .
+docker-build: ## Build the image for $(PLATFORMS) with Docker Buildx (cross-compiled, no emulation); PLATFORMS=linux/amd64 for one.
+	docker buildx build --platform $(PLATFORMS) --build-arg VERSION=$(VERSION) -t $(IMG) .
 
 .PHONY: docker-push
-docker-push: ## Push the container image.
-	docker push $(IMG)
+docker-push: ## Build and push the image index for $(PLATFORMS).
+	docker buildx build --platform $(PLATFORMS) --build-arg VERSION=$(VERSION) -t $(IMG) --push .
 
 .PHONY: build-installer
 build-installer: manifests generate kustomize ## Write dist/install.yaml: CRDs, RBAC and the operator Deployment.

@@ -98,9 +98,10 @@ func (p *poller) Wait(timeoutMs int) []Event {
 }
 
 // epollWaitNoBlock polls without telling the Go scheduler about a blocking call: with a zero
-// timeout epoll_wait returns at once.
+// timeout epoll_pwait returns at once. epoll_pwait with no signal mask is epoll_wait, and unlike
+// epoll_wait it exists on every Linux architecture (arm64 has no epoll_wait).
 func epollWaitNoBlock(epfd int, events []unix.EpollEvent) (int, error) {
-	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_WAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
 	if e != 0 {
 		return 0, e
 	}
