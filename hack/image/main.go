@@ -204,11 +204,11 @@ func writeImage(out string, tags []string, img v1.Image) error {
 // tarball: index.json names the index once per tag (org.opencontainers.image.ref.name, and the full
 // reference under containerd's own annotation, which ctr images import reads).
 func writeIndex(out string, tags []string, images []v1.Image, plats []v1.Platform) error {
-	var idx v1.ImageIndex = mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	for i, img := range images {
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &plats[i]}})
 	}
-	var top v1.ImageIndex = mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	top := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	for _, t := range tags {
 		ref, err := name.NewTag(t, name.StrictValidation)
 		if err != nil {
@@ -223,7 +223,7 @@ func writeIndex(out string, tags []string, images []v1.Image, plats []v1.Platfor
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	if _, err := layout.Write(dir, top); err != nil {
 		return fmt.Errorf("OCI layout: %w", err)
 	}
