@@ -267,6 +267,9 @@ func exerciseLiveLayout(t *testing.T, addr string, allowed []int, layouts [][]st
 			_ = mon.SetReadDeadline(time.Now().Add(10 * time.Second))
 			l, err := br.ReadString('\n')
 			if err != nil {
+				if stopped() {
+					return // the test closed the connection: no more commands come
+				}
 				fail("MONITOR: %v", err)
 				return
 			}
@@ -329,6 +332,9 @@ func exerciseLiveLayout(t *testing.T, addr string, allowed []int, layouts [][]st
 		t.Errorf("redis-benchmark did not finish")
 	}
 	close(stop)
+	// Once every worker has stopped no command may follow to wake the MONITOR
+	// reader, so end its read instead of waiting for its deadline.
+	_ = mon.Close()
 	wg.Wait()
 	<-subDone
 	ps.Close()
