@@ -66,12 +66,17 @@ type Config struct {
 	LogLevel string
 	LogFile  string
 
-	MaxMemory        int64
-	MaxMemoryPolicy  string
-	MaxMemorySamples int
-	LFULogFactor     int
-	LFUDecayTime     int
-	HZ               int
+	MaxMemory       int64
+	MaxMemoryPolicy string
+
+	// Replication: the backlog that feeds partial resyncs, and how often a primary pings its
+	// replicas in the stream (which is what keeps their link from timing out).
+	ReplBacklogSize       int64
+	ReplPingReplicaPeriod int
+	MaxMemorySamples      int
+	LFULogFactor          int
+	LFUDecayTime          int
+	HZ                    int
 
 	LazyFreeLazyEviction bool
 	LazyFreeLazyExpire   bool
@@ -169,6 +174,9 @@ func New() *Config {
 		MetricsPort: 9121,
 
 		BenchSpaceMaxMemory: 32 << 20,
+
+		ReplBacklogSize:       1 << 20,
+		ReplPingReplicaPeriod: 10,
 
 		Dir:                     ".",
 		DBFilename:              "dump.rdb",

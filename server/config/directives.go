@@ -222,6 +222,8 @@ func buildTable() map[string]*directive {
 		enumDirective("loglevel", true, []string{"debug", "verbose", "notice", "warning", "nothing"}, func(c *Config) *string { return &c.LogLevel }),
 		stringDirective("logfile", false, func(c *Config) *string { return &c.LogFile }),
 		memDirective("maxmemory", true, 0, func(c *Config) *int64 { return &c.MaxMemory }),
+		memDirective("repl-backlog-size", true, 16<<10, func(c *Config) *int64 { return &c.ReplBacklogSize }),
+		intDirective("repl-ping-replica-period", true, 1, 1<<31-1, func(c *Config) *int { return &c.ReplPingReplicaPeriod }),
 		enumDirective("maxmemory-policy", true, []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}, func(c *Config) *string { return &c.MaxMemoryPolicy }),
 		intDirective("maxmemory-samples", true, 1, 64, func(c *Config) *int { return &c.MaxMemorySamples }),
 		intDirective("lfu-log-factor", true, 0, 1<<31-1, func(c *Config) *int { return &c.LFULogFactor }),

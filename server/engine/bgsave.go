@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"sync"
@@ -94,6 +95,8 @@ type rdbSnapshot struct {
 	// writerBehind is set when the walk found no free chunk: the main loop then polls instead
 	// of spinning.
 	writerBehind bool
+	// sink, for a full sync: the RDB goes to replicas (replication_primary.go), not to a file.
+	sink *replSink
 }
 
 // snapHook receives one database's writes for the snapshot.
@@ -120,13 +123,21 @@ func (h snapHook) WriteObject(db *keyspace.DB, r keyspace.Ref) {
 
 // startBGSave cuts a snapshot and starts its writer. It returns an error when one is running.
 func (s *Server) startBGSave() error {
-	p := &s.persist
-	if p.running != nil {
+	if s.persist.running != nil {
 		return errBGSaveRunning
 	}
-	p.lastBgsaveTry = s.unixtime
+	s.persist.lastBgsaveTry = s.unixtime
+	s.startSnapshot(nil)
+	s.logf(logNotice, "Background saving started")
+	return nil
+}
+
+// startSnapshot cuts a snapshot and starts its writer, which writes the RDB file, or into sink
+// for replicas.
+func (s *Server) startSnapshot(sink *replSink) {
+	p := &s.persist
 	sn := &rdbSnapshot{s: s, path: s.rdbPath(), startNs: nanotime(), startUnix: s.unixtime, dirty: s.stats.dirty,
-		shared: map[any]uint64{}, lastCmds: s.stats.commandsProcessed, activeNs: nanotime()}
+		shared: map[any]uint64{}, lastCmds: s.stats.commandsProcessed, activeNs: nanotime(), sink: sink}
 	sn.cond = sync.NewCond(&sn.mu)
 	for i := 0; i < chunkPool; i++ {
 		sn.free = append(sn.free, &snapChunk{data: make([]byte, 0, chunkBytes+4096)})
@@ -139,8 +150,6 @@ func (s *Server) startBGSave() error {
 	}
 	p.running = sn
 	go sn.write(s.plan.BGSave, s.rdbOptions(), s.usedMemory())
-	s.logf(logNotice, "Background saving started")
-	return nil
 }
 
 var errBGSaveRunning = fmt.Errorf("Background save already in progress")
@@ -279,6 +288,10 @@ func (s *Server) finishBGSave(sn *rdbSnapshot) {
 	p := &s.persist
 	sn.release()
 	p.running = nil
+	if sn.sink != nil {
+		s.finishFullSync(sn)
+		return
+	}
 	p.lastBgsaveSec = s.unixtime - sn.startUnix
 	if sn.cancelled {
 		return
@@ -320,6 +333,9 @@ func (s *Server) abortBGSave() {
 	}
 	sn.cancelled = true
 	sn.aborted.Store(true)
+	if sn.sink != nil {
+		sn.sink.cancel()
+	}
 	sn.close()
 	for !sn.done.Load() {
 		time.Sleep(100 * time.Microsecond)
@@ -361,8 +377,8 @@ func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64) {
 	// Where bgsave_cpulist shares CPUs with the server's threads, those win: the save is
 	// background work and may take longer, clients should not wait for it.
 	_ = unix.Setpriority(unix.PRIO_PROCESS, cpuset.Gettid(), writerNice)
-	err := writeFileAtomically(sn.path, func(f *os.File) error {
-		e := rdb.NewEncoder(f, opts)
+	encode := func(w io.Writer) error {
+		e := rdb.NewEncoder(w, opts)
 		sn.s.writeRDBHeader(e, sn.startUnix, usedMem)
 		selected, resized := -1, map[int]bool{}
 		for {
@@ -404,10 +420,16 @@ func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64) {
 			return errAborted
 		}
 		return e.Close()
-	})
-	if err == nil {
+	}
+	var err error
+	if sn.sink != nil {
+		if err = encode(sn.sink); err == nil {
+			err = sn.sink.end()
+		}
+	} else if err = writeFileAtomically(sn.path, func(f *os.File) error { return encode(f) }); err == nil {
 		sn.s.logf(logNotice, "DB saved on disk")
-	} else {
+	}
+	if err != nil {
 		sn.aborted.Store(true)
 	}
 	sn.err = err

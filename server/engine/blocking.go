@@ -199,7 +199,7 @@ func (b *blockingState) expireTimeouts(s *Server) {
 		case "blmove", "brpoplpush":
 			c.w.Null()
 		case "wait":
-			c.w.Int(0) // no replica acknowledged the client's writes
+			c.w.Int(s.replicasAcked(c.woff)) // fewer than it asked for
 		default:
 			c.w.NullArray()
 		}

@@ -25,6 +25,9 @@ const minBulkReply = 6
 // clientClass is the client's client-output-buffer-limit class. MONITOR clients count as normal
 // clients, as in Redis.
 func clientClass(c *client) int {
+	if c.replLink != nil {
+		return config.ClassReplica
+	}
 	if c.flags&flagPubSub != 0 {
 		return config.ClassPubSub
 	}

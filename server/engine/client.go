@@ -56,6 +56,14 @@ type client struct {
 	tracking                           *trackingOptions // CLIENT TRACKING; nil when off
 	pendingInvalidations               [][]byte         // to send after the current reply
 	lastInteraction                    atomic.Int64     // unix seconds of the last read or command
+
+	// Replication (replication_primary.go): the stream offset after this client's last write,
+	// for WAIT, and how many replicas its WAIT wants; replconf holds what REPLCONF announced
+	// before PSYNC, replLink the replica this connection became.
+	woff         int64
+	waitReplicas int64
+	replconf     *replicaLink
+	replLink     *replicaLink
 }
 
 type queuedCommand struct {

@@ -413,7 +413,9 @@ func (s *Server) clientList(c *client, argv [][]byte) {
 				continue
 			}
 		case "master", "replica", "slave":
-			continue
+			if clientTypeName(x) != canonicalClientType(typ) {
+				continue
+			}
 		}
 		b.WriteString(s.clientInfoLine(x))
 		b.WriteByte('\n')
@@ -438,7 +440,7 @@ func (s *Server) clientKill(c *client, argv [][]byte) {
 		return
 	}
 	var id int64
-	addr, laddr, user := "", "", ""
+	addr, laddr, user, typ := "", "", "", ""
 	skipMe := true
 	for i := 2; i < len(argv); i += 2 {
 		v := string(argv[i+1])
@@ -466,7 +468,14 @@ func (s *Server) clientKill(c *client, argv [][]byte) {
 				s.addError(c, errSyntax)
 				return
 			}
-		case equalFold(argv[i], "type"), equalFold(argv[i], "maxage"):
+		case equalFold(argv[i], "type"):
+			switch typ = canonicalClientType(strings.ToLower(v)); typ {
+			case "normal", "pubsub", "master", "replica":
+			default:
+				s.addError(c, "ERR Unknown client type '"+v+"'")
+				return
+			}
+		case equalFold(argv[i], "maxage"):
 		default:
 			s.addError(c, errSyntax)
 			return
@@ -475,7 +484,7 @@ func (s *Server) clientKill(c *client, argv [][]byte) {
 	killed := 0
 	for _, x := range s.clients {
 		if (id != 0 && x.id != id) || (addr != "" && x.addr != addr) || (laddr != "" && x.laddr != laddr) ||
-			(user != "" && user != "default") || (skipMe && x == c) {
+			(user != "" && user != "default") || (skipMe && x == c) || (typ != "" && clientTypeName(x) != typ) {
 			continue
 		}
 		if x == c {
@@ -528,4 +537,23 @@ var connCommands = []commandSpec{
 	{"quit", cmdQuit, -1, cmdFast | cmdNoAuth | cmdSubscribed | cmdStale | cmdLoading | cmdAllowBusy, 0, 0, 0, "connection", "Closes the connection."},
 	{"reset", cmdReset, 1, cmdFast | cmdNoAuth | cmdSubscribed | cmdStale | cmdLoading | cmdNoScript, 0, 0, 0, "connection", "Resets the connection."},
 	{"client", cmdClient, -2, cmdAdmin | cmdStale | cmdLoading | cmdNoScript, 0, 0, 0, "connection", "A container for client connection commands."},
+}
+
+// clientTypeName is the client's type as CLIENT KILL/LIST TYPE name it.
+func clientTypeName(c *client) string {
+	switch {
+	case c.replLink != nil:
+		return "replica"
+	case c.flags&flagPubSub != 0:
+		return "pubsub"
+	}
+	return "normal"
+}
+
+// canonicalClientType reads "slave" as "replica", as Redis does.
+func canonicalClientType(t string) string {
+	if t == "slave" {
+		return "replica"
+	}
+	return t
 }

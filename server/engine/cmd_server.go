@@ -96,13 +96,6 @@ func cmdTime(s *Server, c *client, argv [][]byte) {
 	c.w.BulkInt(int64(now.Nanosecond() / 1000))
 }
 
-func cmdRole(s *Server, c *client, argv [][]byte) {
-	c.w.Array(3)
-	c.w.BulkString("master")
-	c.w.Int(0)
-	c.w.EmptyArray()
-}
-
 func cmdConfig(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
 	switch {
@@ -469,5 +462,4 @@ var serverCommands = []commandSpec{
 	{"memory", cmdMemory, -2, cmdReadonly, 0, 0, 0, "server", "A container for memory diagnostics commands."},
 	{"latency", cmdLatency, -2, cmdAdmin | cmdLoading | cmdStale, 0, 0, 0, "server", "A container for latency diagnostics commands."},
 	{"debug", cmdDebug, -2, cmdAdmin | cmdLoading | cmdStale | cmdNoScript, 0, 0, 0, "server", "A container for debugging commands."},
-	{"role", cmdRole, 1, cmdFast | cmdLoading | cmdStale | cmdNoScript, 0, 0, 0, "server", "Returns the replication role."},
 }

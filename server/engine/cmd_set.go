@@ -118,15 +118,33 @@ func cmdSPop(s *Server, c *client, argv [][]byte) {
 		}
 		return
 	}
+	// A replica must remove what was drawn here: SPOP propagates as SREMs of the members, or as
+	// DEL when the count takes the whole set, as in Redis 7.0.
+	feeding := s.repl.feeding
+	if feeding {
+		s.replacePropagation()
+	}
 	if !hasCount {
-		c.w.BulkString(st.Pop(setRand))
+		m := st.Pop(setRand)
+		c.w.BulkString(m)
+		if feeding {
+			s.propagateStrings(c.db, "SREM", string(argv[1]), m)
+		}
 	} else {
-		if count > int64(st.Len()) {
+		whole := count >= int64(st.Len())
+		if whole {
 			count = int64(st.Len())
+			if feeding && count > 0 {
+				s.alsoPropagate(c.db, bDEL, argv[1])
+			}
 		}
 		c.w.Set(int(count))
 		for i := int64(0); i < count; i++ {
-			c.w.BulkString(st.Pop(setRand))
+			m := st.Pop(setRand)
+			c.w.BulkString(m)
+			if feeding && !whole {
+				s.propagateStrings(c.db, "SREM", string(argv[1]), m)
+			}
 		}
 	}
 	s.notify(config.NotifySet, "spop", argv[1], c.db)

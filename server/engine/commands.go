@@ -170,12 +170,21 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 		s.feedMonitors(c, argv)
 	}
 	errsBefore := s.stats.errorReplies
+	// Replication: one flag, false until a replica first attaches (propagate.go).
+	feeding := s.repl.feeding
+	var mark propMark
+	if feeding {
+		mark = s.propagateBegin()
+	}
 	start := nanotime()
 	prev := s.executing
 	s.executing = c
 	cmd.handler(s, c, argv)
 	s.settleMemory()
 	s.executing = prev
+	if feeding {
+		s.propagateEnd(c, cmd, argv, mark)
+	}
 	if c.tracking != nil && cmd.flags&cmdReadonly != 0 {
 		s.trackingRemember(c, cmd, argv)
 	}

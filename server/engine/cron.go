@@ -33,6 +33,9 @@ func (s *Server) cron() {
 		s.freeMemoryIfNeeded()
 	}
 	s.persistCron()
+	if s.repl.feeding {
+		s.replicationCron()
+	}
 }
 
 // expireTick runs the active expire cycle when due; a backlog makes it run again on the next

@@ -81,6 +81,9 @@ func (s *Server) freeMemoryIfNeeded() bool {
 		}
 		s.deleteKey(db, r)
 		s.stats.evictedKeys++
+		if s.repl.feeding {
+			s.propagateDeletion(victimDB, []byte(victimKey))
+		}
 		s.modified(victimDB, []byte(victimKey))
 		s.notify(config.NotifyEvicted, "evicted", []byte(victimKey), victimDB)
 		if nanotime()-start > evictionBudgetNs {

@@ -41,6 +41,9 @@ func (s *Server) expireKey(db *keyspace.DB, dbIndex int, r keyspace.Ref, key []b
 	k := append([]byte(nil), key...)
 	s.deleteKey(db, r)
 	s.stats.expiredKeys++
+	if s.repl.feeding {
+		s.propagateDeletion(dbIndex, k)
+	}
 	s.modified(dbIndex, k)
 	s.notify(config.NotifyExpired, "expired", k, dbIndex)
 }

@@ -20,7 +20,7 @@ import (
 // against Redis itself rather than against what we remember of it.
 
 // startRedisPeer runs redis-server on a free loopback port for the test.
-func startRedisPeer(t *testing.T) string {
+func startRedisPeer(t *testing.T, extra ...string) string {
 	t.Helper()
 	bin := testpeer.Require(t, "redis-server")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -29,7 +29,8 @@ func startRedisPeer(t *testing.T) string {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir()}, extra...)
+	cmd := exec.Command(bin, args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

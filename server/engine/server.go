@@ -87,6 +87,7 @@ type Server struct {
 	releasing        atomic.Bool
 	snapWanted       atomic.Bool
 	persist          persistState
+	repl             replState
 	sigterm          atomic.Bool // SIGTERM/SIGINT arrived: save if configured, then stop
 	bgsaveTID        atomic.Int64
 	memOverhead      int64 // process memory beyond the keyspace's accounting, measured by cron
@@ -103,6 +104,7 @@ type Server struct {
 // the process may use, and opens the listening sockets. Serve runs it.
 func New(cfg *config.Config) (*Server, error) {
 	s := &Server{cfg: cfg, seed: maphash.MakeSeed(), clients: map[int64]*client{}, startTime: time.Now(), ready: make(chan struct{})}
+	s.repl.replid = newReplid()
 	var err error
 	if s.logger, err = newLogger(cfg); err != nil {
 		return nil, err
@@ -169,6 +171,7 @@ func (s *Server) applyLiveConfig() {
 	s.authRequired.Store(s.cfg.RequirePass != "")
 	s.applyWatchdogPeriod()
 	s.applyNotifyConfig()
+	s.resizeBacklog()
 	if s.logger != nil {
 		s.logger.setLevel(s.cfg.LogLevel)
 	}
@@ -358,6 +361,9 @@ func (s *Server) beforeSleep() {
 			s.freeMemoryIfNeeded()
 		}
 	}
+	if s.repl.feeding {
+		s.replicationBeforeSleep()
+	}
 	s.io.Flush()
 }
 
@@ -413,6 +419,9 @@ func (s *Server) unlinkClient(c *client) {
 	s.dropPaused(c)
 	s.disableTracking(c)
 	s.leaveBenchSpace(c)
+	if c.replLink != nil {
+		s.dropReplica(c)
+	}
 	c.mainOwned = false
 }
 

@@ -16,6 +16,9 @@ type stats struct {
 	evictedClients      int64 // closed by maxmemory-clients or the process memory guard
 	expireCycleMaxNs    int64 // longest active-expire cycle
 	evictionMaxNs       int64 // longest eviction pass
+	syncFull            int64 // full syncs served to replicas
+	syncPartialOK       int64
+	syncPartialErr      int64
 	errorCodes          map[string]int64
 
 	// instantaneous ops/sec, sampled by cron as Redis does

@@ -31,6 +31,7 @@ var commandFamilies = [][]commandSpec{
 	multiCommands,
 	persistCommands,
 	pubsubCommands,
+	replicationCommands,
 	scriptCommands,
 	serverCommands,
 	setCommands,
@@ -39,7 +40,6 @@ var commandFamilies = [][]commandSpec{
 	streamCommands,
 	streamGroupCommands,
 	stringCommands,
-	waitCommands,
 	zsetAlgebraCommands,
 	zsetCommands,
 }

@@ -1,0 +1,663 @@
+package engine
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/iocache/iocache/server/config"
+)
+
+// The primary side of Redis's replication protocol. A replica connects as a client, announces
+// itself (REPLCONF listening-port, capa eof psync2) and asks for the stream with PSYNC (or the
+// older SYNC). If it names this server's replication ID and an offset the backlog still holds,
+// it gets +CONTINUE and the missing bytes; otherwise +FULLRESYNC <replid> <offset>, a snapshot of
+// the keyspace at that offset, then the stream from there. The snapshot is the forkless BGSAVE
+// (bgsave.go) with its writer, pinned to bgsave_cpulist, encoding into a replSink instead of a
+// file; the main thread hands the sink's chunks to the replicas' connections as out-of-band
+// output, so the I/O threads write them like any reply. Replicas that announced "capa eof" get it
+// as Redis's disk-less "$EOF:<mark>" payload, streamed while it is cut; others get "$<len>",
+// which needs the whole payload first and so is built in memory.
+//
+// The stream (propagate.go) goes into the backlog and, once per event-loop iteration, to every
+// online replica in one push. Replicas acknowledge with REPLCONF ACK <offset> every second, which
+// WAIT counts; WAIT asks for fresh acknowledgements with REPLCONF GETACK in the stream.
+
+// replicaState is where a replica is in its sync, named as INFO replication prints it.
+type replicaState int
+
+const (
+	replicaWaitBgsave replicaState = iota // waits for a snapshot to start
+	replicaSendBulk                       // the snapshot is on its way; the stream waits in pending
+	replicaOnline
+)
+
+var replicaStateNames = [...]string{"wait_bgsave", "send_bulk", "online"}
+
+// replicaLink is one attached replica, seen from the primary.
+type replicaLink struct {
+	c             *client
+	state         replicaState
+	capaEOF       bool
+	psync         bool // asked with PSYNC: answered +FULLRESYNC before the payload
+	listeningPort int
+	announcedIP   string
+	ackOff        int64
+	ackUnix       int64
+	// awaitAck: the disk-less payload is sent and the stream waits for the replica's first
+	// acknowledgement, as in Redis: a replica finds the end mark only at the end of a read, so
+	// nothing may follow it until the replica has read it.
+	awaitAck bool
+	// pending holds the stream from the snapshot's cut while the payload is sent; bulk holds
+	// the payload for a replica that needs its length first.
+	pending []byte
+	bulk    []byte
+}
+
+// replState is the main thread's replication state.
+type replState struct {
+	// feeding is set once a replica first attaches: from then on writes are propagated into the
+	// backlog (and to the replicas), as Redis keeps its backlog after the last replica left.
+	feeding  bool
+	prop     propagation
+	replid   string
+	offset   int64 // master_repl_offset: bytes ever fed to the stream
+	streamDB int   // the database the stream last SELECTed; -1 forces a SELECT
+	backlog  backlog
+	batch    []byte // fed since the online replicas were last written to
+	replicas []*replicaLink
+	nextPing int64
+	getack   bool // a WAIT is blocked: ask the replicas for acknowledgements before sleeping
+	waiters  []*client
+}
+
+// newReplid makes a replication ID: 40 random hex characters.
+func newReplid() string {
+	var b [20]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// backlog is the ring buffer of the most recent stream bytes, for partial resyncs.
+type backlog struct {
+	buf     []byte
+	next    int   // where the next byte goes
+	histlen int64 // valid bytes
+}
+
+func (b *backlog) write(p []byte) {
+	if len(b.buf) == 0 {
+		return
+	}
+	for len(p) > 0 {
+		n := copy(b.buf[b.next:], p)
+		p = p[n:]
+		b.next = (b.next + n) % len(b.buf)
+		b.histlen = min(b.histlen+int64(n), int64(len(b.buf)))
+	}
+}
+
+// since copies the last n bytes of the backlog.
+func (b *backlog) since(n int64) []byte {
+	out := make([]byte, 0, n)
+	start := (b.next - int(n) + len(b.buf)) % len(b.buf)
+	if start+int(n) <= len(b.buf) {
+		return append(out, b.buf[start:start+int(n)]...)
+	}
+	out = append(out, b.buf[start:]...)
+	return append(out, b.buf[:int(n)-(len(b.buf)-start)]...)
+}
+
+// createBacklog starts propagation: from now on every write is fed to the stream.
+func (s *Server) createBacklog() {
+	r := &s.repl
+	r.backlog = backlog{buf: make([]byte, s.cfg.ReplBacklogSize)}
+	r.streamDB = -1
+	r.feeding = true
+}
+
+// resizeBacklog applies CONFIG SET repl-backlog-size, keeping what fits.
+func (s *Server) resizeBacklog() {
+	r := &s.repl
+	if !r.feeding || int64(len(r.backlog.buf)) == s.cfg.ReplBacklogSize {
+		return
+	}
+	keep := r.backlog.since(r.backlog.histlen)
+	r.backlog = backlog{buf: make([]byte, s.cfg.ReplBacklogSize)}
+	if int64(len(keep)) > s.cfg.ReplBacklogSize {
+		keep = keep[int64(len(keep))-s.cfg.ReplBacklogSize:]
+	}
+	r.backlog.write(keep)
+}
+
+// feed appends bytes to the stream: the backlog, the next batch for online replicas, and the
+// pending stream of replicas whose payload is on its way.
+func (s *Server) feed(b []byte) {
+	r := &s.repl
+	r.offset += int64(len(b))
+	r.backlog.write(b)
+	if len(r.replicas) == 0 {
+		return
+	}
+	r.batch = append(r.batch, b...)
+	for _, rl := range r.replicas {
+		if rl.state == replicaSendBulk || rl.awaitAck {
+			rl.pending = append(rl.pending, b...)
+		}
+	}
+}
+
+// replicationBeforeSleep writes the stream batch to the online replicas, hands the snapshot's
+// chunks to the replicas receiving it, and asks for acknowledgements a WAIT needs.
+func (s *Server) replicationBeforeSleep() {
+	r := &s.repl
+	if r.getack && len(r.replicas) > 0 {
+		r.getack = false
+		s.propagateStrings(-1, "REPLCONF", "GETACK", "*")
+	}
+	if len(r.batch) > 0 {
+		data := append([]byte(nil), r.batch...) // shared by every replica's push, never changed
+		r.batch = r.batch[:0]
+		for _, rl := range r.replicas {
+			if rl.state == replicaOnline && !rl.awaitAck {
+				s.pushTo(rl.c, data)
+			}
+		}
+	}
+	if sn := s.persist.running; sn != nil && sn.sink != nil {
+		s.deliverSnapshot(sn.sink)
+	}
+	s.checkReplicaBuffers()
+}
+
+// checkReplicaBuffers drops a replica whose pending stream outgrew its output buffer limit, as
+// Redis does when a full sync takes longer than the writes it has to hold back.
+func (s *Server) checkReplicaBuffers() {
+	hard := s.cfg.ClientOutputBufferLimit[config.ClassReplica].Hard
+	if hard <= 0 {
+		return
+	}
+	for _, rl := range s.repl.replicas {
+		if int64(len(rl.pending)+len(rl.bulk)) > hard {
+			s.logf(logWarning, "Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", rl.c.addr)
+			rl.pending, rl.bulk = nil, nil
+			s.killClient(rl.c)
+		}
+	}
+}
+
+// replicationCron pings the replicas in the stream, as Redis does every
+// repl-ping-replica-period seconds, so that their link does not time out while no one writes.
+func (s *Server) replicationCron() {
+	r := &s.repl
+	if len(r.replicas) == 0 || s.unixtime < r.nextPing {
+		return
+	}
+	r.nextPing = s.unixtime + int64(s.cfg.ReplPingReplicaPeriod)
+	s.propagateStrings(-1, "PING")
+}
+
+// replicaOf is the link of a client that is an attached replica, or nil.
+func (s *Server) replicaOf(c *client) *replicaLink { return c.replLink }
+
+// dropReplica forgets a replica whose connection closed.
+func (s *Server) dropReplica(c *client) {
+	r := &s.repl
+	for i, rl := range r.replicas {
+		if rl.c == c {
+			r.replicas = append(r.replicas[:i], r.replicas[i+1:]...)
+			c.replLink = nil
+			s.logf(logNotice, "Connection with replica %s lost.", s.replicaName(rl))
+			return
+		}
+	}
+}
+
+func (s *Server) replicaName(rl *replicaLink) string {
+	return net.JoinHostPort(s.replicaIP(rl), strconv.Itoa(rl.listeningPort))
+}
+
+func (s *Server) replicaIP(rl *replicaLink) string {
+	if rl.announcedIP != "" {
+		return rl.announcedIP
+	}
+	host, _, err := net.SplitHostPort(rl.c.addr)
+	if err != nil {
+		return rl.c.addr
+	}
+	return host
+}
+
+// REPLCONF <option> <value> ...: what a replica tells its primary. ACK carries no reply.
+func cmdReplconf(s *Server, c *client, argv [][]byte) {
+	if len(argv)%2 == 0 {
+		s.addError(c, errSyntax)
+		return
+	}
+	rl := s.replicaOf(c)
+	if rl == nil {
+		rl = c.replconf
+		if rl == nil {
+			rl = &replicaLink{c: c}
+			c.replconf = rl
+		}
+	}
+	for i := 1; i < len(argv); i += 2 {
+		opt, val := argv[i], argv[i+1]
+		switch {
+		case equalFold(opt, "listening-port"):
+			port, ok := parseInt(val)
+			if !ok || port < 0 || port > 65535 {
+				s.addError(c, errNotInt)
+				return
+			}
+			rl.listeningPort = int(port)
+		case equalFold(opt, "ip-address"):
+			rl.announcedIP = string(val)
+		case equalFold(opt, "capa"):
+			if equalFold(val, "eof") {
+				rl.capaEOF = true
+			}
+		case equalFold(opt, "ack"):
+			off, ok := parseInt(val)
+			if !ok || s.replicaOf(c) == nil {
+				return // only an attached replica acknowledges; no reply either way
+			}
+			if off > rl.ackOff {
+				rl.ackOff = off
+			}
+			rl.ackUnix = s.unixtime
+			if rl.awaitAck {
+				s.replicationBeforeSleep() // to the others: this one has the batch in pending
+				rl.awaitAck = false
+				if len(rl.pending) > 0 {
+					s.pushTo(c, rl.pending)
+				}
+				rl.pending = nil
+			}
+			s.serveWaiters()
+			return
+		case equalFold(opt, "getack"):
+			return // for replicas; a primary ignores it
+		case equalFold(opt, "rdb-only"), equalFold(opt, "rdb-filter-only"):
+		default:
+			s.addError(c, "ERR Unrecognized REPLCONF option: "+string(opt))
+			return
+		}
+	}
+	c.w.OK()
+}
+
+// PSYNC <replid> <offset>: continue from the backlog, or start over with a full sync.
+func cmdPsync(s *Server, c *client, argv [][]byte) {
+	s.syncReplica(c, string(argv[1]), string(argv[2]), true)
+}
+
+// SYNC: the pre-PSYNC form, a full sync with no +FULLRESYNC line.
+func cmdSync(s *Server, c *client, argv [][]byte) {
+	s.syncReplica(c, "", "", false)
+}
+
+func (s *Server) syncReplica(c *client, replid, offset string, psync bool) {
+	if s.replicaOf(c) != nil {
+		return // a second PSYNC on a replica link: ignored, as Redis does
+	}
+	rl := c.replconf
+	if rl == nil {
+		rl = &replicaLink{c: c}
+	}
+	c.replconf = nil
+	rl.c = c
+	r := &s.repl
+	if psync && s.tryPartialResync(c, rl, replid, offset) {
+		return
+	}
+	if !r.feeding {
+		s.createBacklog()
+	}
+	rl.state = replicaWaitBgsave
+	rl.ackUnix = s.unixtime
+	r.replicas = append(r.replicas, rl)
+	c.replLink = rl
+	s.stats.syncFull++
+	rl.psync = psync
+	s.logf(logNotice, "Replica %s asks for synchronization", s.replicaName(rl))
+	if s.persist.running == nil {
+		s.startFullSync()
+	}
+}
+
+// tryPartialResync answers +CONTINUE and sends the missing stream when the backlog holds it.
+func (s *Server) tryPartialResync(c *client, rl *replicaLink, replid, offset string) bool {
+	r := &s.repl
+	off, err := strconv.ParseInt(offset, 10, 64)
+	if err != nil || !r.feeding || !strings.EqualFold(replid, r.replid) {
+		if replid != "?" {
+			s.stats.syncPartialErr++
+		}
+		return false
+	}
+	first := r.offset - r.backlog.histlen + 1
+	if off < first || off > r.offset+1 {
+		s.stats.syncPartialErr++
+		return false
+	}
+	// Write out what the online replicas have not been sent yet first: it is in the backlog,
+	// and the new replica must not get it twice.
+	s.replicationBeforeSleep()
+	rl.state = replicaOnline
+	rl.ackUnix = s.unixtime
+	rl.ackOff = off - 1
+	r.replicas = append(r.replicas, rl)
+	c.replLink = rl
+	c.w.Simple("CONTINUE " + r.replid)
+	if n := r.offset - off + 1; n > 0 {
+		s.pushTo(c, r.backlog.since(n))
+	}
+	s.stats.syncPartialOK++
+	s.logf(logNotice, "Partial resynchronization request from %s accepted. Sending %d bytes of backlog starting from offset %d.", s.replicaName(rl), r.offset-off+1, off)
+	return true
+}
+
+// startFullSync cuts a snapshot for every replica that waits for one.
+func (s *Server) startFullSync() {
+	r := &s.repl
+	var eof, sized bool
+	for _, rl := range r.replicas {
+		if rl.state != replicaWaitBgsave {
+			continue
+		}
+		rl.state = replicaSendBulk
+		rl.pending = rl.pending[:0]
+		if rl.psync {
+			s.pushTo(rl.c, []byte("+FULLRESYNC "+r.replid+" "+strconv.FormatInt(r.offset, 10)+"\r\n"))
+		}
+		if rl.capaEOF {
+			eof = true
+		} else {
+			sized = true
+		}
+	}
+	if !eof && !sized {
+		return
+	}
+	sink := newReplSink(s.io.WakeMain)
+	if eof {
+		sink.mark = newReplid() // 40 random characters
+		for _, rl := range r.replicas {
+			if rl.state == replicaSendBulk && rl.capaEOF {
+				s.pushTo(rl.c, []byte("$EOF:"+sink.mark+"\r\n"))
+			}
+		}
+	}
+	// The stream after the cut starts with a SELECT, whatever the replica's database.
+	r.streamDB = -1
+	s.startSnapshot(sink)
+	s.logf(logNotice, "Starting BGSAVE for SYNC with target: replicas sockets")
+}
+
+// deliverSnapshot hands the chunks the writer has encoded to the replicas receiving them.
+func (s *Server) deliverSnapshot(sink *replSink) {
+	for _, chunk := range sink.take() {
+		for _, rl := range s.repl.replicas {
+			if rl.state != replicaSendBulk {
+				continue
+			}
+			if rl.capaEOF {
+				s.pushTo(rl.c, chunk)
+			} else {
+				rl.bulk = append(rl.bulk, chunk...)
+			}
+		}
+	}
+}
+
+// finishFullSync ends a snapshot sent to replicas: the rest of the payload, then the stream
+// held back since the cut, and the replicas are online. A snapshot that failed or was cancelled
+// (FLUSHALL, SHUTDOWN) drops its replicas, which will ask again.
+func (s *Server) finishFullSync(sn *rdbSnapshot) {
+	s.deliverSnapshot(sn.sink)
+	for _, rl := range append([]*replicaLink(nil), s.repl.replicas...) {
+		if rl.state != replicaSendBulk {
+			continue
+		}
+		if sn.cancelled || sn.err != nil {
+			s.killClient(rl.c)
+			continue
+		}
+		rl.state = replicaOnline
+		if rl.capaEOF {
+			s.pushTo(rl.c, []byte(sn.sink.mark))
+			rl.awaitAck = true
+		} else {
+			s.pushTo(rl.c, append([]byte("$"+strconv.Itoa(len(rl.bulk))+"\r\n"), rl.bulk...))
+			rl.bulk = nil
+			if len(rl.pending) > 0 {
+				s.pushTo(rl.c, rl.pending)
+			}
+			rl.pending = nil
+		}
+		rl.ackUnix = s.unixtime
+		s.logf(logNotice, "Synchronization with replica %s succeeded", s.replicaName(rl))
+	}
+	if sn.err != nil && !sn.cancelled {
+		s.logf(logWarning, "Background transfer error: %v", sn.err)
+	}
+	// Replicas that arrived during this snapshot get the next one.
+	for _, rl := range s.repl.replicas {
+		if rl.state == replicaWaitBgsave {
+			s.startFullSync()
+			break
+		}
+	}
+	s.io.Flush()
+}
+
+// replSink carries the RDB from the snapshot writer to the main thread in chunks. The writer
+// waits when the main thread has not taken sinkQueueMax bytes yet, so a snapshot never sits in
+// memory whole on its way to replicas.
+type replSink struct {
+	mark      string // the $EOF: mark
+	wake      func()
+	mu        sync.Mutex
+	cond      *sync.Cond
+	chunks    [][]byte
+	queued    int
+	cancelled bool
+	cur       []byte
+}
+
+const (
+	sinkChunk    = 64 << 10
+	sinkQueueMax = 4 << 20
+)
+
+func newReplSink(wake func()) *replSink {
+	k := &replSink{wake: wake}
+	k.cond = sync.NewCond(&k.mu)
+	return k
+}
+
+func (k *replSink) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if k.cur == nil {
+			k.cur = make([]byte, 0, sinkChunk)
+		}
+		m := min(len(p), sinkChunk-len(k.cur))
+		k.cur = append(k.cur, p[:m]...)
+		p = p[m:]
+		if len(k.cur) == sinkChunk {
+			if err := k.handOff(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return n, nil
+}
+
+func (k *replSink) handOff() error {
+	k.mu.Lock()
+	for k.queued >= sinkQueueMax && !k.cancelled {
+		k.cond.Wait()
+	}
+	if k.cancelled {
+		k.mu.Unlock()
+		return errAborted
+	}
+	k.chunks = append(k.chunks, k.cur)
+	k.queued += len(k.cur)
+	k.mu.Unlock()
+	k.cur = nil
+	k.wake()
+	return nil
+}
+
+// end hands over the last partial chunk.
+func (k *replSink) end() error {
+	if len(k.cur) == 0 {
+		return nil
+	}
+	return k.handOff()
+}
+
+// take gives the main thread the chunks encoded so far.
+func (k *replSink) take() [][]byte {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := k.chunks
+	k.chunks = nil
+	k.queued = 0
+	k.cond.Broadcast()
+	return out
+}
+
+func (k *replSink) cancel() {
+	k.mu.Lock()
+	k.cancelled = true
+	k.mu.Unlock()
+	k.cond.Broadcast()
+}
+
+// WAIT numreplicas timeout: blocks until numreplicas replicas acknowledged the client's last
+// write, or the timeout passes, and answers how many did.
+func cmdWait(s *Server, c *client, argv [][]byte) {
+	timeout, ok := parseInt(argv[2])
+	if !ok {
+		s.addError(c, "ERR timeout is not an integer or out of range")
+		return
+	}
+	if timeout < 0 {
+		s.addError(c, "ERR timeout is negative")
+		return
+	}
+	n, ok := s.intArg(c, argv[1])
+	if !ok {
+		return
+	}
+	acked := s.replicasAcked(c.woff)
+	if acked >= n || c.flags&flagExecuting != 0 {
+		c.w.Int(acked)
+		return
+	}
+	var deadline int64
+	if timeout > 0 {
+		deadline = s.nowMs + timeout
+	}
+	c.waitReplicas = n
+	s.block(c, s.commands["wait"], argv, nil, deadline, 0)
+	s.repl.waiters = append(s.repl.waiters, c)
+	s.repl.getack = true
+}
+
+// replicasAcked counts the replicas that acknowledged offset off.
+func (s *Server) replicasAcked(off int64) int64 {
+	var n int64
+	for _, rl := range s.repl.replicas {
+		if rl.state == replicaOnline && rl.ackOff >= off {
+			n++
+		}
+	}
+	return n
+}
+
+// serveWaiters answers the WAITs that enough acknowledgements now satisfy.
+func (s *Server) serveWaiters() {
+	r := &s.repl
+	kept := r.waiters[:0]
+	for _, c := range r.waiters {
+		if c.blocked == nil || c.blocked.cmd.name != "wait" {
+			continue // timed out or gone
+		}
+		if acked := s.replicasAcked(c.woff); acked >= c.waitReplicas {
+			s.blocking.remove(c)
+			c.w.Int(acked)
+			s.resume(c)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	clear(r.waiters[len(kept):])
+	r.waiters = kept
+}
+
+// ROLE as a primary: master, the offset, and each replica's address and acknowledged offset.
+func cmdRole(s *Server, c *client, argv [][]byte) {
+	r := &s.repl
+	c.w.Array(3)
+	c.w.BulkString("master")
+	c.w.Int(r.offset)
+	n := 0
+	for _, rl := range r.replicas {
+		if rl.state == replicaOnline {
+			n++
+		}
+	}
+	c.w.Array(n)
+	for _, rl := range r.replicas {
+		if rl.state != replicaOnline {
+			continue
+		}
+		c.w.Array(3)
+		c.w.BulkString(s.replicaIP(rl))
+		c.w.BulkString(strconv.Itoa(rl.listeningPort))
+		c.w.BulkString(strconv.FormatInt(rl.ackOff, 10))
+	}
+}
+
+// infoReplication is INFO's replication section in Redis 7.0's layout.
+func (s *Server) infoReplication(f func(string, any)) {
+	r := &s.repl
+	f("role", "master")
+	f("connected_slaves", len(r.replicas))
+	for i, rl := range r.replicas {
+		f("slave"+strconv.Itoa(i), "ip="+s.replicaIP(rl)+",port="+strconv.Itoa(rl.listeningPort)+
+			",state="+replicaStateNames[rl.state]+",offset="+strconv.FormatInt(rl.ackOff, 10)+
+			",lag="+strconv.FormatInt(s.unixtime-rl.ackUnix, 10))
+	}
+	f("master_failover_state", "no-failover")
+	f("master_replid", r.replid)
+	f("master_replid2", "0000000000000000000000000000000000000000")
+	f("master_repl_offset", r.offset)
+	f("second_repl_offset", -1)
+	first := int64(0)
+	if r.feeding {
+		first = r.offset - r.backlog.histlen + 1
+	}
+	f("repl_backlog_active", boolInt(r.feeding))
+	f("repl_backlog_size", s.cfg.ReplBacklogSize)
+	f("repl_backlog_first_byte_offset", first)
+	f("repl_backlog_histlen", r.backlog.histlen)
+}
+
+// replicationCommands registers this file's commands (see table.go).
+var replicationCommands = []commandSpec{
+	{"wait", cmdWait, 3, cmdBlocking, 0, 0, 0, "generic", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."},
+	{"replconf", cmdReplconf, -1, cmdAdmin | cmdNoScript | cmdLoading | cmdStale | cmdAllowBusy, 0, 0, 0, "server", "An internal command for configuring the replication stream."},
+	{"psync", cmdPsync, -3, cmdAdmin | cmdNoScript | cmdNoMulti, 0, 0, 0, "server", "An internal command used in replication."},
+	{"sync", cmdSync, 1, cmdAdmin | cmdNoScript | cmdNoMulti, 0, 0, 0, "server", "An internal command used in replication."},
+	{"role", cmdRole, 1, cmdFast | cmdLoading | cmdStale | cmdNoScript, 0, 0, 0, "server", "Returns the replication role."},
+}

@@ -1,0 +1,190 @@
+package engine
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/iocache/iocache/server/config"
+)
+
+// Debian's redis-server as a replica of iocache: it must end up with the same data set, follow
+// later writes of every kind, and acknowledge them for WAIT.
+
+// fillEveryType writes one key of each type (some with TTLs) into db 0 and db 3.
+func fillEveryType(t *testing.T, c *redis.Client, prefix string) {
+	t.Helper()
+	ctx := ctx()
+	for _, db := range []int{0, 3} {
+		p := c.Pipeline()
+		p.Do(ctx, "select", db)
+		p.Set(ctx, prefix+"str", "value", 0)
+		p.Set(ctx, prefix+"int", 12345, 0)
+		p.Set(ctx, prefix+"ttl", "v", time.Hour)
+		p.RPush(ctx, prefix+"list", "a", "b", "c", strings.Repeat("x", 100))
+		p.SAdd(ctx, prefix+"intset", 1, 2, 3)
+		p.SAdd(ctx, prefix+"set", "a", "b", "c")
+		p.HSet(ctx, prefix+"hash", "f1", "v1", "f2", "v2")
+		p.ZAdd(ctx, prefix+"zset", redis.Z{Score: 1.5, Member: "a"}, redis.Z{Score: 2, Member: "b"})
+		p.XAdd(ctx, &redis.XAddArgs{Stream: prefix + "stream", Values: []any{"f", "v"}})
+		p.Do(ctx, "pfadd", prefix+"hll", "a", "b", "c")
+		p.Expire(ctx, prefix+"hash", time.Hour)
+		p.Do(ctx, "select", 0)
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// keyspaceDump reads every key of every database in a type-aware form, with its absolute expiry.
+func keyspaceDump(t *testing.T, addr string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for db := 0; db < 16; db++ {
+		c := redis.NewClient(&redis.Options{Addr: addr, DB: db, Protocol: 2, DisableIdentity: true})
+		keys, err := c.Keys(ctx(), "*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			typ := c.Type(ctx(), k).Val()
+			var v any
+			switch typ {
+			case "string":
+				v = c.Get(ctx(), k).Val()
+			case "list":
+				v = c.LRange(ctx(), k, 0, -1).Val()
+			case "set":
+				m := c.SMembers(ctx(), k).Val()
+				slices.Sort(m)
+				v = m
+			case "hash":
+				v = c.HGetAll(ctx(), k).Val()
+			case "zset":
+				v = c.ZRangeWithScores(ctx(), k, 0, -1).Val()
+			case "stream":
+				v = c.XRange(ctx(), k, "-", "+").Val()
+			}
+			exp := c.Do(ctx(), "pexpiretime", k).Val()
+			out[fmt.Sprintf("%d/%s", db, k)] = fmt.Sprintf("%s %v exp=%v", typ, v, exp)
+		}
+		c.Close()
+	}
+	return out
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+func TestRedisReplicaOfIocache(t *testing.T) {
+	for _, threads := range []int{1, 2} {
+		t.Run(fmt.Sprintf("io-threads=%d", threads), func(t *testing.T) { testRedisReplicaOfIocache(t, threads) })
+	}
+}
+
+func testRedisReplicaOfIocache(t *testing.T, ioThreads int) {
+	_, addr := startServer(t, func(c *config.Config) { c.IOThreads = ioThreads })
+	primary := redisClient(t, addr, 2)
+	fillEveryType(t, primary, "before:")
+	host, port, _ := net.SplitHostPort(addr)
+	replicaAddr := startRedisPeer(t, "--replicaof", host, port)
+	replica := redisClient(t, replicaAddr, 2)
+	defer func() {
+		if t.Failed() {
+			t.Logf("primary:\n%s\nreplica:\n%s", primary.Info(ctx(), "replication").Val(), replica.Info(ctx(), "replication").Val())
+		}
+	}()
+	waitFor(t, "the replica's link", func() bool {
+		return strings.Contains(replica.Info(ctx(), "replication").Val(), "master_link_status:up")
+	})
+
+	// Later writes of every kind, blocking pops served by a later push included.
+	fillEveryType(t, primary, "after:")
+	blocked := make(chan string, 1)
+	go func() {
+		c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
+		defer c.Close()
+		v, _ := c.BLPop(ctx(), 5*time.Second, "bl").Result()
+		blocked <- strings.Join(v, ",")
+	}()
+	waitFor(t, "the blocked client", func() bool {
+		return strings.Contains(primary.Info(ctx(), "clients").Val(), "blocked_clients:1")
+	})
+	for _, cmd := range [][]any{
+		{"rpush", "bl", "x", "y"},
+		{"expire", "before:str", 100},
+		{"set", "f", "1.5"}, {"incrbyfloat", "f", "0.25"},
+		{"getex", "before:int", "px", 100000},
+		{"spop", "before:set"},
+		{"srem", "before:intset", 2},
+		{"xadd", "before:stream", "*", "g", "w"},
+		{"zincrby", "before:zset", 3, "a"},
+		{"hincrbyfloat", "before:hash", "f3", "1.5"},
+		{"lmove", "before:list", "moved", "left", "right"},
+		{"eval", "redis.call('incr','ev'); redis.call('sadd','evs', 'x'); return 1", 0},
+		{"set", "short", "v", "px", 1},
+		{"del", "after:hll"},
+	} {
+		if err := primary.Do(ctx(), cmd...).Err(); err != nil {
+			t.Fatalf("%v: %v", cmd, err)
+		}
+	}
+	tx := primary.TxPipeline()
+	tx.Incr(ctx(), "tx")
+	tx.LPush(ctx(), "txl", "a")
+	if _, err := tx.Exec(ctx()); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-blocked; got != "bl,x" {
+		t.Fatalf("BLPOP: %q", got)
+	}
+	time.Sleep(50 * time.Millisecond) // "short" expires and propagates as DEL
+	primary.Get(ctx(), "short")
+	if n, err := primary.Do(ctx(), "wait", 1, 1000).Int64(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1 1000: %d %v", n, err)
+	}
+	want, got := keyspaceDump(t, addr), keyspaceDump(t, replicaAddr)
+	if len(want) < 30 {
+		t.Fatalf("only %d keys on the primary", len(want))
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s:\n primary: %s\n replica: %s", k, v, got[k])
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s only on the replica: %s", k, got[k])
+		}
+	}
+
+	// ROLE and INFO replication on both sides.
+	role := primary.Do(ctx(), "role").Val().([]any)
+	if role[0] != "master" || len(role[2].([]any)) != 1 {
+		t.Fatalf("ROLE on the primary: %v", role)
+	}
+	info := primary.Info(ctx(), "replication").Val()
+	for _, field := range []string{"role:master", "connected_slaves:1", "slave0:ip=127.0.0.1,port=" + strings.Split(replicaAddr, ":")[1] + ",state=online", "repl_backlog_active:1", "repl_backlog_size:1048576", "repl_backlog_first_byte_offset:1"} {
+		if !strings.Contains(info, field) {
+			t.Errorf("INFO replication lacks %q:\n%s", field, info)
+		}
+	}
+	offset := regexpFind(`master_repl_offset:(\d+)`, info)
+	t.Logf("%d keys alike; stream offset %s", len(want), offset)
+	if rinfo := replica.Info(ctx(), "replication").Val(); regexpFind(`master_repl_offset:(\d+)`, rinfo) != offset || regexpFind(`master_replid:(\w+)`, rinfo) != regexpFind(`master_replid:(\w+)`, info) {
+		t.Errorf("replica's replication state differs from the primary's:\n%s\n%s", info, rinfo)
+	}
+}
