@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
+	"maps"
 	"net"
+	"strconv"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/rdb"
 )
 
 // Debian's redis-server as a replica of iocache: it must end up with the same data set, follow
@@ -186,5 +191,96 @@ func testRedisReplicaOfIocache(t *testing.T, ioThreads int) {
 	t.Logf("%d keys alike; stream offset %s", len(want), offset)
 	if rinfo := replica.Info(ctx(), "replication").Val(); regexpFind(`master_repl_offset:(\d+)`, rinfo) != offset || regexpFind(`master_replid:(\w+)`, rinfo) != regexpFind(`master_replid:(\w+)`, info) {
 		t.Errorf("replica's replication state differs from the primary's:\n%s\n%s", info, rinfo)
+	}
+}
+
+// A replica killed on the primary's side reconnects with PSYNC and continues from the backlog.
+func TestRedisReplicaPartialResync(t *testing.T) {
+	_, addr := startServer(t, nil)
+	primary := redisClient(t, addr, 2)
+	fillEveryType(t, primary, "before:")
+	host, port, _ := net.SplitHostPort(addr)
+	replicaAddr := startRedisPeer(t, "--replicaof", host, port)
+	replica := redisClient(t, replicaAddr, 2)
+	waitFor(t, "the replica's link", func() bool {
+		return strings.Contains(replica.Info(ctx(), "replication").Val(), "master_link_status:up")
+	})
+	if n, err := primary.Do(ctx(), "client", "kill", "type", "replica").Int64(); err != nil || n != 1 {
+		t.Fatalf("CLIENT KILL TYPE replica: %d %v", n, err)
+	}
+	fillEveryType(t, primary, "during:")
+	waitFor(t, "the partial resync", func() bool {
+		return strings.Contains(primary.Info(ctx(), "stats").Val(), "sync_partial_ok:1")
+	})
+	fillEveryType(t, primary, "after:")
+	if n, err := primary.Do(ctx(), "wait", 1, 2000).Int64(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1 2000: %d %v", n, err)
+	}
+	stats := primary.Info(ctx(), "stats").Val()
+	if !strings.Contains(stats, "sync_full:1\r") {
+		t.Errorf("a second full sync:\n%s", stats)
+	}
+	want, got := keyspaceDump(t, addr), keyspaceDump(t, replicaAddr)
+	if !maps.Equal(want, got) || len(want) < 60 {
+		t.Fatalf("keyspaces differ (%d keys on the primary, %d on the replica)", len(want), len(got))
+	}
+}
+
+// A replica without "capa eof" gets the "$<len>" payload; SYNC gets no +FULLRESYNC line. Both
+// carry the whole keyspace as a valid RDB, and a PSYNC for an offset the backlog holds
+// continues from there.
+func TestFullSyncPayloadForms(t *testing.T) {
+	_, addr := startServer(t, nil)
+	primary := redisClient(t, addr, 2)
+	fillEveryType(t, primary, "k:")
+	keys := func(payload []byte) int {
+		n := 0
+		if _, err := rdb.Load(bytes.NewReader(payload), rdb.Handler{Entry: func(*rdb.Entry) error { n++; return nil }}); err != nil {
+			t.Fatalf("payload: %v", err)
+		}
+		return n
+	}
+	sized := attachStreamReplica(t, addr, false)
+	eof := attachStreamReplica(t, addr, true)
+	if a, b := keys(sized.payload), keys(eof.payload); a != 20 || b != 20 {
+		t.Fatalf("payload keys: $len form %d, EOF form %d", a, b)
+	}
+	raw := dialRaw(t, addr)
+	raw.send("SYNC\r\n")
+	if line := raw.line(); !strings.HasPrefix(line, "$") || strings.HasPrefix(line, "$EOF") {
+		t.Fatalf("SYNC: %q", line)
+	}
+
+	// The stream reaches both; then one drops and continues with PSYNC.
+	primary.Set(ctx(), "x", "1", 0)
+	eof.drain(100 * time.Millisecond)
+	if got := sized.drain(100 * time.Millisecond); len(got) != 2 || got[1][0] != "set" {
+		t.Fatalf("stream: %q", got)
+	}
+	sized.c.Close()
+	primary.Set(ctx(), "y", "2", 0)
+	primary.Del(ctx(), "x")
+	again := &streamReplica{t: t, br: nil}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	again.c, again.br, again.offset = c, bufio.NewReader(c), sized.offset
+	again.send("PSYNC", sized.replid, strconv.FormatInt(sized.offset+1, 10))
+	if line := again.line(); line != "+CONTINUE "+sized.replid {
+		t.Fatalf("PSYNC: %q", line)
+	}
+	if got := again.drain(100 * time.Millisecond); fmt.Sprint(got) != "[[set y 2] [del x]]" {
+		t.Fatalf("continued stream: %q", got)
+	}
+	if again.offset != eof.offset+int64(len("*3\r\n$3\r\nset\r\n$1\r\ny\r\n$1\r\n2\r\n*2\r\n$3\r\ndel\r\n$1\r\nx\r\n")) {
+		t.Fatalf("offsets: %d vs %d", again.offset, eof.offset)
+	}
+	// An offset the backlog no longer holds, or another ID, gets a full sync.
+	other := dialRaw(t, addr)
+	other.send("PSYNC " + sized.replid + " 1000000\r\n")
+	if line := other.line(); !strings.HasPrefix(line, "+FULLRESYNC ") {
+		t.Fatalf("PSYNC past the backlog: %q", line)
 	}
 }
