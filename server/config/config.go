@@ -73,10 +73,15 @@ type Config struct {
 	// replicas in the stream (which is what keeps their link from timing out).
 	ReplBacklogSize       int64
 	ReplPingReplicaPeriod int
-	MaxMemorySamples      int
-	LFULogFactor          int
-	LFUDecayTime          int
-	HZ                    int
+	// ReplicaOf is "host port" of the primary to replicate from at start ("" = a primary).
+	ReplicaOf        string
+	MasterAuth       string
+	MasterUser       string
+	ReplicaReadOnly  bool
+	MaxMemorySamples int
+	LFULogFactor     int
+	LFUDecayTime     int
+	HZ               int
 
 	LazyFreeLazyEviction bool
 	LazyFreeLazyExpire   bool
@@ -176,6 +181,7 @@ func New() *Config {
 		BenchSpaceMaxMemory: 32 << 20,
 
 		ReplBacklogSize:       1 << 20,
+		ReplicaReadOnly:       true,
 		ReplPingReplicaPeriod: 10,
 
 		Dir:                     ".",

@@ -223,6 +223,22 @@ func buildTable() map[string]*directive {
 		stringDirective("logfile", false, func(c *Config) *string { return &c.LogFile }),
 		memDirective("maxmemory", true, 0, func(c *Config) *int64 { return &c.MaxMemory }),
 		memDirective("repl-backlog-size", true, 16<<10, func(c *Config) *int64 { return &c.ReplBacklogSize }),
+		stringDirective("masterauth", true, func(c *Config) *string { return &c.MasterAuth }),
+		stringDirective("masteruser", true, func(c *Config) *string { return &c.MasterUser }),
+		boolDirective("replica-read-only", true, func(c *Config) *bool { return &c.ReplicaReadOnly }),
+		// replicaof is read at start; REPLICAOF changes it while the server runs.
+		{name: "replicaof", aliases: []string{"slaveof"}, multiArg: true,
+			set: func(c *Config, a []string) error {
+				if len(a) != 2 {
+					return fmt.Errorf("wrong number of arguments")
+				}
+				if p, err := strconv.Atoi(a[1]); err != nil || p < 0 || p > 65535 {
+					return fmt.Errorf("Invalid master port")
+				}
+				c.ReplicaOf = a[0] + " " + a[1]
+				return nil
+			},
+			get: func(c *Config) string { return c.ReplicaOf }},
 		intDirective("repl-ping-replica-period", true, 1, 1<<31-1, func(c *Config) *int { return &c.ReplPingReplicaPeriod }),
 		enumDirective("maxmemory-policy", true, []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}, func(c *Config) *string { return &c.MaxMemoryPolicy }),
 		intDirective("maxmemory-samples", true, 1, 64, func(c *Config) *int { return &c.MaxMemorySamples }),

@@ -64,6 +64,7 @@ type client struct {
 	waitReplicas int64
 	replconf     *replicaLink
 	replLink     *replicaLink
+	isMaster     bool // the link to this replica's primary: its commands are the stream
 }
 
 type queuedCommand struct {

@@ -544,6 +544,8 @@ func clientTypeName(c *client) string {
 	switch {
 	case c.replLink != nil:
 		return "replica"
+	case c.isMaster:
+		return "master"
 	case c.flags&flagPubSub != 0:
 		return "pubsub"
 	}

@@ -148,6 +148,12 @@ func cmdRestore(s *Server, c *client, argv [][]byte) {
 
 // storeValue adds a decoded value under key, which must not exist.
 func (s *Server) storeValue(db *keyspace.DB, key []byte, v rdb.Value, expireAt int64, clock uint32) {
+	storeRecord(db, key, v, expireAt, clock)
+}
+
+// storeRecord is storeValue for a database no other thread uses (a replica's full sync loads
+// one off the main thread).
+func storeRecord(db *keyspace.DB, key []byte, v rdb.Value, expireAt int64, clock uint32) {
 	if v.Type == keyspace.TypeString {
 		db.SetString(key, v.Str, expireAt, false, clock)
 		return

@@ -83,6 +83,9 @@ func (s *Server) process(c *client) {
 		}
 		mark := len(c.w.Buf)
 		s.call(c, argv)
+		if c.isMaster {
+			s.masterApplied(argv)
+		}
 		if c.replyOff || c.replySkip || c.replySkipNext {
 			s.applyReplyMode(c, mark)
 		}
@@ -151,11 +154,15 @@ func (s *Server) call(c *client, argv [][]byte) {
 		s.reject(c, cmd, errMisconf)
 		return
 	}
+	if s.repl.master != nil && cmd.flags&cmdWrite != 0 && s.readOnlyReplica(c) {
+		s.reject(c, cmd, errReadOnly)
+		return
+	}
 	if c.flags&flagMulti != 0 && !isMultiControl(cmd) {
 		s.queueMulti(c, cmd, argv)
 		return
 	}
-	if cmd.flags&cmdDenyOOM != 0 && s.cfg.MaxMemory > 0 {
+	if cmd.flags&cmdDenyOOM != 0 && s.cfg.MaxMemory > 0 && !c.isMaster {
 		if !s.freeMemoryIfNeeded() {
 			s.reject(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.")
 			return
@@ -342,6 +349,10 @@ func (s *Server) lookupLive(db *keyspace.DB, dbIndex int, key []byte) (keyspace.
 		return 0, false
 	}
 	if exp, has := db.ExpireAt(r); has && exp <= s.nowMs {
+		if s.repl.master != nil {
+			// A replica keeps the key for its primary's DEL; only its own clients see it gone.
+			return r, s.executing != nil && s.executing.isMaster
+		}
 		s.expireKey(db, dbIndex, r, key)
 		return 0, false
 	}

@@ -36,12 +36,16 @@ func (s *Server) cron() {
 	if s.repl.feeding {
 		s.replicationCron()
 	}
+	if s.repl.master != nil {
+		s.replicaCron()
+	}
 }
 
 // expireTick runs the active expire cycle when due; a backlog makes it run again on the next
 // loop iteration instead of waiting for the next cron tick.
 func (s *Server) expireTick() {
-	if s.nowMs < s.nextExpire {
+	// A replica's keys expire when its primary's DEL arrives (see replication_replica.go).
+	if s.nowMs < s.nextExpire || s.repl.master != nil {
 		return
 	}
 	if s.activeExpireCycle() {

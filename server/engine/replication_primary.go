@@ -72,6 +72,8 @@ type replState struct {
 	nextPing int64
 	getack   bool // a WAIT is blocked: ask the replicas for acknowledgements before sleeping
 	waiters  []*client
+	// master is set while this server is a replica (replication_replica.go).
+	master *masterLink
 }
 
 // newReplid makes a replication ID: 40 random hex characters.
@@ -281,7 +283,10 @@ func cmdReplconf(s *Server, c *client, argv [][]byte) {
 			s.serveWaiters()
 			return
 		case equalFold(opt, "getack"):
-			return // for replicas; a primary ignores it
+			if c.isMaster {
+				s.repl.master.ackPending = true
+			}
+			return
 		case equalFold(opt, "rdb-only"), equalFold(opt, "rdb-filter-only"):
 		default:
 			s.addError(c, "ERR Unrecognized REPLCONF option: "+string(opt))
@@ -304,6 +309,11 @@ func cmdSync(s *Server, c *client, argv [][]byte) {
 func (s *Server) syncReplica(c *client, replid, offset string, psync bool) {
 	if s.replicaOf(c) != nil {
 		return // a second PSYNC on a replica link: ignored, as Redis does
+	}
+	if s.repl.master != nil {
+		// Chained replication (a replica of a replica) is not supported yet.
+		s.addError(c, "NOMASTERLINK Can't SYNC while not connected with my master")
+		return
 	}
 	rl := c.replconf
 	if rl == nil {
@@ -554,6 +564,10 @@ func cmdWait(s *Server, c *client, argv [][]byte) {
 		s.addError(c, "ERR timeout is negative")
 		return
 	}
+	if s.repl.master != nil {
+		s.addError(c, "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+		return
+	}
 	n, ok := s.intArg(c, argv[1])
 	if !ok {
 		return
@@ -605,8 +619,18 @@ func (s *Server) serveWaiters() {
 }
 
 // ROLE as a primary: master, the offset, and each replica's address and acknowledged offset.
+// As a replica: slave, the primary's address, the link's state and the offset.
 func cmdRole(s *Server, c *client, argv [][]byte) {
 	r := &s.repl
+	if m := r.master; m != nil {
+		c.w.Array(5)
+		c.w.BulkString("slave")
+		c.w.BulkString(m.host)
+		c.w.Int(int64(m.port))
+		c.w.BulkString(m.stateName())
+		c.w.Int(m.offset)
+		return
+	}
 	c.w.Array(3)
 	c.w.BulkString("master")
 	c.w.Int(r.offset)
@@ -631,7 +655,31 @@ func cmdRole(s *Server, c *client, argv [][]byte) {
 // infoReplication is INFO's replication section in Redis 7.0's layout.
 func (s *Server) infoReplication(f func(string, any)) {
 	r := &s.repl
-	f("role", "master")
+	offset := r.offset
+	if m := r.master; m != nil {
+		offset = m.offset
+		f("role", "slave")
+		f("master_host", m.host)
+		f("master_port", m.port)
+		up := m.client != nil
+		f("master_link_status", map[bool]string{true: "up", false: "down"}[up])
+		lastIO := int64(-1)
+		if up {
+			lastIO = s.unixtime - m.lastIO
+		}
+		f("master_last_io_seconds_ago", lastIO)
+		f("master_sync_in_progress", boolInt(m.connecting))
+		f("slave_read_repl_offset", m.offset)
+		f("slave_repl_offset", m.offset)
+		if !up {
+			f("master_link_down_since_seconds", s.unixtime-m.downSince)
+		}
+		f("slave_priority", 100)
+		f("slave_read_only", boolInt(s.cfg.ReplicaReadOnly))
+		f("replica_announced", 1)
+	} else {
+		f("role", "master")
+	}
 	f("connected_slaves", len(r.replicas))
 	for i, rl := range r.replicas {
 		f("slave"+strconv.Itoa(i), "ip="+s.replicaIP(rl)+",port="+strconv.Itoa(rl.listeningPort)+
@@ -641,7 +689,7 @@ func (s *Server) infoReplication(f func(string, any)) {
 	f("master_failover_state", "no-failover")
 	f("master_replid", r.replid)
 	f("master_replid2", "0000000000000000000000000000000000000000")
-	f("master_repl_offset", r.offset)
+	f("master_repl_offset", offset)
 	f("second_repl_offset", -1)
 	first := int64(0)
 	if r.feeding {
@@ -659,5 +707,7 @@ var replicationCommands = []commandSpec{
 	{"replconf", cmdReplconf, -1, cmdAdmin | cmdNoScript | cmdLoading | cmdStale | cmdAllowBusy, 0, 0, 0, "server", "An internal command for configuring the replication stream."},
 	{"psync", cmdPsync, -3, cmdAdmin | cmdNoScript | cmdNoMulti, 0, 0, 0, "server", "An internal command used in replication."},
 	{"sync", cmdSync, 1, cmdAdmin | cmdNoScript | cmdNoMulti, 0, 0, 0, "server", "An internal command used in replication."},
+	{"replicaof", cmdReplicaof, 3, cmdAdmin | cmdNoScript | cmdStale, 0, 0, 0, "server", "Configures a server as replica of another, or promotes it to a master."},
+	{"slaveof", cmdReplicaof, 3, cmdAdmin | cmdNoScript | cmdStale, 0, 0, 0, "server", "Sets a Redis server as a replica of another, or promotes it to being a master."},
 	{"role", cmdRole, 1, cmdFast | cmdLoading | cmdStale | cmdNoScript, 0, 0, 0, "server", "Returns the replication role."},
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -246,6 +247,10 @@ func (s *Server) Serve() error {
 	}
 	s.bio.confineRuntimeThreads() // again: starting the metrics server may have added threads
 	s.logf(logNotice, "Ready to accept connections tcp %s (io-threads %d, server CPUs %s, bio CPUs %s)", s.Addr(), s.plan.IOThreads, cpuset.Format(s.plan.Server), cpuset.Format(s.plan.Bio))
+	if host, port, ok := strings.Cut(s.cfg.ReplicaOf, " "); ok {
+		p, _ := strconv.Atoi(port) // checked by the config parser
+		s.replicate(host, p)
+	}
 	s.readyOnce.Do(func() { close(s.ready) })
 	s.mainLoop()
 	s.stopAll()
@@ -364,6 +369,9 @@ func (s *Server) beforeSleep() {
 	if s.repl.feeding {
 		s.replicationBeforeSleep()
 	}
+	if s.repl.master != nil {
+		s.replicaBeforeSleep()
+	}
 	s.io.Flush()
 }
 
@@ -421,6 +429,9 @@ func (s *Server) unlinkClient(c *client) {
 	s.leaveBenchSpace(c)
 	if c.replLink != nil {
 		s.dropReplica(c)
+	}
+	if c.isMaster {
+		s.masterClientGone(c)
 	}
 	c.mainOwned = false
 }

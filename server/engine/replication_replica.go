@@ -1,0 +1,522 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/netio"
+	"github.com/iocache/iocache/server/rdb"
+)
+
+// The replica side: REPLICAOF host port (or replicaof in the config file) makes this server
+// follow a primary. A goroutine does what blocks: connect, the handshake (PING, AUTH with
+// masterauth/masteruser, REPLCONF listening-port and capa eof psync2, PSYNC), and for a full sync
+// reading the RDB from the socket (either "$<len>" or "$EOF:<mark>") into fresh databases. The
+// main thread then swaps those in and adopts the socket as a client on an I/O thread: from there
+// the stream is read and parsed like any client's traffic and executed as the master client —
+// no replies, except an acknowledgement for REPLCONF GETACK — and each command's bytes advance
+// the replication offset. REPLCONF ACK <offset> goes to the primary every second. A dropped link
+// reconnects with PSYNC <replid> <offset+1>, which a primary whose backlog still holds the
+// offset answers with +CONTINUE.
+//
+// While it is a replica the server refuses writes from its clients (replica-read-only), keeps
+// expired keys until the primary's DEL arrives (only reads see them as gone), and does not
+// serve replicas of its own.
+
+// masterLink is the replica's side of its link to the primary.
+type masterLink struct {
+	host string
+	port int
+	// gen numbers the links: a handshake that finishes after REPLICAOF moved on is discarded.
+	gen        int
+	connecting bool // the handshake goroutine runs
+	nextTry    int64
+	client     *client // the primary's connection once the stream flows
+	syncing    bool    // a full sync's payload is being read
+	replid     string  // the primary's replication ID and the offset applied so far
+	offset     int64
+	ackPending bool // a REPLCONF GETACK asked for an acknowledgement
+	nextAck    int64
+	lastIO     int64
+	downSince  int64
+	done       chan syncResult
+}
+
+// syncResult is what the handshake goroutine hands to the main thread.
+type syncResult struct {
+	gen     int
+	fd      int
+	err     error
+	full    bool
+	replid  string
+	offset  int64
+	dbs     []*keyspace.DB
+	keys    int64
+	elapsed time.Duration
+}
+
+// REPLICAOF host port | NO ONE (and SLAVEOF).
+func cmdReplicaof(s *Server, c *client, argv [][]byte) {
+	if equalFold(argv[1], "no") && equalFold(argv[2], "one") {
+		if s.repl.master != nil {
+			s.becomePrimary()
+			s.logf(logNotice, "MASTER MODE enabled (user request from '%s')", c.addr)
+		}
+		c.w.OK()
+		return
+	}
+	port, ok := parseInt(argv[2])
+	if !ok || port < 0 || port > 65535 {
+		s.addError(c, "ERR Invalid master port")
+		return
+	}
+	host := string(argv[1])
+	if m := s.repl.master; m != nil && strings.EqualFold(m.host, host) && m.port == int(port) {
+		c.w.Simple("OK Already connected to specified master")
+		return
+	}
+	s.replicate(host, int(port))
+	s.logf(logNotice, "REPLICAOF %s:%d enabled (user request from '%s')", host, port, c.addr)
+	c.w.OK()
+}
+
+// replicate starts following host:port, dropping any replicas of this server and any earlier
+// link. The offset and ID this server had are kept, so that a primary that knows them (its
+// former replica's history) can continue with a partial resync.
+func (s *Server) replicate(host string, port int) {
+	r := &s.repl
+	gen := 1
+	cachedID, cachedOff := r.replid, r.offset
+	if m := r.master; m != nil {
+		gen = m.gen + 1
+		cachedID, cachedOff = m.replid, m.offset
+		s.dropMasterClient()
+	}
+	for _, rl := range append([]*replicaLink(nil), r.replicas...) {
+		s.killClient(rl.c)
+	}
+	r.feeding = false
+	r.backlog = backlog{}
+	r.master = &masterLink{host: host, port: port, gen: gen, replid: cachedID, offset: cachedOff,
+		downSince: s.unixtime, done: make(chan syncResult, 1)}
+	s.cfg.ReplicaOf = host + " " + strconv.Itoa(port)
+	s.connectToMaster()
+}
+
+// becomePrimary is REPLICAOF NO ONE: a new replication ID, the offset kept.
+func (s *Server) becomePrimary() {
+	r := &s.repl
+	m := r.master
+	s.dropMasterClient()
+	r.master = nil
+	r.replid = newReplid()
+	r.offset = m.offset
+	s.cfg.ReplicaOf = ""
+}
+
+// dropMasterClient closes the primary's connection, if any.
+func (s *Server) dropMasterClient() {
+	m := s.repl.master
+	if m == nil || m.client == nil {
+		return
+	}
+	c := m.client
+	m.client = nil
+	c.isMaster = false
+	s.killClient(c)
+}
+
+// connectToMaster starts the handshake in a goroutine.
+func (s *Server) connectToMaster() {
+	m := s.repl.master
+	m.connecting = true
+	h := handshake{host: m.host, port: m.port, gen: m.gen, replid: m.replid, offset: m.offset,
+		auth: s.cfg.MasterAuth, user: s.cfg.MasterUser, listeningPort: s.cfg.Port,
+		databases: len(s.dbs), seed: s.seed, clock: s.initialClock(), wake: s.io.WakeMain, done: m.done,
+		logf: s.logf}
+	s.logf(logNotice, "Connecting to MASTER %s:%d", m.host, m.port)
+	go h.run()
+}
+
+// replicaBeforeSleep takes the handshake's result, and sends the acknowledgement a GETACK asked for.
+func (s *Server) replicaBeforeSleep() {
+	m := s.repl.master
+	select {
+	case res := <-m.done:
+		s.finishHandshake(res)
+	default:
+	}
+	if m := s.repl.master; m != nil && m.ackPending {
+		m.ackPending = false
+		s.sendAck()
+	}
+}
+
+// replicaCron acknowledges every second, and retries a link that is down.
+func (s *Server) replicaCron() {
+	m := s.repl.master
+	if m.client == nil && !m.connecting && s.unixtime >= m.nextTry {
+		s.connectToMaster()
+	}
+	if m.client != nil && s.unixtime >= m.nextAck {
+		s.sendAck()
+	}
+}
+
+func (s *Server) sendAck() {
+	m := s.repl.master
+	if m.client == nil {
+		return
+	}
+	m.nextAck = s.unixtime + 1
+	off := strconv.FormatInt(m.offset, 10)
+	s.pushTo(m.client, appendCommand(nil, [][]byte{[]byte("REPLCONF"), []byte("ACK"), []byte(off)}))
+}
+
+// finishHandshake applies a handshake's result on the main thread.
+func (s *Server) finishHandshake(res syncResult) {
+	m := s.repl.master
+	if m == nil || res.gen != m.gen {
+		if res.fd >= 0 {
+			netio.Close(res.fd)
+		}
+		return
+	}
+	m.connecting = false
+	if res.err != nil {
+		s.logf(logWarning, "%v", res.err)
+		m.nextTry = s.unixtime + 1
+		return
+	}
+	if res.full {
+		s.abortBGSave()
+		for i := range s.dbs {
+			s.dbs[i] = res.dbs[i]
+			s.touchAllWatched(i)
+		}
+		if s.tracking.clients > 0 {
+			s.trackingInvalidateAll()
+		}
+		m.replid, m.offset = res.replid, res.offset
+		s.logf(logNotice, "MASTER <-> REPLICA sync: Finished with success (%d keys loaded in %.3f seconds)", res.keys, res.elapsed.Seconds())
+	} else {
+		if res.replid != "" {
+			m.replid = res.replid
+		}
+		s.logf(logNotice, "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.")
+	}
+	s.repl.replid = m.replid
+	netio.ConfigureConn(res.fd, s.cfg.TCPKeepAlive)
+	s.nextClientID++
+	c := newClient(s.nextClientID, res.fd, s.unixtime)
+	c.addr = net.JoinHostPort(m.host, strconv.Itoa(m.port))
+	c.laddr = netio.LocalAddr(res.fd)
+	c.authed = true
+	c.isMaster = true
+	c.replyOff = true
+	c.flags |= flagNoEvict
+	s.clients[c.id] = c
+	m.client = c
+	m.lastIO = s.unixtime
+	s.io.Assign(c.conn)
+	s.sendAck() // a disk-less primary starts the stream at the first acknowledgement
+}
+
+// masterApplied advances the replication offset by a command from the primary, in the bytes
+// the primary counted for it (its canonical RESP form).
+func (s *Server) masterApplied(argv [][]byte) {
+	n := 1 + len(strconv.Itoa(len(argv))) + 2
+	for _, a := range argv {
+		n += 1 + len(strconv.Itoa(len(a))) + 2 + len(a) + 2
+	}
+	if m := s.repl.master; m != nil {
+		m.offset += int64(n)
+		m.lastIO = s.unixtime
+	}
+}
+
+// masterClientGone notes that the link to the primary dropped: reconnect and try to continue.
+func (s *Server) masterClientGone(c *client) {
+	m := s.repl.master
+	if m == nil || m.client != c {
+		return
+	}
+	m.client = nil
+	m.downSince = s.unixtime
+	m.nextTry = s.unixtime + 1
+	s.logf(logNotice, "Connection with master lost. Caching the disconnected master state.")
+}
+
+// readOnlyReplica says whether c's write must be refused: a read-only replica takes writes
+// from its primary only.
+func (s *Server) readOnlyReplica(c *client) bool {
+	return s.cfg.ReplicaReadOnly && !c.isMaster
+}
+
+const errReadOnly = "READONLY You can't write against a read only replica."
+
+// handshake is what the goroutine needs; it touches no server state.
+type handshake struct {
+	host          string
+	port          int
+	gen           int
+	replid        string
+	offset        int64
+	auth, user    string
+	listeningPort int
+	databases     int
+	seed          maphash.Seed
+	clock         uint32
+	wake          func()
+	done          chan syncResult
+	logf          func(level int, format string, args ...any)
+}
+
+// handshakeTimeout bounds each step of the handshake (Redis's repl-timeout).
+const handshakeTimeout = 60 * time.Second
+
+func (h handshake) run() {
+	res := h.sync()
+	res.gen = h.gen
+	h.done <- res
+	h.wake()
+}
+
+func (h handshake) sync() syncResult {
+	fail := func(format string, args ...any) syncResult {
+		return syncResult{fd: -1, err: fmt.Errorf(format, args...)}
+	}
+	addr := net.JoinHostPort(h.host, strconv.Itoa(h.port))
+	conn, err := net.DialTimeout("tcp", addr, handshakeTimeout)
+	if err != nil {
+		return fail("Error condition on socket for SYNC: %v", err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(handshakeTimeout))
+	lr := lineReader{conn: conn}
+	ask := func(args ...string) (string, error) {
+		b := make([][]byte, len(args))
+		for i, a := range args {
+			b[i] = []byte(a)
+		}
+		if _, err := conn.Write(appendCommand(nil, b)); err != nil {
+			return "", err
+		}
+		return lr.line()
+	}
+	reply, err := ask("PING")
+	if err != nil {
+		return fail("Error reading PING reply from master: %v", err)
+	}
+	if strings.HasPrefix(reply, "-") && !strings.HasPrefix(reply, "-NOAUTH") && !strings.HasPrefix(reply, "-NOPERM") && !strings.HasPrefix(reply, "-ERR operation not permitted") {
+		return fail("Error reply to PING from master: '%s'", reply)
+	}
+	if h.auth != "" {
+		args := []string{"AUTH", h.auth}
+		if h.user != "" {
+			args = []string{"AUTH", h.user, h.auth}
+		}
+		if reply, err = ask(args...); err != nil || reply != "+OK" {
+			return fail("Unable to AUTH to MASTER: %s %v", reply, err)
+		}
+	}
+	if reply, err = ask("REPLCONF", "listening-port", strconv.Itoa(h.listeningPort)); err != nil {
+		return fail("Error reading REPLCONF reply from master: %v", err)
+	}
+	if reply, err = ask("REPLCONF", "capa", "eof", "capa", "psync2"); err != nil {
+		return fail("Error reading REPLCONF reply from master: %v", err)
+	}
+	replid, off := "?", "-1"
+	if h.replid != "" {
+		replid, off = h.replid, strconv.FormatInt(h.offset+1, 10)
+	}
+	if reply, err = ask("PSYNC", replid, off); err != nil {
+		return fail("Error reading PSYNC reply from master: %v", err)
+	}
+	res := syncResult{fd: -1}
+	switch {
+	case strings.HasPrefix(reply, "+CONTINUE"):
+		res.replid = strings.TrimSpace(strings.TrimPrefix(reply, "+CONTINUE"))
+	case strings.HasPrefix(reply, "+FULLRESYNC "):
+		f := strings.Fields(reply)
+		if len(f) != 3 {
+			return fail("Bad FULLRESYNC reply from master: '%s'", reply)
+		}
+		res.full, res.replid = true, f[1]
+		if res.offset, err = strconv.ParseInt(f[2], 10, 64); err != nil {
+			return fail("Bad FULLRESYNC reply from master: '%s'", reply)
+		}
+		h.logf(logNotice, "Full resync from master: %s:%d", res.replid, res.offset)
+		_ = conn.SetDeadline(time.Time{})
+		if err := h.loadPayload(conn, &lr, &res); err != nil {
+			return fail("MASTER <-> REPLICA sync: %v", err)
+		}
+	default:
+		return fail("Unexpected reply to PSYNC from master: '%s'", reply)
+	}
+	_ = conn.SetDeadline(time.Time{})
+	fd, err := dupConn(conn)
+	if err != nil {
+		return fail("Taking over the link to the master: %v", err)
+	}
+	res.fd = fd
+	return res
+}
+
+// loadPayload reads the RDB that follows +FULLRESYNC into fresh databases. Nothing is read past
+// its end: the "$<len>" form through a reader limited to len bytes, the "$EOF:" form through
+// eofMarkReader.
+func (h handshake) loadPayload(conn net.Conn, lr *lineReader, res *syncResult) error {
+	header, err := lr.line()
+	for err == nil && header == "" {
+		header, err = lr.line() // the primary's keepalives while it prepares the snapshot
+	}
+	if err != nil {
+		return fmt.Errorf("I/O error reading bulk count from MASTER: %v", err)
+	}
+	if !strings.HasPrefix(header, "$") {
+		return fmt.Errorf("Bad protocol from MASTER, the first byte is not '$' (we received '%s'), are you sure the host and port are right?", header)
+	}
+	var src io.Reader
+	if m, ok := strings.CutPrefix(header, "$EOF:"); ok {
+		if len(m) != 40 {
+			return fmt.Errorf("bad EOF mark '%s'", m)
+		}
+		src = &eofMarkReader{r: conn, mark: []byte(m), buf: make([]byte, 64<<10)}
+	} else {
+		n, err := strconv.ParseInt(header[1:], 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("bad bulk length '%s'", header)
+		}
+		src = io.LimitReader(conn, n)
+	}
+	br := bufio.NewReaderSize(src, 1<<20)
+	start := time.Now()
+	dbs := make([]*keyspace.DB, h.databases)
+	for i := range dbs {
+		dbs[i] = keyspace.NewDB(h.seed)
+	}
+	// Keys whose TTL has passed are loaded too: on a replica they live until the primary's DEL.
+	_, err = rdb.Load(br, rdb.Handler{Entry: func(e *rdb.Entry) error {
+		if e.DB >= len(dbs) {
+			return fmt.Errorf("the master's data has database %d, this server has %d databases", e.DB, len(dbs))
+		}
+		if _, exists := dbs[e.DB].Find(e.Key); exists {
+			return fmt.Errorf("RDB has duplicated key '%s' in DB %d", e.Key, e.DB)
+		}
+		storeRecord(dbs[e.DB], e.Key, e.Value, e.ExpireAt, h.clock)
+		res.keys++
+		return nil
+	}})
+	if err != nil {
+		return fmt.Errorf("Failed trying to load the MASTER synchronization DB from socket: %v", err)
+	}
+	if n, err := io.Copy(io.Discard, br); n != 0 || err != nil {
+		return fmt.Errorf("%d bytes after the RDB in the payload (%v)", n, err)
+	}
+	res.dbs, res.elapsed = dbs, time.Since(start)
+	return nil
+}
+
+// eofMarkReader reads a disk-less payload up to its end mark, which it withholds: the payload
+// ends where a read ends with the mark, as Redis's replica decides, since a primary sends
+// nothing after the mark until the replica acknowledges.
+type eofMarkReader struct {
+	r         io.Reader
+	mark, buf []byte
+	hold, out []byte
+	done      bool
+}
+
+func (e *eofMarkReader) Read(p []byte) (int, error) {
+	for len(e.out) == 0 {
+		if e.done {
+			return 0, io.EOF
+		}
+		n, err := e.r.Read(e.buf)
+		data := append(e.hold, e.buf[:n]...)
+		if bytes.HasSuffix(data, e.mark) {
+			e.out, e.hold, e.done = data[:len(data)-len(e.mark)], nil, true
+		} else {
+			keep := min(len(data), len(e.mark))
+			e.out = data[:len(data)-keep]
+			e.hold = append([]byte(nil), data[len(data)-keep:]...)
+		}
+		if err != nil && !e.done {
+			return 0, err
+		}
+	}
+	n := copy(p, e.out)
+	e.out = e.out[n:]
+	return n, nil
+}
+
+// lineReader reads CRLF-terminated lines a byte at a time, so that it never takes bytes that
+// belong to what follows them.
+type lineReader struct{ conn net.Conn }
+
+func (l *lineReader) line() (string, error) {
+	var b []byte
+	var one [1]byte
+	for {
+		if _, err := io.ReadFull(l.conn, one[:]); err != nil {
+			return "", err
+		}
+		if one[0] == '\n' {
+			return string(bytes.TrimSuffix(b, []byte("\r"))), nil
+		}
+		if len(b) >= 64<<10 {
+			return "", errors.New("line too long")
+		}
+		b = append(b, one[0])
+	}
+}
+
+// dupConn takes the socket out of Go's runtime poller: a duplicate descriptor, non-blocking,
+// for the I/O threads' own epoll.
+func dupConn(conn net.Conn) (int, error) {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return -1, errors.New("not a socket")
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	var derr error
+	if err := raw.Control(func(f uintptr) { fd, derr = unix.Dup(int(f)) }); err != nil {
+		return -1, err
+	}
+	if derr != nil {
+		return -1, derr
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// stateName is the link's state as ROLE names it.
+func (m *masterLink) stateName() string {
+	switch {
+	case m.client != nil:
+		return "connected"
+	case m.connecting:
+		return "sync"
+	}
+	return "connect"
+}

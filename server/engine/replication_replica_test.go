@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/iocache/iocache/server/config"
+)
+
+// iocache as a replica of Debian's redis-server: the full sync in both payload forms, the
+// stream of later writes, WAIT on the primary counting iocache's acknowledgements, a dropped
+// link continued with a partial resync, read-only refusals, ROLE and INFO on both sides, and
+// REPLICAOF NO ONE.
+func TestIocacheReplicaOfRedis(t *testing.T) {
+	for _, diskless := range []string{"yes", "no"} {
+		t.Run("repl-diskless-sync="+diskless, func(t *testing.T) { testIocacheReplicaOfRedis(t, diskless) })
+	}
+}
+
+func testIocacheReplicaOfRedis(t *testing.T, diskless string) {
+	primaryAddr := startRedisPeer(t, "--repl-diskless-sync", diskless, "--repl-diskless-sync-delay", "0")
+	primary := redisClient(t, primaryAddr, 2)
+	fillEveryType(t, primary, "before:")
+	host, port, _ := net.SplitHostPort(primaryAddr)
+	var addr string
+	if diskless == "yes" {
+		_, addr = startServer(t, func(c *config.Config) { c.IOThreads = 2 })
+		if err := redisClient(t, addr, 2).Do(ctx(), "replicaof", host, port).Err(); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		_, addr = startServer(t, func(c *config.Config) { c.ReplicaOf = host + " " + port })
+	}
+	replica := redisClient(t, addr, 2)
+	defer func() {
+		if t.Failed() {
+			t.Logf("primary:\n%s\nreplica:\n%s", primary.Info(ctx(), "replication").Val(), replica.Info(ctx(), "replication").Val())
+		}
+	}()
+	linkUp := func() bool {
+		return strings.Contains(replica.Info(ctx(), "replication").Val(), "master_link_status:up")
+	}
+	waitFor(t, "the replica's link", linkUp)
+
+	writeMore := func(prefix string) {
+		fillEveryType(t, primary, prefix)
+		blocked := make(chan error, 1)
+		go func() {
+			c := redis.NewClient(&redis.Options{Addr: primaryAddr, Protocol: 2, DisableIdentity: true})
+			defer c.Close()
+			blocked <- c.BLPop(ctx(), 5*time.Second, prefix+"bl").Err()
+		}()
+		waitFor(t, "the blocked client", func() bool {
+			return strings.Contains(primary.Info(ctx(), "clients").Val(), "blocked_clients:1")
+		})
+		for _, cmd := range [][]any{
+			{"rpush", prefix + "bl", "x", "y"},
+			{"expire", prefix + "str", 100},
+			{"incrbyfloat", prefix + "f", "0.25"},
+			{"spop", prefix + "set"},
+			{"xadd", prefix + "stream", "*", "g", "w"},
+			{"eval", "redis.call('incr',KEYS[1]); redis.call('sadd',KEYS[2], 'x'); return 1", 2, prefix + "ev", prefix + "evs"},
+			{"set", prefix + "short", "v", "px", 1},
+			{"select", 5}, {"set", prefix + "db5", "v"}, {"select", 0},
+		} {
+			if err := primary.Do(ctx(), cmd...).Err(); err != nil {
+				t.Fatalf("%v: %v", cmd, err)
+			}
+		}
+		tx := primary.TxPipeline()
+		tx.Incr(ctx(), prefix+"tx")
+		tx.LPush(ctx(), prefix+"txl", "a")
+		if _, err := tx.Exec(ctx()); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-blocked; err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+		primary.Get(ctx(), prefix+"short") // expired: the primary propagates its DEL
+	}
+	same := func() {
+		t.Helper()
+		if n, err := primary.Do(ctx(), "wait", 1, 2000).Int64(); err != nil || n != 1 {
+			t.Fatalf("WAIT 1 2000 on the primary: %d %v", n, err)
+		}
+		want, got := keyspaceDump(t, primaryAddr), keyspaceDump(t, addr)
+		if !maps.Equal(want, got) {
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("%s:\n primary: %s\n replica: %s", k, v, got[k])
+				}
+			}
+			for k := range got {
+				if _, ok := want[k]; !ok {
+					t.Errorf("%s only on the replica: %s", k, got[k])
+				}
+			}
+			t.FailNow()
+		}
+	}
+	writeMore("after:")
+	same()
+
+	// Writes from clients are refused; reads work.
+	if err := replica.Set(ctx(), "x", "1", 0).Err(); err == nil || err.Error() != "READONLY You can't write against a read only replica." {
+		t.Fatalf("SET on the replica: %v", err)
+	}
+	if role := replica.Do(ctx(), "role").Val().([]any); fmt.Sprint(role[:4]) != fmt.Sprintf("[slave %s %s connected]", host, port) {
+		t.Fatalf("ROLE on the replica: %v", role)
+	}
+	info := replica.Info(ctx(), "replication").Val()
+	if regexpFind(`master_repl_offset:(\d+)`, info) != regexpFind(`master_repl_offset:(\d+)`, primary.Info(ctx(), "replication").Val()) {
+		t.Errorf("offsets differ")
+	}
+
+	// A dropped link continues with a partial resync.
+	if n := primary.Do(ctx(), "client", "kill", "type", "replica").Val(); n != int64(1) {
+		t.Fatalf("CLIENT KILL on the primary: %v", n)
+	}
+	writeMore("during:")
+	waitFor(t, "the partial resync", func() bool {
+		return strings.Contains(primary.Info(ctx(), "stats").Val(), "sync_partial_ok:1") && linkUp()
+	})
+	writeMore("later:")
+	same()
+
+	// REPLICAOF NO ONE: a primary again, with the data, writable.
+	if err := replica.Do(ctx(), "replicaof", "no", "one").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := replica.Set(ctx(), "x", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if role := replica.Do(ctx(), "role").Val().([]any); role[0] != "master" {
+		t.Fatalf("ROLE after REPLICAOF NO ONE: %v", role)
+	}
+}
