@@ -28,7 +28,9 @@ type evictionCandidate struct {
 // that is impossible (noeviction, or nothing left to evict under a volatile policy).
 func (s *Server) freeMemoryIfNeeded() bool {
 	s.evictionBacklog = false
-	if s.cfg.MaxMemory <= 0 || s.usedMemory() <= s.cfg.MaxMemory {
+	// A replica holds what its primary holds: it evicts nothing itself (Redis's default
+	// replica-ignore-maxmemory yes), the primary's evictions arrive as DELs.
+	if s.cfg.MaxMemory <= 0 || s.repl.master != nil || s.usedMemory() <= s.cfg.MaxMemory {
 		return true
 	}
 	policy := s.cfg.MaxMemoryPolicy

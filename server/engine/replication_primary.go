@@ -191,10 +191,20 @@ func (s *Server) checkReplicaBuffers() {
 	}
 }
 
-// replicationCron pings the replicas in the stream, as Redis does every
-// repl-ping-replica-period seconds, so that their link does not time out while no one writes.
+// replicationCron starts the full sync that replicas wait for once no snapshot runs (one that
+// arrived during a BGSAVE, or during another replica's sync), and pings the replicas in the
+// stream, as Redis does every repl-ping-replica-period seconds, so that their link does not time
+// out while no one writes.
 func (s *Server) replicationCron() {
 	r := &s.repl
+	if s.persist.running == nil && !s.stopping.Load() {
+		for _, rl := range r.replicas {
+			if rl.state == replicaWaitBgsave {
+				s.startFullSync()
+				break
+			}
+		}
+	}
 	if len(r.replicas) == 0 || s.unixtime < r.nextPing {
 		return
 	}
@@ -456,13 +466,7 @@ func (s *Server) finishFullSync(sn *rdbSnapshot) {
 	if sn.err != nil && !sn.cancelled {
 		s.logf(logWarning, "Background transfer error: %v", sn.err)
 	}
-	// Replicas that arrived during this snapshot get the next one.
-	for _, rl := range s.repl.replicas {
-		if rl.state == replicaWaitBgsave {
-			s.startFullSync()
-			break
-		}
-	}
+	// Replicas that arrived during this snapshot get the next one, from replicationCron.
 	s.io.Flush()
 }
 

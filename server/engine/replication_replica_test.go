@@ -142,3 +142,42 @@ func testIocacheReplicaOfRedis(t *testing.T, diskless string) {
 		t.Fatalf("ROLE after REPLICAOF NO ONE: %v", role)
 	}
 }
+
+// iocache replicating iocache: both sides of this package meet, with a link dropped from the
+// replica's side (CLIENT KILL TYPE master) and continued from the primary's backlog.
+func TestIocacheReplicaOfIocache(t *testing.T) {
+	_, primaryAddr := startServer(t, func(c *config.Config) { c.IOThreads = 2 })
+	primary := redisClient(t, primaryAddr, 2)
+	fillEveryType(t, primary, "before:")
+	host, port, _ := net.SplitHostPort(primaryAddr)
+	_, addr := startServer(t, func(c *config.Config) { c.ReplicaOf = host + " " + port; c.IOThreads = 2 })
+	replica := redisClient(t, addr, 2)
+	linkUp := func() bool {
+		return strings.Contains(replica.Info(ctx(), "replication").Val(), "master_link_status:up")
+	}
+	waitFor(t, "the replica's link", linkUp)
+	same := func() {
+		t.Helper()
+		if n, err := primary.Do(ctx(), "wait", 1, 2000).Int64(); err != nil || n != 1 {
+			t.Fatalf("WAIT 1 2000 on the primary: %d %v", n, err)
+		}
+		if want, got := keyspaceDump(t, primaryAddr), keyspaceDump(t, addr); !maps.Equal(want, got) {
+			t.Fatalf("keyspaces differ:\n%v\n%v", want, got)
+		}
+	}
+	fillEveryType(t, primary, "after:")
+	primary.Do(ctx(), "spop", "after:set")
+	primary.Do(ctx(), "incrbyfloat", "after:int", "1.5")
+	same()
+	if n := replica.Do(ctx(), "client", "kill", "type", "master").Val(); n != int64(1) {
+		t.Fatalf("CLIENT KILL TYPE master: %v", n)
+	}
+	fillEveryType(t, primary, "during:")
+	waitFor(t, "the partial resync", func() bool {
+		return strings.Contains(primary.Info(ctx(), "stats").Val(), "sync_partial_ok:1") && linkUp()
+	})
+	same()
+	if !strings.Contains(primary.Info(ctx(), "stats").Val(), "sync_full:1\r") {
+		t.Fatal("a second full sync")
+	}
+}
