@@ -81,6 +81,7 @@ type snapshot struct {
 	expirePause, evictPause      float64
 	lazyFreed                    int64
 	rdb                          rdbSnap
+	repl                         replSnap
 }
 
 // rdbSnap is the persistence state a scrape reports.
@@ -150,6 +151,7 @@ func (s *Server) takeSnapshot() *snapshot {
 	if job := s.persist.running; job != nil {
 		sn.rdb.currentSecs = s.unixtime - job.startUnix
 	}
+	sn.repl = s.replicationSnapshot()
 	for _, c := range s.clients {
 		if c.blocked != nil {
 			sn.blocked++
@@ -344,6 +346,7 @@ func (col collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(dExpirePause, sn.expirePause)
 	gauge(dEvictPause, sn.evictPause)
 	counter(dLazyFreed, float64(sn.lazyFreed))
+	collectReplication(sn.repl, gauge)
 }
 
 // startMetrics serves /metrics on metrics-port (0 turns it off), on the same addresses as the

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/testpeer"
 )
 
 // iocache as a replica of Debian's redis-server: the full sync in both payload forms, the
@@ -146,11 +147,15 @@ func testIocacheReplicaOfRedis(t *testing.T, diskless string) {
 // iocache replicating iocache: both sides of this package meet, with a link dropped from the
 // replica's side (CLIENT KILL TYPE master) and continued from the primary's backlog.
 func TestIocacheReplicaOfIocache(t *testing.T) {
-	_, primaryAddr := startServer(t, func(c *config.Config) { c.IOThreads = 2 })
+	ps, primaryAddr := startServer(t, func(c *config.Config) { c.IOThreads = 2; c.MetricsPort = testpeer.FreePort(t) })
 	primary := redisClient(t, primaryAddr, 2)
 	fillEveryType(t, primary, "before:")
 	host, port, _ := net.SplitHostPort(primaryAddr)
-	_, addr := startServer(t, func(c *config.Config) { c.ReplicaOf = host + " " + port; c.IOThreads = 2 })
+	rs, addr := startServer(t, func(c *config.Config) {
+		c.ReplicaOf = host + " " + port
+		c.IOThreads = 2
+		c.MetricsPort = testpeer.FreePort(t)
+	})
 	replica := redisClient(t, addr, 2)
 	linkUp := func() bool {
 		return strings.Contains(replica.Info(ctx(), "replication").Val(), "master_link_status:up")
@@ -179,5 +184,29 @@ func TestIocacheReplicaOfIocache(t *testing.T) {
 	same()
 	if !strings.Contains(primary.Info(ctx(), "stats").Val(), "sync_full:1\r") {
 		t.Fatal("a second full sync")
+	}
+
+	// Replication metrics under redis_exporter's names, on both sides.
+	offset := float64(0)
+	fmt.Sscan(regexpFind(`master_repl_offset:(\d+)`, primary.Info(ctx(), "replication").Val()), &offset)
+	pm, rm := scrape(t, ps.MetricsAddr()), scrape(t, rs.MetricsAddr())
+	for _, c := range []struct {
+		body   []byte
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{pm, "redis_connected_slaves", nil, 1},
+		{pm, "redis_master_repl_offset", nil, offset},
+		{pm, "redis_repl_backlog_is_active", nil, 1},
+		{pm, "redis_replica_partial_resync_accepted", nil, 1},
+		{pm, "redis_connected_slave_offset_bytes", map[string]string{"slave_state": "online"}, offset},
+		{rm, "redis_master_link_up", map[string]string{"master_host": host, "master_port": port}, 1},
+		{rm, "redis_slave_repl_offset", nil, offset},
+		{rm, "redis_master_repl_offset", nil, offset},
+	} {
+		if got, ok := metricValue(t, c.body, c.name, c.labels); !ok || got != c.want {
+			t.Errorf("%s%v = %v (found %v), want %v", c.name, c.labels, got, ok, c.want)
+		}
 	}
 }
