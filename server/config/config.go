@@ -74,10 +74,15 @@ type Config struct {
 	ReplBacklogSize       int64
 	ReplPingReplicaPeriod int
 	// ReplicaOf is "host port" of the primary to replicate from at start ("" = a primary).
-	ReplicaOf        string
-	MasterAuth       string
-	MasterUser       string
-	ReplicaReadOnly  bool
+	ReplicaOf       string
+	MasterAuth      string
+	MasterUser      string
+	ReplicaReadOnly bool
+	// A primary refuses writes while fewer than MinReplicasToWrite replicas acknowledged within
+	// MinReplicasMaxLag seconds (0 turns it off).
+	MinReplicasToWrite int
+	MinReplicasMaxLag  int
+
 	MaxMemorySamples int
 	LFULogFactor     int
 	LFUDecayTime     int
@@ -182,6 +187,7 @@ func New() *Config {
 
 		ReplBacklogSize:       1 << 20,
 		ReplicaReadOnly:       true,
+		MinReplicasMaxLag:     10,
 		ReplPingReplicaPeriod: 10,
 
 		Dir:                     ".",

@@ -31,6 +31,12 @@ type directive struct {
 // errInvalid is the cause used when a value does not parse; callers add the directive's name.
 var errInvalid = errors.New("argument couldn't be parsed")
 
+// withAlias adds Redis's older name of a directive (slave for replica).
+func withAlias(d directive, name string) directive {
+	d.aliases = append(d.aliases, name)
+	return d
+}
+
 func hide(d directive) directive {
 	d.hidden = true
 	return d
@@ -226,6 +232,8 @@ func buildTable() map[string]*directive {
 		stringDirective("masterauth", true, func(c *Config) *string { return &c.MasterAuth }),
 		stringDirective("masteruser", true, func(c *Config) *string { return &c.MasterUser }),
 		boolDirective("replica-read-only", true, func(c *Config) *bool { return &c.ReplicaReadOnly }),
+		withAlias(intDirective("min-replicas-to-write", true, 0, 1<<31-1, func(c *Config) *int { return &c.MinReplicasToWrite }), "min-slaves-to-write"),
+		withAlias(intDirective("min-replicas-max-lag", true, 0, 1<<31-1, func(c *Config) *int { return &c.MinReplicasMaxLag }), "min-slaves-max-lag"),
 		// replicaof is read at start; REPLICAOF changes it while the server runs.
 		{name: "replicaof", aliases: []string{"slaveof"}, multiArg: true,
 			set: func(c *Config, a []string) error {

@@ -154,9 +154,11 @@ func (s *Server) call(c *client, argv [][]byte) {
 		s.reject(c, cmd, errMisconf)
 		return
 	}
-	if s.repl.master != nil && cmd.flags&cmdWrite != 0 && s.readOnlyReplica(c) {
-		s.reject(c, cmd, errReadOnly)
-		return
+	if s.repl.writeGate && cmd.flags&cmdWrite != 0 {
+		if msg := s.replicationRefusesWrite(c); msg != "" {
+			s.reject(c, cmd, msg)
+			return
+		}
 	}
 	if c.flags&flagMulti != 0 && !isMultiControl(cmd) {
 		s.queueMulti(c, cmd, argv)

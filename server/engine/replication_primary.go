@@ -74,6 +74,40 @@ type replState struct {
 	waiters  []*client
 	// master is set while this server is a replica (replication_replica.go).
 	master *masterLink
+	// writeGate: writes may be refused (a read-only replica, min-replicas-to-write); call
+	// tests this one flag before asking replicationRefusesWrite.
+	writeGate bool
+}
+
+// updateWriteGate recomputes writeGate after a role or configuration change.
+func (s *Server) updateWriteGate() {
+	s.repl.writeGate = s.repl.master != nil || s.cfg.MinReplicasToWrite > 0
+}
+
+// replicationRefusesWrite gives the error for a write that replication forbids now, or "": a
+// read-only replica takes writes from its primary only, and a primary with
+// min-replicas-to-write needs that many replicas that acknowledged within
+// min-replicas-max-lag seconds.
+func (s *Server) replicationRefusesWrite(c *client) string {
+	if c.isMaster {
+		return ""
+	}
+	if s.repl.master != nil {
+		if s.cfg.ReplicaReadOnly {
+			return errReadOnly
+		}
+		return ""
+	}
+	good := 0
+	for _, rl := range s.repl.replicas {
+		if rl.state == replicaOnline && s.unixtime-rl.ackUnix <= int64(s.cfg.MinReplicasMaxLag) {
+			good++
+		}
+	}
+	if good < s.cfg.MinReplicasToWrite {
+		return "NOREPLICAS Not enough good replicas to write."
+	}
+	return ""
 }
 
 // newReplid makes a replication ID: 40 random hex characters.

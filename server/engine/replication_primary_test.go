@@ -161,6 +161,19 @@ func testRedisReplicaOfIocache(t *testing.T, ioThreads int) {
 	if n, err := primary.Do(ctx(), "wait", 1, 1000).Int64(); err != nil || n != 1 {
 		t.Fatalf("WAIT 1 1000: %d %v", n, err)
 	}
+	// One good replica: min-replicas-to-write 1 lets writes through, 2 does not.
+	primary.ConfigSet(ctx(), "min-replicas-to-write", "1")
+	if err := primary.Set(ctx(), "gated", "1", 0).Err(); err != nil {
+		t.Fatalf("a write with one good replica: %v", err)
+	}
+	primary.ConfigSet(ctx(), "min-replicas-to-write", "2")
+	if err := primary.Set(ctx(), "gated", "2", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOREPLICAS") {
+		t.Fatalf("a write with too few good replicas: %v", err)
+	}
+	primary.ConfigSet(ctx(), "min-replicas-to-write", "0")
+	if n, err := primary.Do(ctx(), "wait", 1, 1000).Int64(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1 1000: %d %v", n, err)
+	}
 	want, got := keyspaceDump(t, addr), keyspaceDump(t, replicaAddr)
 	if len(want) < 30 {
 		t.Fatalf("only %d keys on the primary", len(want))
@@ -283,4 +296,12 @@ func TestFullSyncPayloadForms(t *testing.T) {
 	if line := other.line(); !strings.HasPrefix(line, "+FULLRESYNC ") {
 		t.Fatalf("PSYNC past the backlog: %q", line)
 	}
+}
+
+// min-replicas-to-write refuses writes as Redis does while too few replicas acknowledge.
+func TestMinReplicasToWriteMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, split("CONFIG SET min-replicas-to-write 1", "CONFIG GET min-replicas-max-lag",
+		"SET k v", "GET k", "MULTI", "SET k v", "EXEC", "CONFIG SET min-replicas-to-write 0", "SET k v", "WAIT 0 0",
+		"REPLCONF listening-port x", "REPLCONF foo bar", "REPLCONF capa eof", "REPLCONF", "ROLE"))
 }

@@ -112,6 +112,7 @@ func (s *Server) replicate(host string, port int) {
 	r.master = &masterLink{host: host, port: port, gen: gen, replid: cachedID, offset: cachedOff,
 		downSince: s.unixtime, done: make(chan syncResult, 1)}
 	s.cfg.ReplicaOf = host + " " + strconv.Itoa(port)
+	s.updateWriteGate()
 	s.connectToMaster()
 }
 
@@ -124,6 +125,7 @@ func (s *Server) becomePrimary() {
 	r.replid = newReplid()
 	r.offset = m.offset
 	s.cfg.ReplicaOf = ""
+	s.updateWriteGate()
 }
 
 // dropMasterClient closes the primary's connection, if any.
@@ -257,12 +259,6 @@ func (s *Server) masterClientGone(c *client) {
 	m.downSince = s.unixtime
 	m.nextTry = s.unixtime + 1
 	s.logf(logNotice, "Connection with master lost. Caching the disconnected master state.")
-}
-
-// readOnlyReplica says whether c's write must be refused: a read-only replica takes writes
-// from its primary only.
-func (s *Server) readOnlyReplica(c *client) bool {
-	return s.cfg.ReplicaReadOnly && !c.isMaster
 }
 
 const errReadOnly = "READONLY You can't write against a read only replica."

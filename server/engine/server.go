@@ -173,6 +173,7 @@ func (s *Server) applyLiveConfig() {
 	s.applyWatchdogPeriod()
 	s.applyNotifyConfig()
 	s.resizeBacklog()
+	s.updateWriteGate()
 	if s.logger != nil {
 		s.logger.setLevel(s.cfg.LogLevel)
 	}
