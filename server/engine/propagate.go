@@ -202,6 +202,7 @@ func init() {
 		"incrbyfloat":  rewriteIncrByFloat,
 		"hincrbyfloat": rewriteHIncrByFloat,
 		"xadd":         rewriteXAdd,
+		"restore":      rewriteRestore,
 		"blpop":        func(s *Server, c *client, argv [][]byte) { s.propagatePop(c, "LPOP", "") },
 		"brpop":        func(s *Server, c *client, argv [][]byte) { s.propagatePop(c, "RPOP", "") },
 		"bzpopmin":     func(s *Server, c *client, argv [][]byte) { s.propagatePop(c, "ZPOPMIN", "") },
@@ -331,6 +332,32 @@ func rewriteXAdd(s *Server, c *client, argv [][]byte) {
 	if i < len(out) {
 		out[i] = st.LastID.AppendTo(nil)
 	}
+	s.repl.prop.scratch = out[:0]
+	s.alsoPropagate(c.db, out...)
+}
+
+// rewriteRestore gives a relative TTL as the absolute time, with ABSTTL appended, as Redis 7.0
+// does.
+func rewriteRestore(s *Server, c *client, argv [][]byte) {
+	for _, a := range argv[4:] {
+		if equalFold(a, "absttl") {
+			s.alsoPropagate(c.db, argv...)
+			return
+		}
+	}
+	db := s.dbs[c.db]
+	var exp int64
+	has := false
+	if r, ok := db.Find(argv[1]); ok {
+		exp, has = db.ExpireAt(r)
+	}
+	if !has {
+		s.alsoPropagate(c.db, argv...)
+		return
+	}
+	out := append(s.repl.prop.scratch[:0], argv...)
+	out[2] = strconv.AppendInt(nil, exp, 10)
+	out = append(out, []byte("ABSTTL"))
 	s.repl.prop.scratch = out[:0]
 	s.alsoPropagate(c.db, out...)
 }

@@ -69,6 +69,10 @@ var propagationScript = [][]string{
 	{"set", "px3", "1", "px", "1"},
 	{"sleep"},
 	{"append", "px3", "3"},
+	{"restore", "rk", "100000", dumpOfHello},
+	{"restore", "rk2", "0", dumpOfHello},
+	{"restore", "rk3", "99999999999000", dumpOfHello, "ABSTTL"},
+	{"restore", "rk", "100000", dumpOfHello, "REPLACE", "IDLETIME", "10"},
 	{"set", "k", "v", "keepttl"},
 	{"setnx", "k", "v"},
 	{"del", "nokey"},
@@ -82,3 +86,6 @@ var propagationScript = [][]string{
 	{"sleep"},
 	{"sleep"},
 }
+
+// dumpOfHello is DUMP's payload for the string "hello", as Redis 7.0 writes it.
+const dumpOfHello = "\x00\x05hello\n\x00cr\xdfve4 \n"
