@@ -82,6 +82,8 @@ type Config struct {
 	// MinReplicasMaxLag seconds (0 turns it off).
 	MinReplicasToWrite int
 	MinReplicasMaxLag  int
+	// ReplTimeout (seconds) drops a link that carried nothing for that long, on either side.
+	ReplTimeout int
 
 	MaxMemorySamples int
 	LFULogFactor     int
@@ -188,6 +190,7 @@ func New() *Config {
 		ReplBacklogSize:       1 << 20,
 		ReplicaReadOnly:       true,
 		MinReplicasMaxLag:     10,
+		ReplTimeout:           60,
 		ReplPingReplicaPeriod: 10,
 
 		Dir:                     ".",

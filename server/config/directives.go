@@ -232,6 +232,7 @@ func buildTable() map[string]*directive {
 		stringDirective("masterauth", true, func(c *Config) *string { return &c.MasterAuth }),
 		stringDirective("masteruser", true, func(c *Config) *string { return &c.MasterUser }),
 		boolDirective("replica-read-only", true, func(c *Config) *bool { return &c.ReplicaReadOnly }),
+		intDirective("repl-timeout", true, 1, 1<<31-1, func(c *Config) *int { return &c.ReplTimeout }),
 		withAlias(intDirective("min-replicas-to-write", true, 0, 1<<31-1, func(c *Config) *int { return &c.MinReplicasToWrite }), "min-slaves-to-write"),
 		withAlias(intDirective("min-replicas-max-lag", true, 0, 1<<31-1, func(c *Config) *int { return &c.MinReplicasMaxLag }), "min-slaves-max-lag"),
 		// replicaof is read at start; REPLICAOF changes it while the server runs.

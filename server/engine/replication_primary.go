@@ -239,6 +239,12 @@ func (s *Server) replicationCron() {
 			}
 		}
 	}
+	for _, rl := range r.replicas {
+		if rl.state == replicaOnline && s.unixtime-rl.ackUnix > int64(s.cfg.ReplTimeout) {
+			s.logf(logWarning, "Disconnecting timedout replica (streaming sync): %s", s.replicaName(rl))
+			s.killClient(rl.c)
+		}
+	}
 	if len(r.replicas) == 0 || s.unixtime < r.nextPing {
 		return
 	}

@@ -146,6 +146,7 @@ func (s *Server) connectToMaster() {
 	m.connecting = true
 	h := handshake{host: m.host, port: m.port, gen: m.gen, replid: m.replid, offset: m.offset,
 		auth: s.cfg.MasterAuth, user: s.cfg.MasterUser, listeningPort: s.cfg.Port,
+		timeout:   time.Duration(s.cfg.ReplTimeout) * time.Second,
 		databases: len(s.dbs), seed: s.seed, clock: s.initialClock(), wake: s.io.WakeMain, done: m.done,
 		logf: s.logf}
 	s.logf(logNotice, "Connecting to MASTER %s:%d", m.host, m.port)
@@ -171,6 +172,11 @@ func (s *Server) replicaCron() {
 	m := s.repl.master
 	if m.client == nil && !m.connecting && s.unixtime >= m.nextTry {
 		s.connectToMaster()
+	}
+	if m.client != nil && s.unixtime-m.lastIO > int64(s.cfg.ReplTimeout) {
+		s.logf(logWarning, "MASTER timeout: no data nor PING received...")
+		s.killClient(m.client)
+		return
 	}
 	if m.client != nil && s.unixtime >= m.nextAck {
 		s.sendAck()
@@ -272,6 +278,7 @@ type handshake struct {
 	offset        int64
 	auth, user    string
 	listeningPort int
+	timeout       time.Duration
 	databases     int
 	seed          maphash.Seed
 	clock         uint32
@@ -279,9 +286,6 @@ type handshake struct {
 	done          chan syncResult
 	logf          func(level int, format string, args ...any)
 }
-
-// handshakeTimeout bounds each step of the handshake (Redis's repl-timeout).
-const handshakeTimeout = 60 * time.Second
 
 func (h handshake) run() {
 	res := h.sync()
@@ -295,12 +299,12 @@ func (h handshake) sync() syncResult {
 		return syncResult{fd: -1, err: fmt.Errorf(format, args...)}
 	}
 	addr := net.JoinHostPort(h.host, strconv.Itoa(h.port))
-	conn, err := net.DialTimeout("tcp", addr, handshakeTimeout)
+	conn, err := net.DialTimeout("tcp", addr, h.timeout)
 	if err != nil {
 		return fail("Error condition on socket for SYNC: %v", err)
 	}
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(handshakeTimeout))
+	_ = conn.SetDeadline(time.Now().Add(h.timeout))
 	lr := lineReader{conn: conn}
 	ask := func(args ...string) (string, error) {
 		b := make([][]byte, len(args))
@@ -356,7 +360,7 @@ func (h handshake) sync() syncResult {
 		}
 		h.logf(logNotice, "Full resync from master: %s:%d", res.replid, res.offset)
 		_ = conn.SetDeadline(time.Time{})
-		if err := h.loadPayload(conn, &lr, &res); err != nil {
+		if err := h.loadPayload(deadlineConn{conn, h.timeout}, &lr, &res); err != nil {
 			return fail("MASTER <-> REPLICA sync: %v", err)
 		}
 	default:
@@ -375,6 +379,7 @@ func (h handshake) sync() syncResult {
 // its end: the "$<len>" form through a reader limited to len bytes, the "$EOF:" form through
 // eofMarkReader.
 func (h handshake) loadPayload(conn net.Conn, lr *lineReader, res *syncResult) error {
+	lr.conn = conn
 	header, err := lr.line()
 	for err == nil && header == "" {
 		header, err = lr.line() // the primary's keepalives while it prepares the snapshot
@@ -457,6 +462,18 @@ func (e *eofMarkReader) Read(p []byte) (int, error) {
 	n := copy(p, e.out)
 	e.out = e.out[n:]
 	return n, nil
+}
+
+// deadlineConn gives each read of the payload repl-timeout to arrive: a primary that stalls
+// mid-transfer ends the sync instead of holding the goroutine forever.
+type deadlineConn struct {
+	net.Conn
+	timeout time.Duration
+}
+
+func (d deadlineConn) Read(p []byte) (int, error) {
+	_ = d.Conn.SetReadDeadline(time.Now().Add(d.timeout))
+	return d.Conn.Read(p)
 }
 
 // lineReader reads CRLF-terminated lines a byte at a time, so that it never takes bytes that
