@@ -28,6 +28,9 @@ func (s *Server) flushDB(i int) {
 	s.dbs[i] = keyspace.NewDB(s.seed)
 	s.adoptDB(s.dbs[i], i)
 	s.touchAllWatched(i)
+	if s.blocking.waiting > 0 {
+		s.blocking.signalDB(i) // XREADGROUP waiters learn their stream is gone
+	}
 }
 
 func cmdFlushDB(s *Server, c *client, argv [][]byte) {
@@ -80,10 +83,9 @@ func cmdSwapDB(s *Server, c *client, argv [][]byte) {
 	s.touchAllWatched(int(a))
 	s.touchAllWatched(int(b))
 	// Clients blocked on keys of either DB may now be served.
-	for wk := range s.blocking.byKey {
-		if wk.db == int(a) || wk.db == int(b) {
-			s.blocking.signalKey(wk.db, []byte(wk.key))
-		}
+	if s.blocking.waiting > 0 {
+		s.blocking.signalDB(int(a))
+		s.blocking.signalDB(int(b))
 	}
 	s.stats.dirty++
 	c.w.OK()
