@@ -118,6 +118,10 @@ func cmdEvalRO(s *Server, c *client, argv [][]byte)    { evalGeneric(s, c, argv,
 func cmdEvalSHARO(s *Server, c *client, argv [][]byte) { evalGeneric(s, c, argv, true, true) }
 
 func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
+	// EVAL is flagged skip_monitor and shown here, before the commands its script runs.
+	if len(s.pubsub.monitors) > 0 {
+		s.feedMonitors(c, argv)
+	}
 	numKeys, ok := parseInt(argv[2])
 	if !ok {
 		s.addError(c, errNotInt)
