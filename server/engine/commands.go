@@ -74,7 +74,7 @@ func (s *Server) process(c *client) {
 		argv := c.conn.Argv[start:end]
 		start = end
 		c.nextCmd++
-		if cmd := s.lookupCommand(argv[0]); cmd != nil && s.pauseHolds(cmd) {
+		if cmd := s.lookupCommand(argv[0]); cmd != nil && s.pauseHolds(cmd, argv) {
 			// Held by CLIENT PAUSE: run this command again when the pause ends.
 			c.nextCmd--
 			c.flags |= flagPaused
@@ -169,7 +169,7 @@ func (s *Server) call(c *client, argv [][]byte) {
 		s.queueMulti(c, cmd, argv)
 		return
 	}
-	if cmd.flags&cmdDenyOOM != 0 && s.cfg.MaxMemory > 0 {
+	if cmd.flags&cmdDenyOOM != 0 && s.cfg.MaxMemory > 0 && !c.scriptAllowOOM {
 		if !s.freeMemoryIfNeeded() {
 			s.reject(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.")
 			return
