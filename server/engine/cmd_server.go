@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/iocache/iocache/server/config"
@@ -148,17 +147,7 @@ func (s *Server) configSet(c *client, args [][]byte) {
 	next.Bind = append([]string(nil), s.cfg.Bind...)
 	for i := 0; i < len(args); i += 2 {
 		name := string(args[i])
-		value := string(args[i+1])
-		var values []string
-		if strings.EqualFold(name, "save") || strings.EqualFold(name, "client-output-buffer-limit") {
-			values = strings.Fields(value)
-			if len(values) == 0 {
-				values = []string{""}
-			}
-		} else {
-			values = []string{value}
-		}
-		if err := next.Set(name, values, true); err != nil {
+		if err := next.SetLive(name, string(args[i+1])); err != nil {
 			switch {
 			case errors.Is(err, config.ErrUnknown):
 				s.addError(c, "ERR Unknown option or number of arguments for CONFIG SET - '"+name+"'")
