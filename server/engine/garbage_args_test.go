@@ -14,15 +14,16 @@ import (
 // of every sign and size, keywords of other commands, IDs, patterns, binary junk) over keys of
 // every type, and requires a well-formed reply to each and a server that still answers. Commands
 // that would end the test's session (SHUTDOWN, QUIT, RESET, MONITOR, SUBSCRIBE, CLIENT, CONFIG,
-// HELLO, AUTH, DEBUG) or block it (blocking commands) are left out; EVAL gets random text, which
-// cannot make a loop out of this pool.
+// HELLO, AUTH, DEBUG; SYNC and PSYNC, which turn it into a replica link; REPLICAOF, which makes
+// the server a replica of a random address) or block it (blocking commands) are left out; EVAL
+// gets random text, which cannot make a loop out of this pool.
 func TestGarbageArgumentsNeverCrash(t *testing.T) {
 	s, addr := startServer(t, func(c *config.Config) { c.IOThreads = 2 })
 	p := dialPeer(t, addr)
 	skip := map[string]bool{
 		"shutdown": true, "quit": true, "reset": true, "monitor": true, "subscribe": true, "psubscribe": true,
 		"unsubscribe": true, "punsubscribe": true, "client": true, "config": true, "hello": true, "auth": true,
-		"debug": true,
+		"debug": true, "sync": true, "psync": true, "replicaof": true, "slaveof": true,
 	}
 	var names []string
 	for name, cmd := range s.commands {

@@ -72,8 +72,12 @@ type replState struct {
 	nextPing int64
 	getack   bool // a WAIT is blocked: ask the replicas for acknowledgements before sleeping
 	waiters  []*client
-	// master is set while this server is a replica (replication_replica.go).
-	master *masterLink
+	// master is set while this server is a replica (replication_replica.go); handshakes counts
+	// the handshake goroutines whose result has not come back on done; gen numbers the links.
+	master     *masterLink
+	handshakes int
+	done       chan syncResult
+	gen        int
 	// writeGate: writes may be refused (a read-only replica, min-replicas-to-write); call
 	// tests this one flag before asking replicationRefusesWrite.
 	writeGate bool

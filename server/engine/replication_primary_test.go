@@ -303,5 +303,6 @@ func TestMinReplicasToWriteMatchesRedis(t *testing.T) {
 	_, addr := startServer(t, nil)
 	differential(t, addr, split("CONFIG SET min-replicas-to-write 1", "CONFIG GET min-replicas-max-lag",
 		"SET k v", "GET k", "MULTI", "SET k v", "EXEC", "CONFIG SET min-replicas-to-write 0", "SET k v", "WAIT 0 0",
-		"REPLCONF listening-port x", "REPLCONF foo bar", "REPLCONF capa eof", "REPLCONF", "ROLE"))
+		"REPLCONF listening-port x", "REPLCONF foo bar", "REPLCONF capa eof", "REPLCONF", "ROLE",
+		"REPLICAOF 127.0.0.1 notaport", "REPLICAOF 127.0.0.1 99999", "REPLICAOF no one", "SLAVEOF NO ONE", "PSYNC", "REPLICAOF a"))
 }

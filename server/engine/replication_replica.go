@@ -51,7 +51,6 @@ type masterLink struct {
 	nextAck    int64
 	lastIO     int64
 	downSince  int64
-	done       chan syncResult
 }
 
 // syncResult is what the handshake goroutine hands to the main thread.
@@ -97,10 +96,10 @@ func cmdReplicaof(s *Server, c *client, argv [][]byte) {
 // former replica's history) can continue with a partial resync.
 func (s *Server) replicate(host string, port int) {
 	r := &s.repl
-	gen := 1
+	r.gen++
+	gen := r.gen
 	cachedID, cachedOff := r.replid, r.offset
 	if m := r.master; m != nil {
-		gen = m.gen + 1
 		cachedID, cachedOff = m.replid, m.offset
 		s.dropMasterClient()
 	}
@@ -110,7 +109,7 @@ func (s *Server) replicate(host string, port int) {
 	r.feeding = false
 	r.backlog = backlog{}
 	r.master = &masterLink{host: host, port: port, gen: gen, replid: cachedID, offset: cachedOff,
-		downSince: s.unixtime, done: make(chan syncResult, 1)}
+		downSince: s.unixtime}
 	s.cfg.ReplicaOf = host + " " + strconv.Itoa(port)
 	s.updateWriteGate()
 	s.connectToMaster()
@@ -140,26 +139,40 @@ func (s *Server) dropMasterClient() {
 	s.killClient(c)
 }
 
-// connectToMaster starts the handshake in a goroutine.
+// connectToMaster starts the handshake in a goroutine. Its result comes back on repl.done,
+// which outlives the link: a handshake that finishes after REPLICAOF moved on is still
+// received, and its socket closed.
 func (s *Server) connectToMaster() {
-	m := s.repl.master
+	r := &s.repl
+	m := r.master
 	m.connecting = true
+	if r.done == nil {
+		r.done = make(chan syncResult, 4)
+	}
+	r.handshakes++
+	_, port, _ := net.SplitHostPort(s.Addr())
+	listeningPort, _ := strconv.Atoi(port)
 	h := handshake{host: m.host, port: m.port, gen: m.gen, replid: m.replid, offset: m.offset,
-		auth: s.cfg.MasterAuth, user: s.cfg.MasterUser, listeningPort: s.cfg.Port,
+		auth: s.cfg.MasterAuth, user: s.cfg.MasterUser, listeningPort: listeningPort,
 		timeout:   time.Duration(s.cfg.ReplTimeout) * time.Second,
-		databases: len(s.dbs), seed: s.seed, clock: s.initialClock(), wake: s.io.WakeMain, done: m.done,
+		databases: len(s.dbs), seed: s.seed, clock: s.initialClock(), wake: s.io.WakeMain, done: r.done,
 		logf: s.logf}
 	s.logf(logNotice, "Connecting to MASTER %s:%d", m.host, m.port)
 	go h.run()
 }
 
-// replicaBeforeSleep takes the handshake's result, and sends the acknowledgement a GETACK asked for.
+// replicaBeforeSleep takes the handshakes' results, and sends the acknowledgement a GETACK
+// asked for.
 func (s *Server) replicaBeforeSleep() {
-	m := s.repl.master
-	select {
-	case res := <-m.done:
-		s.finishHandshake(res)
-	default:
+	for s.repl.handshakes > 0 {
+		select {
+		case res := <-s.repl.done:
+			s.repl.handshakes--
+			s.finishHandshake(res)
+			continue
+		default:
+		}
+		break
 	}
 	if m := s.repl.master; m != nil && m.ackPending {
 		m.ackPending = false

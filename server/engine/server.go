@@ -370,7 +370,7 @@ func (s *Server) beforeSleep() {
 	if s.repl.feeding {
 		s.replicationBeforeSleep()
 	}
-	if s.repl.master != nil {
+	if s.repl.master != nil || s.repl.handshakes > 0 {
 		s.replicaBeforeSleep()
 	}
 	s.io.Flush()
