@@ -47,6 +47,9 @@ type masterLink struct {
 	syncing    bool    // a full sync's payload is being read
 	replid     string  // the primary's replication ID and the offset applied so far
 	offset     int64
+	// db is the database the stream was in when the link dropped: a partial resync continues
+	// there, since the primary sends no SELECT for what it already selected.
+	db         int
 	ackPending bool // a REPLCONF GETACK asked for an acknowledgement
 	nextAck    int64
 	lastIO     int64
@@ -98,10 +101,10 @@ func (s *Server) replicate(host string, port int) {
 	r := &s.repl
 	r.gen++
 	gen := r.gen
-	cachedID, cachedOff := r.replid, r.offset
+	cachedID, cachedOff, cachedDB := r.replid, r.offset, 0
 	if m := r.master; m != nil {
-		cachedID, cachedOff = m.replid, m.offset
 		s.dropMasterClient()
+		cachedID, cachedOff, cachedDB = m.replid, m.offset, m.db
 	}
 	for _, rl := range append([]*replicaLink(nil), r.replicas...) {
 		s.killClient(rl.c)
@@ -109,7 +112,7 @@ func (s *Server) replicate(host string, port int) {
 	r.feeding = false
 	r.backlog = backlog{}
 	r.master = &masterLink{host: host, port: port, gen: gen, replid: cachedID, offset: cachedOff,
-		downSince: s.unixtime}
+		db: cachedDB, downSince: s.unixtime}
 	s.cfg.ReplicaOf = host + " " + strconv.Itoa(port)
 	s.updateWriteGate()
 	s.connectToMaster()
@@ -135,6 +138,7 @@ func (s *Server) dropMasterClient() {
 	}
 	c := m.client
 	m.client = nil
+	m.db = c.db
 	c.isMaster = false
 	s.killClient(c)
 }
@@ -230,7 +234,7 @@ func (s *Server) finishHandshake(res syncResult) {
 		if s.tracking.clients > 0 {
 			s.trackingInvalidateAll()
 		}
-		m.replid, m.offset = res.replid, res.offset
+		m.replid, m.offset, m.db = res.replid, res.offset, 0
 		s.logf(logNotice, "MASTER <-> REPLICA sync: Finished with success (%d keys loaded in %.3f seconds)", res.keys, res.elapsed.Seconds())
 	} else {
 		if res.replid != "" {
@@ -245,6 +249,7 @@ func (s *Server) finishHandshake(res syncResult) {
 	c.addr = net.JoinHostPort(m.host, strconv.Itoa(m.port))
 	c.laddr = netio.LocalAddr(res.fd)
 	c.authed = true
+	c.db = m.db
 	c.isMaster = true
 	c.replyOff = true
 	c.flags |= flagNoEvict
@@ -275,6 +280,7 @@ func (s *Server) masterClientGone(c *client) {
 		return
 	}
 	m.client = nil
+	m.db = c.db
 	m.downSince = s.unixtime
 	m.nextTry = s.unixtime + 1
 	s.logf(logNotice, "Connection with master lost. Caching the disconnected master state.")
