@@ -58,8 +58,8 @@ type masterSnap struct {
 func (s *Server) replicationSnapshot() replSnap {
 	r := &s.repl
 	sn := replSnap{offset: r.offset, backlogSize: s.cfg.ReplBacklogSize, backlogHist: r.backlog.histlen,
-		backlogActive: r.feeding, syncFull: s.stats.syncFull, partialOK: s.stats.syncPartialOK, partialErr: s.stats.syncPartialErr}
-	if r.feeding {
+		backlogActive: len(r.backlog.buf) > 0, syncFull: s.stats.syncFull, partialOK: s.stats.syncPartialOK, partialErr: s.stats.syncPartialErr}
+	if sn.backlogActive {
 		sn.backlogFirst = r.offset - r.backlog.histlen + 1
 	}
 	for _, rl := range r.replicas {

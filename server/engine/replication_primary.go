@@ -78,6 +78,11 @@ type replState struct {
 	handshakes int
 	done       chan syncResult
 	gen        int
+	applied    []byte // the primary's last command, encoded for the backlog
+	// replid2 is the replication ID this server's history had before it was promoted, valid
+	// for partial resyncs up to secondOffset (Redis's master_replid2, second_repl_offset).
+	replid2      string
+	secondOffset int64
 	// writeGate: writes may be refused (a read-only replica, min-replicas-to-write); call
 	// tests this one flag before asking replicationRefusesWrite.
 	writeGate bool
@@ -162,7 +167,7 @@ func (s *Server) createBacklog() {
 // resizeBacklog applies CONFIG SET repl-backlog-size, keeping what fits.
 func (s *Server) resizeBacklog() {
 	r := &s.repl
-	if !r.feeding || int64(len(r.backlog.buf)) == s.cfg.ReplBacklogSize {
+	if len(r.backlog.buf) == 0 || int64(len(r.backlog.buf)) == s.cfg.ReplBacklogSize {
 		return
 	}
 	keep := r.backlog.since(r.backlog.histlen)
@@ -398,7 +403,9 @@ func (s *Server) syncReplica(c *client, replid, offset string, psync bool) {
 func (s *Server) tryPartialResync(c *client, rl *replicaLink, replid, offset string) bool {
 	r := &s.repl
 	off, err := strconv.ParseInt(offset, 10, 64)
-	if err != nil || !r.feeding || !strings.EqualFold(replid, r.replid) {
+	known := strings.EqualFold(replid, r.replid) ||
+		(r.replid2 != "" && strings.EqualFold(replid, r.replid2) && err == nil && off <= r.secondOffset)
+	if err != nil || len(r.backlog.buf) == 0 || !known {
 		if replid != "?" {
 			s.stats.syncPartialErr++
 		}
@@ -736,14 +743,19 @@ func (s *Server) infoReplication(f func(string, any)) {
 	}
 	f("master_failover_state", "no-failover")
 	f("master_replid", r.replid)
-	f("master_replid2", "0000000000000000000000000000000000000000")
+	replid2, second := "0000000000000000000000000000000000000000", int64(-1)
+	if r.replid2 != "" {
+		replid2, second = r.replid2, r.secondOffset
+	}
+	f("master_replid2", replid2)
 	f("master_repl_offset", offset)
-	f("second_repl_offset", -1)
+	f("second_repl_offset", second)
+	active := len(r.backlog.buf) > 0
 	first := int64(0)
-	if r.feeding {
+	if active {
 		first = r.offset - r.backlog.histlen + 1
 	}
-	f("repl_backlog_active", boolInt(r.feeding))
+	f("repl_backlog_active", boolInt(active))
 	f("repl_backlog_size", s.cfg.ReplBacklogSize)
 	f("repl_backlog_first_byte_offset", first)
 	f("repl_backlog_histlen", r.backlog.histlen)

@@ -110,7 +110,6 @@ func (s *Server) replicate(host string, port int) {
 		s.killClient(rl.c)
 	}
 	r.feeding = false
-	r.backlog = backlog{}
 	r.master = &masterLink{host: host, port: port, gen: gen, replid: cachedID, offset: cachedOff,
 		db: cachedDB, downSince: s.unixtime}
 	s.cfg.ReplicaOf = host + " " + strconv.Itoa(port)
@@ -118,14 +117,22 @@ func (s *Server) replicate(host string, port int) {
 	s.connectToMaster()
 }
 
-// becomePrimary is REPLICAOF NO ONE: a new replication ID, the offset kept.
+// becomePrimary is REPLICAOF NO ONE: a new replication ID, with the old primary's kept as
+// replid2 up to the offset reached, so that its other replicas, repointed here, continue with
+// a partial resync from the backlog (Redis's PSYNC2). The stream goes on in the database the old
+// one was in.
 func (s *Server) becomePrimary() {
 	r := &s.repl
 	m := r.master
 	s.dropMasterClient()
 	r.master = nil
+	r.replid2, r.secondOffset = r.replid, r.offset+1
 	r.replid = newReplid()
-	r.offset = m.offset
+	if len(r.backlog.buf) == 0 {
+		r.backlog = backlog{buf: make([]byte, s.cfg.ReplBacklogSize)}
+	}
+	r.streamDB = m.db
+	r.feeding = true
 	s.cfg.ReplicaOf = ""
 	s.updateWriteGate()
 }
@@ -235,9 +242,17 @@ func (s *Server) finishHandshake(res syncResult) {
 			s.trackingInvalidateAll()
 		}
 		m.replid, m.offset, m.db = res.replid, res.offset, 0
+		// The backlog starts again at the primary's offset.
+		r := &s.repl
+		r.offset, r.replid2, r.secondOffset = res.offset, "", -1
+		r.backlog = backlog{buf: make([]byte, s.cfg.ReplBacklogSize)}
 		s.logf(logNotice, "MASTER <-> REPLICA sync: Finished with success (%d keys loaded in %.3f seconds)", res.keys, res.elapsed.Seconds())
 	} else {
-		if res.replid != "" {
+		if res.replid != "" && res.replid != m.replid {
+			// The primary's history goes on under a new ID (it was promoted): ours follows,
+			// with the old one kept for those who knew it.
+			r := &s.repl
+			r.replid2, r.secondOffset = m.replid, m.offset+1
 			m.replid = res.replid
 		}
 		s.logf(logNotice, "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.")
@@ -263,14 +278,17 @@ func (s *Server) finishHandshake(res syncResult) {
 // masterApplied advances the replication offset by a command from the primary, in the bytes
 // the primary counted for it (its canonical RESP form).
 func (s *Server) masterApplied(argv [][]byte) {
-	n := 1 + len(strconv.Itoa(len(argv))) + 2
-	for _, a := range argv {
-		n += 1 + len(strconv.Itoa(len(a))) + 2 + len(a) + 2
+	r := &s.repl
+	m := r.master
+	if m == nil {
+		return
 	}
-	if m := s.repl.master; m != nil {
-		m.offset += int64(n)
-		m.lastIO = s.unixtime
-	}
+	// The backlog keeps the primary's stream as it came, so that after a failover this server,
+	// promoted, can continue its fellow replicas from it (see becomePrimary).
+	r.applied = appendCommand(r.applied[:0], argv)
+	s.feed(r.applied)
+	m.offset = r.offset
+	m.lastIO = s.unixtime
 }
 
 // masterClientGone notes that the link to the primary dropped: reconnect and try to continue.

@@ -220,3 +220,64 @@ func TestIocacheReplicaOfIocache(t *testing.T) {
 		}
 	}
 }
+
+// A switchover, as the operator will run it: an iocache replica is promoted (REPLICAOF NO ONE)
+// and the other replicas — Debian's redis-server and another iocache — are repointed to it. They
+// continue with partial resyncs from its backlog under the old primary's ID (PSYNC2), and
+// follow its writes.
+func TestSwitchoverContinuesReplicas(t *testing.T) {
+	_, pAddr := startServer(t, nil)
+	p := redisClient(t, pAddr, 2)
+	fillEveryType(t, p, "before:")
+	pHost, pPort, _ := net.SplitHostPort(pAddr)
+	_, aAddr := startServer(t, func(c *config.Config) { c.ReplicaOf = pHost + " " + pPort })
+	_, cAddr := startServer(t, func(c *config.Config) { c.ReplicaOf = pHost + " " + pPort })
+	bAddr := startRedisPeer(t, "--replicaof", pHost, pPort)
+	a, b, c := redisClient(t, aAddr, 2), redisClient(t, bAddr, 2), redisClient(t, cAddr, 2)
+	up := func(r *redis.Client) func() bool {
+		return func() bool { return strings.Contains(r.Info(ctx(), "replication").Val(), "master_link_status:up") }
+	}
+	for _, r := range []*redis.Client{a, b, c} {
+		waitFor(t, "a replica's link", up(r))
+	}
+	fillEveryType(t, p, "after:")
+	// The old primary's stream ends in database 3; the new one's goes on from there.
+	p3 := redis.NewClient(&redis.Options{Addr: pAddr, DB: 3, DisableIdentity: true})
+	defer p3.Close()
+	if err := p3.Set(ctx(), "last", "db3", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := p.Do(ctx(), "wait", 3, 2000).Int64(); err != nil || n != 3 {
+		t.Fatalf("WAIT 3 on the old primary: %d %v", n, err)
+	}
+
+	if err := a.Do(ctx(), "replicaof", "no", "one").Err(); err != nil {
+		t.Fatal(err)
+	}
+	aHost, aPort, _ := net.SplitHostPort(aAddr)
+	for _, r := range []*redis.Client{b, c} {
+		if err := r.Do(ctx(), "replicaof", aHost, aPort).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info := a.Info(ctx(), "replication").Val()
+	if regexpFind(`master_replid2:(\w+)`, info) != regexpFind(`master_replid:(\w+)`, p.Info(ctx(), "replication").Val()) {
+		t.Fatalf("the promoted replica does not keep the old ID:\n%s", info)
+	}
+	waitFor(t, "both partial resyncs", func() bool {
+		return strings.Contains(a.Info(ctx(), "stats").Val(), "sync_partial_ok:2")
+	})
+	fillEveryType(t, a, "promoted:")
+	if n, err := a.Do(ctx(), "wait", 2, 2000).Int64(); err != nil || n != 2 {
+		t.Fatalf("WAIT 2 on the new primary: %d %v", n, err)
+	}
+	want := keyspaceDump(t, aAddr)
+	for _, addr := range []string{bAddr, cAddr} {
+		if got := keyspaceDump(t, addr); !maps.Equal(want, got) {
+			t.Fatalf("%s differs from the new primary:\n%v\n%v", addr, want, got)
+		}
+	}
+	if stats := a.Info(ctx(), "stats").Val(); !strings.Contains(stats, "sync_full:0\r") {
+		t.Fatalf("a full sync after the switchover:\n%s", stats)
+	}
+}
