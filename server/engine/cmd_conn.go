@@ -290,6 +290,12 @@ func cmdClient(s *Server, c *client, argv [][]byte) {
 func (s *Server) clientInfoLine(x *client) string {
 	var b strings.Builder
 	flags := ""
+	switch {
+	case x.replLink != nil:
+		flags += "S"
+	case x.isMaster:
+		flags += "M"
+	}
 	if x.flags&flagMulti != 0 {
 		flags += "x"
 	}
