@@ -69,6 +69,7 @@ func (s *Server) process(c *client) {
 	if c.nextCmd > 0 {
 		start = c.conn.CmdEnds[c.nextCmd-1]
 	}
+	first := c.nextCmd
 	for c.nextCmd < len(c.conn.CmdEnds) && c.flags&flagCloseASAP == 0 {
 		end := c.conn.CmdEnds[c.nextCmd]
 		argv := c.conn.Argv[start:end]
@@ -84,9 +85,6 @@ func (s *Server) process(c *client) {
 		}
 		mark := len(c.w.Buf)
 		s.call(c, argv)
-		if c.isMaster {
-			s.masterApplied(argv)
-		}
 		if c.replyOff || c.replySkip || c.replySkipNext {
 			s.applyReplyMode(c, mark)
 		}
@@ -100,6 +98,9 @@ func (s *Server) process(c *client) {
 		if c.flags&(flagCloseASAP|flagCloseAfterReply) != 0 {
 			break
 		}
+	}
+	if c.isMaster {
+		s.masterApplied(c, first, c.nextCmd)
 	}
 	c.nextCmd = 0
 	if c.conn.ProtoErr != "" {

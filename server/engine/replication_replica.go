@@ -275,18 +275,27 @@ func (s *Server) finishHandshake(res syncResult) {
 	s.sendAck() // a disk-less primary starts the stream at the first acknowledgement
 }
 
-// masterApplied advances the replication offset by a command from the primary, in the bytes
-// the primary counted for it (its canonical RESP form).
-func (s *Server) masterApplied(argv [][]byte) {
+// masterApplied advances the replication offset by the commands from the primary that process
+// just ran (commands from..to of the batch), in the bytes the primary counted for them (their
+// canonical RESP form). Once per batch: an acknowledgement goes out only between batches.
+func (s *Server) masterApplied(c *client, from, to int) {
 	r := &s.repl
 	m := r.master
-	if m == nil {
+	if m == nil || m.client != c {
 		return
 	}
-	// The backlog keeps the primary's stream as it came, so that after a failover this server,
-	// promoted, can continue its fellow replicas from it (see becomePrimary).
-	r.applied = appendCommand(r.applied[:0], argv)
-	s.feed(r.applied)
+	start := 0
+	if from > 0 {
+		start = c.conn.CmdEnds[from-1]
+	}
+	for i := from; i < to; i++ {
+		end := c.conn.CmdEnds[i]
+		// The backlog keeps the primary's stream as it came, so that after a failover this
+		// server, promoted, can continue its fellow replicas from it (see becomePrimary).
+		r.applied = appendCommand(r.applied[:0], c.conn.Argv[start:end])
+		s.feed(r.applied)
+		start = end
+	}
 	m.offset = r.offset
 	m.lastIO = s.unixtime
 }
