@@ -202,6 +202,7 @@ func init() {
 		"incrbyfloat":  rewriteIncrByFloat,
 		"hincrbyfloat": rewriteHIncrByFloat,
 		"xadd":         rewriteXAdd,
+		"xtrim":        rewriteXTrim,
 		"restore":      rewriteRestore,
 		"blpop":        func(s *Server, c *client, argv [][]byte) { s.propagatePop(c, "LPOP", "") },
 		"brpop":        func(s *Server, c *client, argv [][]byte) { s.propagatePop(c, "RPOP", "") },
@@ -293,47 +294,90 @@ func rewriteHIncrByFloat(s *Server, c *client, argv [][]byte) {
 // rewriteXAdd puts the ID the entry got in place of "*" (or of a sequence left to the server),
 // and an approximate trim ("~") as the exact one it turned into.
 func rewriteXAdd(s *Server, c *client, argv [][]byte) {
-	db := s.dbs[c.db]
-	r, ok := db.Find(argv[1])
-	if !ok || db.Type(r) != keyspace.TypeStream {
+	st := s.streamAt(c, argv[1])
+	if st == nil {
 		s.alsoPropagate(c.db, argv...)
 		return
 	}
-	st := db.Obj(r).(*keyspace.Stream)
-	out := append(s.repl.prop.scratch[:0], argv...)
+	out := append(s.repl.prop.scratch[:0], argv[:2]...)
 	i := 2
-	for i < len(out) {
-		switch {
-		case equalFold(out[i], "nomkstream"):
+	for i < len(argv) {
+		if equalFold(argv[i], "nomkstream") {
+			out = append(out, argv[i])
 			i++
 			continue
-		case equalFold(out[i], "maxlen") || equalFold(out[i], "minid"):
-			maxlen := equalFold(out[i], "maxlen")
-			i++
-			if i < len(out) && len(out[i]) == 1 && (out[i][0] == '~' || out[i][0] == '=') {
-				if out[i][0] == '~' && i+1 < len(out) {
-					out[i] = []byte("=")
-					if maxlen {
-						out[i+1] = strconv.AppendInt(nil, int64(st.Len()), 10)
-					} else if e, ok := st.First(); ok {
-						out[i+1] = e.ID.AppendTo(nil)
-					}
-				}
-				i++
-			}
-			i++
-			continue
-		case equalFold(out[i], "limit"):
-			i += 2
+		}
+		if equalFold(argv[i], "maxlen") || equalFold(argv[i], "minid") {
+			out, i = appendExactTrim(out, argv, i, st)
 			continue
 		}
 		break
 	}
-	if i < len(out) {
-		out[i] = st.LastID.AppendTo(nil)
+	if i < len(argv) {
+		out = append(out, st.LastID.AppendTo(nil))
+		out = append(out, argv[i+1:]...)
 	}
 	s.repl.prop.scratch = out[:0]
 	s.alsoPropagate(c.db, out...)
+}
+
+// rewriteXTrim gives an approximate trim as the exact one it turned into.
+func rewriteXTrim(s *Server, c *client, argv [][]byte) {
+	st := s.streamAt(c, argv[1])
+	if st == nil || len(argv) < 4 {
+		s.alsoPropagate(c.db, argv...)
+		return
+	}
+	out, _ := appendExactTrim(append(s.repl.prop.scratch[:0], argv[:2]...), argv, 2, st)
+	s.repl.prop.scratch = out[:0]
+	s.alsoPropagate(c.db, out...)
+}
+
+// streamAt is the stream at key in c's database, or nil.
+func (s *Server) streamAt(c *client, key []byte) *keyspace.Stream {
+	db := s.dbs[c.db]
+	if r, ok := db.Find(key); ok && db.Type(r) == keyspace.TypeStream {
+		return db.Obj(r).(*keyspace.Stream)
+	}
+	return nil
+}
+
+// appendExactTrim copies the trim options at argv[i] ("MAXLEN|MINID [=|~] threshold [LIMIT
+// count]") to out. An approximate trim becomes "= <what is left>": the stream's length, or its
+// first ID; its LIMIT goes, since an exact trim takes none. It returns out and the index after
+// the options.
+func appendExactTrim(out, argv [][]byte, i int, st *keyspace.Stream) ([][]byte, int) {
+	maxlen := equalFold(argv[i], "maxlen")
+	out = append(out, argv[i])
+	i++
+	approx := false
+	if i < len(argv) && len(argv[i]) == 1 && (argv[i][0] == '~' || argv[i][0] == '=') {
+		approx = argv[i][0] == '~'
+		out = append(out, []byte("="))
+		i++
+	}
+	if i < len(argv) {
+		switch {
+		case !approx:
+			out = append(out, argv[i])
+		case maxlen:
+			out = append(out, strconv.AppendInt(nil, int64(st.Len()), 10))
+		default:
+			if e, ok := st.First(); ok {
+				out = append(out, e.ID.AppendTo(nil))
+			} else {
+				out = append(out, argv[i])
+			}
+		}
+		i++
+	}
+	if i+1 < len(argv) && equalFold(argv[i], "limit") {
+		if !approx {
+			out = append(out, argv[i], argv[i+1])
+		}
+		i += 2
+	}
+	return out, i
 }
 
 // rewriteRestore gives a relative TTL as the absolute time, with ABSTTL appended, as Redis 7.0

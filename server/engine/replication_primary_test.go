@@ -136,6 +136,11 @@ func testRedisReplicaOfIocache(t *testing.T, ioThreads int) {
 		{"spop", "before:set"},
 		{"srem", "before:intset", 2},
 		{"xadd", "before:stream", "*", "g", "w"},
+		// iocache trims exactly where Redis trims by whole nodes: the replica must be told the
+		// exact trim, or it keeps entries the primary dropped.
+		{"xadd", "before:stream", "MAXLEN", "~", "2", "*", "h", "x"},
+		{"xadd", "after:stream", "*", "a", "1"}, {"xadd", "after:stream", "*", "b", "2"},
+		{"xtrim", "after:stream", "MAXLEN", "~", "1", "LIMIT", "10"},
 		{"zincrby", "before:zset", 3, "a"},
 		{"hincrbyfloat", "before:hash", "f3", "1.5"},
 		{"lmove", "before:list", "moved", "left", "right"},
