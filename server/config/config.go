@@ -78,6 +78,10 @@ type Config struct {
 	MasterAuth      string
 	MasterUser      string
 	ReplicaReadOnly bool
+	// ReplicaServeStaleData no: a replica whose link is down answers only "stale" commands.
+	ReplicaServeStaleData bool
+	// ReplicaPriority is reported in INFO for whoever picks a replica to promote.
+	ReplicaPriority int
 	// A primary refuses writes while fewer than MinReplicasToWrite replicas acknowledged within
 	// MinReplicasMaxLag seconds (0 turns it off).
 	MinReplicasToWrite int
@@ -189,6 +193,8 @@ func New() *Config {
 
 		ReplBacklogSize:       1 << 20,
 		ReplicaReadOnly:       true,
+		ReplicaServeStaleData: true,
+		ReplicaPriority:       100,
 		MinReplicasMaxLag:     10,
 		ReplTimeout:           60,
 		ReplPingReplicaPeriod: 10,

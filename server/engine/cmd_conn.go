@@ -540,7 +540,7 @@ func (s *Server) clientUnblock(c *client, argv [][]byte) {
 
 // connCommands registers this file's commands (see table.go).
 var connCommands = []commandSpec{
-	{"ping", cmdPing, -1, cmdFast | cmdSubscribed | cmdStale | cmdLoading, 0, 0, 0, "connection", "Returns the server's liveliness response."},
+	{"ping", cmdPing, -1, cmdFast | cmdSubscribed | cmdLoading, 0, 0, 0, "connection", "Returns the server's liveliness response."},
 	{"echo", cmdEcho, 2, cmdFast | cmdStale | cmdLoading, 0, 0, 0, "connection", "Returns the given string."},
 	{"hello", cmdHello, -1, cmdFast | cmdNoAuth | cmdStale | cmdLoading | cmdNoScript, 0, 0, 0, "connection", "Handshakes with the Redis server."},
 	{"auth", cmdAuth, -2, cmdFast | cmdNoAuth | cmdStale | cmdLoading | cmdNoScript, 0, 0, 0, "connection", "Authenticates the connection."},

@@ -170,8 +170,8 @@ func (s *Server) call(c *client, argv [][]byte) {
 		s.reject(c, cmd, errMisconf)
 		return
 	}
-	if s.repl.writeGate && cmd.flags&cmdWrite != 0 {
-		if msg := s.replicationRefusesWrite(c); msg != "" {
+	if s.repl.gate {
+		if msg := s.replicationRefuses(c, cmd); msg != "" {
 			s.reject(c, cmd, msg)
 			return
 		}

@@ -83,28 +83,35 @@ type replState struct {
 	// for partial resyncs up to secondOffset (Redis's master_replid2, second_repl_offset).
 	replid2      string
 	secondOffset int64
-	// writeGate: writes may be refused (a read-only replica, min-replicas-to-write); call
-	// tests this one flag before asking replicationRefusesWrite.
-	writeGate bool
+	// gate: replication may refuse commands (a replica; min-replicas-to-write); call tests
+	// this one flag before asking replicationRefuses.
+	gate bool
 }
 
-// updateWriteGate recomputes writeGate after a role or configuration change.
+// updateWriteGate recomputes gate after a role or configuration change.
 func (s *Server) updateWriteGate() {
-	s.repl.writeGate = s.repl.master != nil || s.cfg.MinReplicasToWrite > 0
+	s.repl.gate = s.repl.master != nil || s.cfg.MinReplicasToWrite > 0
 }
 
-// replicationRefusesWrite gives the error for a write that replication forbids now, or "": a
-// read-only replica takes writes from its primary only, and a primary with
+// replicationRefuses gives the error for a command replication forbids now, or "": a
+// read-only replica takes writes from its primary only; with replica-serve-stale-data no, a
+// replica whose link is down answers only commands flagged stale; a primary with
 // min-replicas-to-write needs that many replicas that acknowledged within
-// min-replicas-max-lag seconds.
-func (s *Server) replicationRefusesWrite(c *client) string {
+// min-replicas-max-lag seconds for a write.
+func (s *Server) replicationRefuses(c *client, cmd *command) string {
 	if c.isMaster {
 		return ""
 	}
-	if s.repl.master != nil {
-		if s.cfg.ReplicaReadOnly {
+	if m := s.repl.master; m != nil {
+		switch {
+		case cmd.flags&cmdWrite != 0 && s.cfg.ReplicaReadOnly:
 			return errReadOnly
+		case m.client == nil && !s.cfg.ReplicaServeStaleData && cmd.flags&cmdStale == 0:
+			return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 		}
+		return ""
+	}
+	if cmd.flags&cmdWrite == 0 {
 		return ""
 	}
 	good := 0
@@ -729,7 +736,7 @@ func (s *Server) infoReplication(f func(string, any)) {
 		if !up {
 			f("master_link_down_since_seconds", s.unixtime-m.downSince)
 		}
-		f("slave_priority", 100)
+		f("slave_priority", s.cfg.ReplicaPriority)
 		f("slave_read_only", boolInt(s.cfg.ReplicaReadOnly))
 		f("replica_announced", 1)
 	} else {

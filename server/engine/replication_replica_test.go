@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -280,4 +281,16 @@ func TestSwitchoverContinuesReplicas(t *testing.T) {
 	if stats := a.Info(ctx(), "stats").Val(); !strings.Contains(stats, "sync_full:0\r") {
 		t.Fatalf("a full sync after the switchover:\n%s", stats)
 	}
+}
+
+// A replica whose primary is unreachable answers as redis-server does: READONLY for writes,
+// MASTERDOWN under replica-serve-stale-data no for all but the stale-flagged commands, and its
+// stale data otherwise.
+func TestDetachedReplicaMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	dead := strconv.Itoa(testpeer.FreePort(t))
+	differential(t, addr, split("SET k v", "REPLICAOF 127.0.0.1 "+dead, "GET k", "SET k w", "PING",
+		"CONFIG SET replica-serve-stale-data no", "GET k", "SET k w", "PING", "ECHO x", "DBSIZE",
+		"CONFIG SET slave-serve-stale-data yes", "GET k", "CONFIG GET replica-priority",
+		"REPLICAOF NO ONE", "SET k w", "GET k"))
 }
