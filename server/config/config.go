@@ -28,6 +28,14 @@ const NumClasses = numClasses
 
 var classNames = [numClasses]string{"normal", "replica", "pubsub"}
 
+// CommandRename is one rename-command line: From is renamed To ("" removes it). Line and Text say
+// where it was read, for the startup error when From names no command.
+type CommandRename struct {
+	From, To string
+	Line     int
+	Text     string
+}
+
 // Config is the whole server configuration. New returns it with Redis's defaults.
 type Config struct {
 	Port           int
@@ -122,7 +130,12 @@ type Config struct {
 	Daemonize          bool
 	PidFile            string
 	SupervisedMode     string
-	RenameCommand      map[string]string
+	// RenameCommands are the rename-command lines in the order they were read; a rename to ""
+	// removes the command.
+	RenameCommands []CommandRename
+	// loadingLine is the config file line being read (0 on the command line), so that an error
+	// found later, when the engine applies a rename, can point at it.
+	loadingLine int
 
 	// Compat holds directives accepted only so that existing redis.conf files load: they tune
 	// Redis internals (encodings, jemalloc, rehashing) that iocache does not have.

@@ -26,6 +26,9 @@ type directive struct {
 	// hidden directives, like Redis's HIDDEN_CONFIG ones, answer CONFIG GET only by their exact
 	// name, not a pattern.
 	hidden bool
+	// fileOnly directives (rename-command) exist only in a config file or on the command line:
+	// CONFIG GET does not list them and CONFIG SET does not know them, as in Redis.
+	fileOnly bool
 }
 
 // errInvalid is the cause used when a value does not parse; callers add the directive's name.
@@ -269,18 +272,17 @@ func buildTable() map[string]*directive {
 		boolDirective("daemonize", false, func(c *Config) *bool { return &c.Daemonize }),
 		stringDirective("pidfile", false, func(c *Config) *string { return &c.PidFile }),
 		enumDirective("supervised", false, []string{"no", "upstart", "systemd", "auto"}, func(c *Config) *string { return &c.SupervisedMode }),
-		{name: "rename-command", multiArg: true,
+		// rename-command is read from the config file and the command line only, as in Redis: the
+		// engine applies the renames, in order, to its command table at start.
+		{name: "rename-command", multiArg: true, fileOnly: true,
 			set: func(c *Config, a []string) error {
 				if len(a) != 2 {
 					return errWrongArgs
 				}
-				if c.RenameCommand == nil {
-					c.RenameCommand = map[string]string{}
-				}
-				c.RenameCommand[strings.ToLower(a[0])] = a[1]
+				c.RenameCommands = append(c.RenameCommands, CommandRename{From: a[0], To: a[1],
+					Line: c.loadingLine, Text: "rename-command " + a[0] + " " + a[1]})
 				return nil
-			},
-			get: func(c *Config) string { return "" }},
+			}},
 	}
 	t := make(map[string]*directive, len(ds)*2)
 	for i := range ds {

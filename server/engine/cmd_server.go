@@ -221,7 +221,7 @@ func cmdCommand(s *Server, c *client, argv [][]byte) {
 			if cmd := s.lookupCommand(n); cmd != nil {
 				writeCommandInfo(c, cmd)
 			} else {
-				c.w.NullArray()
+				c.w.Null() // Redis's addReplyNull, not a null array
 			}
 		}
 	case equalFold(sub, "docs"):

@@ -54,9 +54,12 @@ type Server struct {
 	authRequired    atomic.Bool
 
 	// Main-thread state.
-	dbs          []*keyspace.DB
-	seed         maphash.Seed
+	dbs  []*keyspace.DB
+	seed maphash.Seed
+	// commands is the table clients call, after rename-command; builtin has every command under
+	// its original name, for the server's own lookups (rename.go).
 	commands     map[string]*command
+	builtin      map[string]*command
 	clients      map[int64]*client
 	nextClientID int64
 	nowMs        int64
@@ -123,6 +126,13 @@ func New(cfg *config.Config) (*Server, error) {
 		s.dbs[i] = keyspace.NewDB(s.seed)
 	}
 	s.commands = buildCommandTable()
+	s.builtin = make(map[string]*command, len(s.commands))
+	for name, cmd := range s.commands {
+		s.builtin[name] = cmd
+	}
+	if err := s.applyRenames(); err != nil {
+		return nil, err
+	}
 	s.goMemLimit = applyMemoryLimit()
 	s.applyLiveConfig()
 	s.updateClock(time.Now())
