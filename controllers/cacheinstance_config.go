@@ -161,6 +161,9 @@ func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads fu
 	line("benchspace-maxmemory %d", cfg.BenchSpaceMaxMemory)
 	if s.Auth != nil {
 		line("requirepass-file %s", authFilePath(s.Auth))
+	} else {
+		// Without a password the server's protected mode (on by default, as in Redis) would refuse every client from outside the pod.
+		line("protected-mode no")
 	}
 	if s.Persistence.Mode == cachev1alpha1.PersistenceRDB {
 		line("# persistence RDB: snapshots on the pod's volume claim at these save points and at every shutdown, loaded at start.")

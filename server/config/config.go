@@ -151,7 +151,7 @@ func New() *Config {
 		MaxClients:     10000,
 		TCPKeepAlive:   300,
 		TCPBacklog:     511,
-		ProtectedMode:  false,
+		ProtectedMode:  true,
 
 		IOThreads:           1,
 		IOThreadsDoReads:    true,

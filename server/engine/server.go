@@ -389,6 +389,12 @@ func (s *Server) acceptAll(l *netio.Listener) {
 			s.stats.rejectedConns++
 			continue
 		}
+		if protectedModeDenies(s.cfg.ProtectedMode, s.defaultUserNoPass(), l.Unix, remote) {
+			_, _, _ = netio.Write(nfd, []byte(errProtectedMode))
+			netio.Close(nfd)
+			s.stats.rejectedConns++
+			continue
+		}
 		if !l.Unix {
 			netio.ConfigureConn(nfd, s.cfg.TCPKeepAlive)
 		}
