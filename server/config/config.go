@@ -128,6 +128,7 @@ type Config struct {
 	// clients only).
 	EnableDebugCommand string
 	Daemonize          bool
+	SyslogEnabled      bool
 	PidFile            string
 	SupervisedMode     string
 	// RenameCommands are the rename-command lines in the order they were read; a rename to ""

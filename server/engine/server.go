@@ -253,8 +253,11 @@ func (s *Server) Serve() error {
 	}
 	s.bio.confineRuntimeThreads() // again: starting the metrics server may have added threads
 	s.logf(logNotice, "Ready to accept connections tcp %s (io-threads %d, server CPUs %s, bio CPUs %s)", s.Addr(), s.plan.IOThreads, cpuset.Format(s.plan.Server), cpuset.Format(s.plan.Bio))
+	s.writePidFile()
+	s.notifySupervisorReady()
 	s.readyOnce.Do(func() { close(s.ready) })
 	s.mainLoop()
+	s.notifySupervisorStopping()
 	s.stopAll()
 	return ErrServerClosed
 }
@@ -482,6 +485,7 @@ func (s *Server) stopAll() {
 	s.stopWatchdog()
 	s.wg.Wait()
 	s.stopMetrics()
+	s.removePidFile()
 	s.logf(logNotice, "iocache is now ready to exit, bye bye...")
 }
 
