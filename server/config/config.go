@@ -129,8 +129,10 @@ type Config struct {
 	EnableDebugCommand string
 	Daemonize          bool
 	SyslogEnabled      bool
-	PidFile            string
-	SupervisedMode     string
+	// ACLLogMaxLen bounds ACL LOG's entries (Redis's acllog-max-len).
+	ACLLogMaxLen   int
+	PidFile        string
+	SupervisedMode string
 	// RenameCommands are the rename-command lines in the order they were read; a rename to ""
 	// removes the command.
 	RenameCommands []CommandRename
@@ -200,6 +202,7 @@ func New() *Config {
 		BusyReplyThreshold:      5000,
 		EnableDebugCommand:      "no",
 		SupervisedMode:          "no",
+		ACLLogMaxLen:            128,
 	}
 }
 

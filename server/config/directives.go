@@ -179,6 +179,7 @@ func buildTable() map[string]*directive {
 			},
 			get: func(c *Config) string { return strconv.FormatUint(uint64(c.UnixSocketPerm), 8) }},
 		stringDirective("requirepass", true, func(c *Config) *string { return &c.RequirePass }),
+		intDirective("acllog-max-len", true, 0, 1<<31-1, func(c *Config) *int { return &c.ACLLogMaxLen }),
 		{name: "requirepass-file",
 			set: func(c *Config, a []string) error {
 				b, err := os.ReadFile(a[0])

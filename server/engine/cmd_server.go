@@ -316,8 +316,11 @@ func writeCommandInfo(c *client, cmd *command) {
 	c.w.Int(int64(cmd.firstKey))
 	c.w.Int(int64(cmd.lastKey))
 	c.w.Int(int64(cmd.step))
-	c.w.Set(1)
-	c.w.Simple("@" + cmd.group)
+	cats := categoryNames(commandCategories(cmd))
+	c.w.Set(len(cats))
+	for _, cat := range cats {
+		c.w.Simple("@" + cat)
+	}
 	c.w.EmptyArray() // tips
 	c.w.EmptyArray() // key specs
 	c.w.EmptyArray() // subcommands

@@ -139,6 +139,13 @@ func (s *Server) call(c *client, argv [][]byte) {
 		s.reject(c, cmd, "NOAUTH Authentication required.")
 		return
 	}
+	if c.user.restricted {
+		// The one branch the default user (allcommands, allkeys, allchannels) pays.
+		if reason, object := s.acl.aclCheck(c.user, cmd, argv); reason != aclDeniedNone {
+			s.aclDeny(c, cmd, reason, object)
+			return
+		}
+	}
 	if c.guest {
 		s.callGuest(c, cmd.name, argv)
 		return

@@ -60,6 +60,7 @@ type Server struct {
 	// its original name, for the server's own lookups (rename.go).
 	commands     map[string]*command
 	builtin      map[string]*command
+	acl          aclState
 	clients      map[int64]*client
 	nextClientID int64
 	nowMs        int64
@@ -133,6 +134,7 @@ func New(cfg *config.Config) (*Server, error) {
 	if err := s.applyRenames(); err != nil {
 		return nil, err
 	}
+	s.acl = newACLState(s.builtin)
 	s.goMemLimit = applyMemoryLimit()
 	s.applyLiveConfig()
 	s.updateClock(time.Now())
@@ -176,7 +178,7 @@ func (s *Server) applyLiveConfig() {
 	s.protoMaxBulkLen.Store(s.cfg.ProtoMaxBulkLen)
 	s.outLimits.store(s.cfg)
 	s.clientMemLimit = s.cfg.ClientMemoryLimit()
-	s.authRequired.Store(s.cfg.RequirePass != "")
+	s.syncDefaultUser()
 	s.applyWatchdogPeriod()
 	s.applyNotifyConfig()
 	if s.logger != nil {
@@ -409,7 +411,7 @@ func (s *Server) acceptAll(l *netio.Listener) {
 		} else {
 			c.addr, c.laddr = remote, netio.LocalAddr(nfd)
 		}
-		c.authed = s.cfg.RequirePass == ""
+		c.user, c.authed = s.acl.defaultUser, s.defaultAuthenticated()
 		s.clients[c.id] = c
 		s.stats.connectionsReceived++
 		s.io.Assign(c.conn)

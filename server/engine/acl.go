@@ -1,0 +1,578 @@
+package engine
+
+// ACL users, as Redis 7.0 has them: each user is on or off, has passwords (SHA-256 hashes, any
+// number, so that a password can be rotated without a window) or nopass, and one set of
+// permissions: the commands and subcommands it may run (a bitmap over aclTable's units, changed
+// by +cmd, -cmd, +@category, -@category, +cmd|sub), the keys it may name (~pattern, %R~ and %W~
+// for read-only and write-only patterns, allkeys) and the Pub/Sub channels (&pattern,
+// allchannels). The default user starts as Redis's: on, nopass, ~* &* +@all; requirepass is its
+// password. Selectors ("(...)") are not implemented and are refused.
+//
+// The hot path pays one branch: call() checks permissions only when the client's user is
+// restricted (not allcommands, allkeys and allchannels at once), which the default user is not.
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"strings"
+
+	"github.com/iocache/iocache/server/glob"
+)
+
+// Key pattern permissions (%R~, %W~; ~ is both).
+const (
+	aclRead  = 1
+	aclWrite = 2
+	aclAll   = aclRead | aclWrite
+)
+
+type keyPattern struct {
+	pattern string
+	perm    int
+}
+
+// aclUser is one user. Clients hold a pointer to it; ACL SETUSER changes it in place, so a change
+// applies to the connections already authenticated as the user, as in Redis.
+type aclUser struct {
+	name        string
+	enabled     bool
+	nopass      bool
+	sanitize    int      // 0: neither flag, 1: sanitize-payload, 2: skip-sanitize-payload
+	passwords   [][]byte // SHA-256 of each password, in the order added
+	allowed     []uint64 // one bit per aclTable unit, plus the last bit: "future commands" (+@all)
+	allCommands bool     // +@all with nothing removed since: no command check
+	firstArgs   map[int][]string
+	allKeys     bool
+	keys        []keyPattern
+	allChannels bool
+	channels    []string
+	// restricted is the one thing the hot path reads: the user lacks allcommands, allkeys or
+	// allchannels, so its commands go through aclCheck.
+	restricted bool
+}
+
+// aclState is the server's user table and security log.
+type aclState struct {
+	table       *aclTable
+	users       map[string]*aclUser
+	defaultUser *aclUser
+	log         aclLog
+	// requirepass is the value last applied to the default user (nil before the first).
+	requirepass *string
+	// Denials counted for INFO stats (Redis 7.2's acl_access_denied_* fields).
+	deniedAuth, deniedCmd, deniedKey, deniedChannel int64
+}
+
+func newACLState(builtin map[string]*command) aclState {
+	st := aclState{table: buildACLTable(builtin), users: map[string]*aclUser{}}
+	d := st.newUser("default")
+	for _, op := range []string{"+@all", "~*", "&*", "on", "nopass"} {
+		if err := st.applyRule(d, op); err != nil {
+			panic("default user: " + err.Error())
+		}
+	}
+	st.users["default"] = d
+	st.defaultUser = d
+	return st
+}
+
+// newUser is a user as ACL SETUSER creates it: off, no password, no permissions, and no channels
+// (Redis 7.0's acl-pubsub-default resetchannels).
+func (st *aclState) newUser(name string) *aclUser {
+	u := &aclUser{name: name, allowed: make([]uint64, (len(st.table.units)+1+63)/64)}
+	u.refresh(st)
+	return u
+}
+
+// clone copies a user, so that ACL SETUSER can apply its rules to the copy and keep the original
+// when one of them is wrong.
+func (u *aclUser) clone() *aclUser {
+	v := *u
+	v.passwords = append([][]byte(nil), u.passwords...)
+	v.allowed = append([]uint64(nil), u.allowed...)
+	v.keys = append([]keyPattern(nil), u.keys...)
+	v.channels = append([]string(nil), u.channels...)
+	if u.firstArgs != nil {
+		v.firstArgs = make(map[int][]string, len(u.firstArgs))
+		for k, s := range u.firstArgs {
+			v.firstArgs[k] = append([]string(nil), s...)
+		}
+	}
+	return &v
+}
+
+// assign copies src's rules into u, keeping u's name and identity.
+func (u *aclUser) assign(src *aclUser) {
+	name := u.name
+	*u = *src.clone()
+	u.name = name
+}
+
+func (u *aclUser) refresh(st *aclState) {
+	u.restricted = !u.allCommands || !u.allKeys || !u.allChannels
+}
+
+func (u *aclUser) futureBit(st *aclState) int { return len(st.table.units) }
+
+func (u *aclUser) bit(id int) bool { return u.allowed[id/64]&(1<<(id%64)) != 0 }
+
+func (u *aclUser) setBit(id int, on bool) {
+	if on {
+		u.allowed[id/64] |= 1 << (id % 64)
+	} else {
+		u.allowed[id/64] &^= 1 << (id % 64)
+		u.allCommands = false
+	}
+}
+
+// changePerm allows or denies a unit; a container's change applies to its subcommands too.
+func (st *aclState) changePerm(u *aclUser, unit *aclUnit, allow bool) {
+	u.setBit(unit.id, allow)
+	delete(u.firstArgs, unit.id)
+	if st.table.top[unit.cmd] == unit {
+		for _, sub := range st.table.subs[unit.cmd] {
+			u.setBit(sub.id, allow)
+		}
+	}
+}
+
+// changeCategory allows or denies every unit of a category, walking commands as Redis does: a
+// container in the category changes with all its subcommands, then each subcommand by its own.
+func (st *aclState) changeCategory(u *aclUser, bit uint32, allow bool) {
+	for _, unit := range st.table.units {
+		if unit.cats&bit != 0 {
+			st.changePerm(u, unit, allow)
+		}
+	}
+}
+
+// Errors of ACL SETUSER rules, with Redis's texts.
+var (
+	errACLUnknown     = errors.New("Unknown command or category name in ACL")
+	errACLSyntax      = errors.New("Syntax error")
+	errACLAllKeys     = errors.New("Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns")
+	errACLAllChannels = errors.New("Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels")
+	errACLNoPassword  = errors.New("The password you are trying to remove from the user does not exist")
+	errACLBadHash     = errors.New("The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters")
+	errACLSubFirstArg = errors.New("Allowing first-arg of a subcommand is not supported")
+	errACLSelectors   = errors.New("Selectors are not supported by iocache")
+)
+
+func hashPassword(p string) []byte {
+	h := sha256.Sum256([]byte(p))
+	return h[:]
+}
+
+// parseHash reads a #hash or !hash rule's 64 lower-case hex digits.
+func parseHash(s string) ([]byte, error) {
+	if len(s) != 64 {
+		return nil, errACLBadHash
+	}
+	for i := 0; i < len(s); i++ {
+		if ch := s[i]; (ch < 'a' || ch > 'f') && (ch < '0' || ch > '9') {
+			return nil, errACLBadHash
+		}
+	}
+	b, _ := hex.DecodeString(s)
+	return b, nil
+}
+
+func indexHash(list [][]byte, h []byte) int {
+	for i, p := range list {
+		if subtle.ConstantTimeCompare(p, h) == 1 {
+			return i
+		}
+	}
+	return -1
+}
+
+func hasSpace(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\n', '\r', '\v', '\f', 0:
+			return true
+		}
+	}
+	return false
+}
+
+// applyRule applies one ACL SETUSER rule to u, as Redis's ACLSetUser and ACLSetSelector do.
+func (st *aclState) applyRule(u *aclUser, op string) error {
+	defer u.refresh(st)
+	if op == "" {
+		return nil
+	}
+	lower := strings.ToLower(op)
+	switch lower {
+	case "on":
+		u.enabled = true
+		return nil
+	case "off":
+		u.enabled = false
+		return nil
+	case "skip-sanitize-payload":
+		u.sanitize = 2
+		return nil
+	case "sanitize-payload":
+		u.sanitize = 1
+		return nil
+	case "nopass":
+		u.nopass, u.passwords = true, nil
+		return nil
+	case "resetpass":
+		u.nopass, u.passwords = false, nil
+		return nil
+	case "reset":
+		for _, r := range []string{"resetpass", "resetkeys", "resetchannels", "off", "sanitize-payload", "-@all"} {
+			_ = st.applyRule(u, r)
+		}
+		return nil
+	case "clearselectors":
+		return nil
+	case "allkeys", "~*":
+		u.allKeys, u.keys = true, nil
+		return nil
+	case "resetkeys":
+		u.allKeys, u.keys = false, nil
+		return nil
+	case "allchannels", "&*":
+		u.allChannels, u.channels = true, nil
+		return nil
+	case "resetchannels":
+		u.allChannels, u.channels = false, nil
+		return nil
+	case "allcommands", "+@all":
+		for i := range u.allowed {
+			u.allowed[i] = ^uint64(0)
+		}
+		u.allCommands, u.firstArgs = true, nil
+		return nil
+	case "nocommands", "-@all":
+		for i := range u.allowed {
+			u.allowed[i] = 0
+		}
+		u.allCommands, u.firstArgs = false, nil
+		return nil
+	}
+	switch op[0] {
+	case '>', '#':
+		var h []byte
+		if op[0] == '>' {
+			h = hashPassword(op[1:])
+		} else {
+			var err error
+			if h, err = parseHash(op[1:]); err != nil {
+				return err
+			}
+		}
+		if indexHash(u.passwords, h) < 0 {
+			u.passwords = append(u.passwords, h)
+		}
+		u.nopass = false
+		return nil
+	case '<', '!':
+		var h []byte
+		if op[0] == '<' {
+			h = hashPassword(op[1:])
+		} else {
+			var err error
+			if h, err = parseHash(op[1:]); err != nil {
+				return err
+			}
+		}
+		i := indexHash(u.passwords, h)
+		if i < 0 {
+			return errACLNoPassword
+		}
+		u.passwords = append(u.passwords[:i:i], u.passwords[i+1:]...)
+		return nil
+	case '(':
+		return errACLSelectors
+	case '~', '%':
+		return st.addKeyPattern(u, op)
+	case '&':
+		if u.allChannels {
+			return errACLAllChannels
+		}
+		if hasSpace(op[1:]) {
+			return errACLSyntax
+		}
+		for _, ch := range u.channels {
+			if ch == op[1:] {
+				return nil
+			}
+		}
+		u.channels = append(u.channels, op[1:])
+		return nil
+	case '+', '-':
+		allow := op[0] == '+'
+		if len(op) > 1 && op[1] == '@' {
+			bit := categoryBit(op[2:])
+			if bit == 0 || op[2:] == "" {
+				return errACLUnknown
+			}
+			st.changeCategory(u, bit, allow)
+			return nil
+		}
+		return st.commandRule(u, lower[1:], allow)
+	}
+	return errACLSyntax
+}
+
+// commandRule applies +name, -name, +name|sub, -name|sub and the first-arg form +name|arg.
+func (st *aclState) commandRule(u *aclUser, name string, allow bool) error {
+	if unit := st.table.byName[name]; unit != nil {
+		st.changePerm(u, unit, allow)
+		return nil
+	}
+	parent, arg, found := cutLast(name, '|')
+	if !found || !allow {
+		return errACLUnknown
+	}
+	p := st.table.byName[parent]
+	if p == nil {
+		return errACLUnknown
+	}
+	if strings.Contains(parent, "|") {
+		return errACLSubFirstArg
+	}
+	if arg == "" {
+		return errACLSyntax
+	}
+	if st.table.subs[p.cmd] != nil {
+		return errACLUnknown // a container's unknown subcommand
+	}
+	// A first argument of an otherwise denied command ("+select|0"), which Redis 7.0 deprecates.
+	if u.firstArgs == nil {
+		u.firstArgs = map[int][]string{}
+	}
+	for _, a := range u.firstArgs[p.id] {
+		if a == arg {
+			return nil
+		}
+	}
+	u.firstArgs[p.id] = append(u.firstArgs[p.id], arg)
+	return nil
+}
+
+func cutLast(s string, sep byte) (string, string, bool) {
+	i := strings.LastIndexByte(s, sep)
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+1:], true
+}
+
+// addKeyPattern applies ~pattern, %R~pattern, %W~pattern and %RW~pattern.
+func (st *aclState) addKeyPattern(u *aclUser, op string) error {
+	if u.allKeys {
+		return errACLAllKeys
+	}
+	perm, i := aclAll, 1
+	if op[0] == '%' {
+		tilde := strings.IndexByte(op, '~')
+		if tilde < 0 {
+			return errACLSyntax
+		}
+		perm = 0
+		for _, ch := range op[1:tilde] {
+			switch {
+			case (ch == 'R' || ch == 'r') && perm&aclRead == 0:
+				perm |= aclRead
+			case (ch == 'W' || ch == 'w') && perm&aclWrite == 0:
+				perm |= aclWrite
+			default:
+				return errACLSyntax
+			}
+		}
+		if perm == 0 {
+			return errACLSyntax
+		}
+		i = tilde + 1
+	}
+	pattern := op[i:]
+	if hasSpace(pattern) {
+		return errACLSyntax
+	}
+	for j := range u.keys {
+		if u.keys[j].pattern == pattern {
+			u.keys[j].perm |= perm
+			return nil
+		}
+	}
+	u.keys = append(u.keys, keyPattern{pattern: pattern, perm: perm})
+	return nil
+}
+
+// checkPassword reports whether pass authenticates as u, in time independent of the password.
+func (u *aclUser) checkPassword(pass []byte) bool {
+	if !u.enabled {
+		return false
+	}
+	if u.nopass {
+		return true
+	}
+	h := sha256.Sum256(pass)
+	ok := 0
+	for _, p := range u.passwords {
+		ok |= subtle.ConstantTimeCompare(p, h[:])
+	}
+	return ok == 1
+}
+
+// What a permission check denied, as ACL LOG's reason names it.
+const (
+	aclDeniedNone = iota
+	aclDeniedCmd
+	aclDeniedKey
+	aclDeniedChannel
+	aclDeniedAuth
+)
+
+// aclCheck reports whether u may run argv (cmd found by its name), and when it may not, why, and
+// what it was refused (the command's full name, the key or the channel).
+func (st *aclState) aclCheck(u *aclUser, cmd *command, argv [][]byte) (int, string) {
+	unit := st.table.unitFor(cmd, argv)
+	if !u.allCommands && cmd.flags&cmdNoAuth == 0 && !u.bit(unit.id) && !u.firstArgAllowed(unit, argv) {
+		return aclDeniedCmd, unit.fullname
+	}
+	if !u.allKeys {
+		perm := keyPermissionNeeded(cmd, argv)
+		for _, k := range aclCommandKeys(cmd, argv) {
+			if !u.keyAllowed(k, perm) {
+				return aclDeniedKey, string(k)
+			}
+		}
+	}
+	if !u.allChannels {
+		for _, ch := range commandChannels(cmd, argv) {
+			if !u.channelAllowed(ch, cmd.name == "psubscribe") {
+				return aclDeniedChannel, string(ch)
+			}
+		}
+	}
+	return aclDeniedNone, ""
+}
+
+func (u *aclUser) firstArgAllowed(unit *aclUnit, argv [][]byte) bool {
+	args := u.firstArgs[unit.id]
+	if len(args) == 0 || len(argv) < 2 {
+		return false
+	}
+	for _, a := range args {
+		if equalFold(argv[1], a) {
+			return true
+		}
+	}
+	return false
+}
+
+func (u *aclUser) keyAllowed(key []byte, perm int) bool {
+	for _, p := range u.keys {
+		if p.perm&perm == perm && glob.Match([]byte(p.pattern), key, false) {
+			return true
+		}
+	}
+	return false
+}
+
+// channelAllowed matches a channel against the user's patterns; a PSUBSCRIBE pattern must be one
+// of them literally, as in Redis.
+func (u *aclUser) channelAllowed(ch []byte, literal bool) bool {
+	for _, p := range u.channels {
+		if literal && p == string(ch) || !literal && glob.Match([]byte(p), ch, false) {
+			return true
+		}
+	}
+	return false
+}
+
+// keysReadAndWritten are write commands that also return what they change (Redis's key specs
+// with the ACCESS flag), so a user needs read and write access to their keys.
+var keysReadAndWritten = map[string]bool{
+	"incr": true, "decr": true, "incrby": true, "decrby": true, "incrbyfloat": true, "getset": true,
+	"getdel": true, "getex": true, "lpop": true, "rpop": true, "spop": true, "zpopmin": true, "zpopmax": true,
+	"blpop": true, "brpop": true, "bzpopmin": true, "bzpopmax": true, "lmove": true, "blmove": true,
+	"rpoplpush": true, "brpoplpush": true, "lmpop": true, "blmpop": true, "zmpop": true, "bzmpop": true,
+	"hincrby": true, "hincrbyfloat": true, "zincrby": true, "rename": true, "renamenx": true, "move": true,
+	"bitfield": true, "pfcount": true, "xreadgroup": true, "xautoclaim": true, "xclaim": true,
+	"copy": true, "sort": true,
+}
+
+// keyPermissionNeeded is the access a command needs to its keys. It is by command, not by key as
+// Redis's key specs are: a write command needs write access to every key it names (also to the
+// sources of SINTERSTORE, which Redis lets a %R~ pattern cover), so it is never more permissive.
+func keyPermissionNeeded(cmd *command, argv [][]byte) int {
+	switch {
+	case cmd.flags&cmdWrite != 0 && (keysReadAndWritten[cmd.name] || cmd.name == "set" && hasArg(argv[3:], "get")):
+		return aclAll
+	case cmd.flags&cmdWrite != 0:
+		return aclWrite
+	default:
+		return aclRead
+	}
+}
+
+func hasArg(args [][]byte, lower string) bool {
+	for _, a := range args {
+		if equalFold(a, lower) {
+			return true
+		}
+	}
+	return false
+}
+
+// commandChannels are the channels a command publishes or subscribes to (unsubscribing needs no
+// permission, as in Redis).
+func commandChannels(cmd *command, argv [][]byte) [][]byte {
+	switch cmd.name {
+	case "publish":
+		return argv[1:2]
+	case "subscribe", "psubscribe":
+		return argv[1:]
+	}
+	return nil
+}
+
+// aclCommandKeys are the keys a command names: its first/last/step positions, and for commands
+// whose keys move (numkeys arguments, STREAMS, STORE options) the keys their syntax places.
+func aclCommandKeys(cmd *command, argv [][]byte) [][]byte {
+	numkeysAt := func(i int) [][]byte {
+		if len(argv) <= i {
+			return nil
+		}
+		n, ok := parseInt(argv[i])
+		if !ok || n < 0 {
+			return nil
+		}
+		end := min(int64(len(argv)), int64(i+1)+n)
+		return argv[i+1 : end]
+	}
+	switch cmd.name {
+	case "eval", "evalsha", "eval_ro", "evalsha_ro", "blmpop", "bzmpop":
+		return numkeysAt(2)
+	case "lmpop", "zmpop", "sintercard", "zinter", "zunion", "zdiff", "zintercard":
+		return numkeysAt(1)
+	case "zunionstore", "zinterstore", "zdiffstore":
+		return append(argv[1:2:2], numkeysAt(2)...)
+	case "xread", "xreadgroup":
+		for i := 1; i < len(argv); i++ {
+			if equalFold(argv[i], "streams") {
+				rest := argv[i+1:]
+				return rest[:len(rest)/2]
+			}
+		}
+		return nil
+	case "sort", "sort_ro", "georadius", "georadiusbymember":
+		keys := argv[1:2:2]
+		for i := 2; i+1 < len(argv); i++ {
+			if equalFold(argv[i], "store") || equalFold(argv[i], "storedist") {
+				keys = append(keys, argv[i+1])
+			}
+		}
+		return keys
+	}
+	return commandKeys(cmd, argv)
+}

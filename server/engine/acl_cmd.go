@@ -1,0 +1,604 @@
+package engine
+
+// The ACL command, the security log (ACL LOG), the permission check call() makes for restricted
+// users, and how users are described (ACL LIST, ACL GETUSER), all with Redis 7.0's replies and
+// error texts. acl.go holds the users and their rules.
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"sort"
+	"strings"
+)
+
+// aclLogEntry is one ACL LOG entry; similar denials within a minute are counted in one.
+type aclLogEntry struct {
+	count      int64
+	reason     int
+	context    string // toplevel, multi, lua
+	object     string
+	username   string
+	updatedMs  int64 // the last denial counted in it
+	clientInfo string
+}
+
+// aclLog holds the newest entries first, at most acllog-max-len of them.
+type aclLog struct {
+	entries []aclLogEntry
+}
+
+var aclReasonNames = [...]string{aclDeniedCmd: "command", aclDeniedKey: "key", aclDeniedChannel: "channel", aclDeniedAuth: "auth"}
+
+// aclLogGroupMs is how close in time a denial must be to an equal one to be counted in it.
+const aclLogGroupMs = 60000
+
+// addACLLog records a denial; caller is the client whose request it was (the one running the
+// script, for context lua). The password of a failed AUTH is never recorded.
+func (s *Server) addACLLog(caller *client, reason int, context, object, username string) {
+	switch reason {
+	case aclDeniedAuth:
+		s.acl.deniedAuth++
+	case aclDeniedCmd:
+		s.acl.deniedCmd++
+	case aclDeniedKey:
+		s.acl.deniedKey++
+	case aclDeniedChannel:
+		s.acl.deniedChannel++
+	}
+	max := s.cfg.ACLLogMaxLen
+	if max <= 0 {
+		s.acl.log.entries = nil
+		return
+	}
+	info := s.clientInfoLine(caller)
+	l := &s.acl.log
+	for i := range l.entries {
+		e := &l.entries[i]
+		if e.reason == reason && e.context == context && e.object == object && e.username == username && s.nowMs-e.updatedMs < aclLogGroupMs {
+			e.count++
+			e.updatedMs, e.clientInfo = s.nowMs, info
+			moved := *e
+			copy(l.entries[1:i+1], l.entries[:i])
+			l.entries[0] = moved
+			return
+		}
+	}
+	e := aclLogEntry{count: 1, reason: reason, context: context, object: truncate(object, 128), username: truncate(username, 128),
+		updatedMs: s.nowMs, clientInfo: info}
+	l.entries = append([]aclLogEntry{e}, l.entries...)
+	if len(l.entries) > max {
+		l.entries = l.entries[:max]
+	}
+}
+
+// aclDeny answers a command the client's user may not run, and logs it.
+func (s *Server) aclDeny(c *client, cmd *command, reason int, object string) {
+	context := "toplevel"
+	if c.flags&flagMulti != 0 {
+		context = "multi"
+	}
+	s.addACLLog(c, reason, context, object, c.user.name)
+	msg := "NOPERM this user has no permissions to run the '" + object + "' command"
+	switch reason {
+	case aclDeniedKey:
+		msg = "NOPERM this user has no permissions to access one of the keys used as arguments"
+	case aclDeniedChannel:
+		msg = "NOPERM this user has no permissions to access one of the channels used as arguments"
+	}
+	if cmd.name == "exec" {
+		// As Redis's rejectCommand does for EXEC: the transaction goes with it.
+		s.discardTransaction(c)
+		msg = "EXECABORT Transaction discarded because of: " + msg
+	}
+	s.reject(c, cmd, msg)
+}
+
+// aclScriptError is the error redis.call() raises when the script's user may not run a command.
+func aclScriptError(reason int) string {
+	switch reason {
+	case aclDeniedKey:
+		return "ERR The user executing the script can't access at least one of the keys mentioned in the command arguments"
+	case aclDeniedChannel:
+		return "ERR The user executing the script can't publish to the channel mentioned in the command"
+	}
+	return "ERR The user executing the script can't run this command or subcommand"
+}
+
+// aclExecError is EXEC's reply for a queued command the user may no longer run.
+func aclExecError(reason int) string {
+	why := "no permission to execute the command or subcommand"
+	switch reason {
+	case aclDeniedKey:
+		why = "no permission to touch the specified keys"
+	case aclDeniedChannel:
+		why = "no permission to access one of the channels used as arguments"
+	}
+	return "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: " + why
+}
+
+// authenticate checks a username and password (user "" is the default user), logs a failure
+// without the password, and on success makes c that user.
+func (s *Server) authenticate(c *client, user string, pass []byte) bool {
+	if user == "" {
+		user = "default"
+	}
+	u := s.acl.users[user]
+	if u == nil || !u.checkPassword(pass) {
+		context := "toplevel"
+		if c.flags&flagMulti != 0 {
+			context = "multi"
+		}
+		s.addACLLog(c, aclDeniedAuth, context, "AUTH", user)
+		s.logf(logVerbose, "AUTH failed for client id=%d addr=%s user=%s", c.id, c.addr, truncate(user, 128))
+		return false
+	}
+	c.user, c.authed = u, true
+	return true
+}
+
+// defaultAuthenticated is whether a new connection starts authenticated: the default user is on
+// and needs no password.
+func (s *Server) defaultAuthenticated() bool {
+	d := s.acl.defaultUser
+	return d.enabled && d.nopass
+}
+
+// syncDefaultUser applies requirepass to the default user when it changed (at start and on
+// CONFIG SET), as Redis does: resetpass, then the password or nopass.
+func (s *Server) syncDefaultUser() {
+	if s.acl.requirepass != nil && *s.acl.requirepass == s.cfg.RequirePass {
+		return
+	}
+	pass := s.cfg.RequirePass
+	s.acl.requirepass = &pass
+	d := s.acl.defaultUser
+	_ = s.acl.applyRule(d, "resetpass")
+	if pass == "" {
+		_ = s.acl.applyRule(d, "nopass")
+	} else {
+		_ = s.acl.applyRule(d, ">"+pass)
+	}
+	s.authRequired.Store(!s.defaultAuthenticated())
+}
+
+// The ACL subcommands' arities, as Redis's command table has them.
+var aclArity = map[string]int{"cat": -2, "deluser": -3, "dryrun": -4, "genpass": -2, "getuser": 3, "help": 2,
+	"list": 2, "load": 2, "log": -2, "save": 2, "setuser": -3, "users": 2, "whoami": 2}
+
+func cmdACL(s *Server, c *client, argv [][]byte) {
+	sub := lowerASCII(string(argv[1]))
+	arity, known := aclArity[sub]
+	if !known {
+		s.addError(c, "ERR unknown subcommand '"+truncate(string(argv[1]), 128)+"'. Try ACL HELP.")
+		return
+	}
+	if (arity > 0 && len(argv) != arity) || len(argv) < -arity || (sub == "cat" || sub == "genpass" || sub == "log") && len(argv) > 3 {
+		s.addError(c, "ERR wrong number of arguments for 'acl|"+sub+"' command")
+		return
+	}
+	switch sub {
+	case "whoami":
+		c.w.BulkString(c.user.name)
+	case "users":
+		names := s.aclUserNames()
+		c.w.Array(len(names))
+		for _, n := range names {
+			c.w.BulkString(n)
+		}
+	case "list":
+		names := s.aclUserNames()
+		c.w.Array(len(names))
+		for _, n := range names {
+			c.w.BulkString("user " + n + " " + s.acl.describeUser(s.acl.users[n]))
+		}
+	case "getuser":
+		s.aclGetUser(c, string(argv[2]))
+	case "setuser":
+		s.aclSetUser(c, argv[2:])
+	case "deluser":
+		s.aclDelUser(c, argv[2:])
+	case "cat":
+		s.aclCat(c, argv[2:])
+	case "genpass":
+		s.aclGenPass(c, argv[2:])
+	case "dryrun":
+		s.aclDryRun(c, argv[2:])
+	case "log":
+		s.aclLogCommand(c, argv[2:])
+	case "load", "save":
+		s.addError(c, "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.")
+	case "help":
+		writeHelp(c, "ACL", []string{
+			"CAT [<category>]", "    List all commands that belong to <category>, or all command categories", "    when no category is specified.",
+			"DELUSER <username> [<username> ...]", "    Delete a list of users.",
+			"DRYRUN <username> <command> [<arg> ...]", "    Returns whether the user can execute the given command without executing the command.",
+			"GETUSER <username>", "    Get the user's details.",
+			"GENPASS [<bits>]", "    Generate a secure 256-bit user password. The optional `bits` argument can", "    be used to specify a different size.",
+			"LIST", "    Show users details in config file format.",
+			"LOAD", "    Reload users from the ACL file.",
+			"LOG [<count> | RESET]", "    Show the ACL log entries.",
+			"SAVE", "    Save the current config to the ACL file.",
+			"SETUSER <username> <attribute> [<attribute> ...]", "    Create or modify a user with the specified attributes.",
+			"USERS", "    List all the registered usernames.",
+			"WHOAMI", "    Return the current connection username.",
+		})
+	}
+}
+
+func (s *Server) aclUserNames() []string {
+	names := make([]string, 0, len(s.acl.users))
+	for n := range s.acl.users {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// aclSetUser applies the rules to a copy of the user (a new one when it does not exist) and keeps
+// the copy only when every rule is valid, as Redis does.
+func (s *Server) aclSetUser(c *client, args [][]byte) {
+	name := string(args[0])
+	if hasSpace(name) {
+		s.addError(c, "ERR Usernames can't contain spaces or null characters")
+		return
+	}
+	u := s.acl.users[name]
+	var tmp *aclUser
+	if u != nil {
+		tmp = u.clone()
+	} else {
+		tmp = s.acl.newUser(name)
+	}
+	for _, a := range args[1:] {
+		if err := s.acl.applyRule(tmp, string(a)); err != nil {
+			s.addError(c, "ERR Error in ACL SETUSER modifier '"+truncate(string(a), 128)+"': "+err.Error())
+			return
+		}
+	}
+	if u == nil {
+		u = tmp
+		s.acl.users[name] = u
+	} else {
+		u.assign(tmp)
+		u.refresh(&s.acl)
+	}
+	if u == s.acl.defaultUser {
+		s.authRequired.Store(!s.defaultAuthenticated())
+	}
+	c.w.OK()
+}
+
+// aclDelUser removes users and closes the connections authenticated as them.
+func (s *Server) aclDelUser(c *client, names [][]byte) {
+	for _, n := range names {
+		if string(n) == "default" {
+			s.addError(c, "ERR The 'default' user cannot be removed")
+			return
+		}
+	}
+	deleted := 0
+	for _, n := range names {
+		u := s.acl.users[string(n)]
+		if u == nil {
+			continue
+		}
+		delete(s.acl.users, string(n))
+		deleted++
+		for _, x := range s.clients {
+			if x.user != u {
+				continue
+			}
+			x.user, x.authed = s.acl.defaultUser, false
+			if x == c {
+				c.flags |= flagCloseAfterReply
+			} else {
+				s.killClient(x)
+			}
+		}
+	}
+	c.w.Int(int64(deleted))
+}
+
+func (s *Server) aclGetUser(c *client, name string) {
+	u := s.acl.users[name]
+	if u == nil {
+		c.w.Null()
+		return
+	}
+	flags := u.flagNames()
+	c.w.Map(6)
+	c.w.BulkString("flags")
+	c.w.Array(len(flags))
+	for _, f := range flags {
+		c.w.BulkString(f)
+	}
+	c.w.BulkString("passwords")
+	c.w.Array(len(u.passwords))
+	for _, p := range u.passwords {
+		c.w.BulkString(hex.EncodeToString(p))
+	}
+	c.w.BulkString("commands")
+	c.w.BulkString(s.acl.describeCommands(u))
+	c.w.BulkString("keys")
+	c.w.BulkString(u.describeKeys())
+	c.w.BulkString("channels")
+	c.w.BulkString(u.describeChannels())
+	c.w.BulkString("selectors")
+	c.w.EmptyArray()
+}
+
+func (u *aclUser) flagNames() []string {
+	flags := []string{"off"}
+	if u.enabled {
+		flags[0] = "on"
+	}
+	if u.nopass {
+		flags = append(flags, "nopass")
+	}
+	switch u.sanitize {
+	case 2:
+		flags = append(flags, "skip-sanitize-payload")
+	case 1:
+		flags = append(flags, "sanitize-payload")
+	}
+	return flags
+}
+
+func (u *aclUser) describeKeys() string {
+	if u.allKeys {
+		return "~*"
+	}
+	parts := make([]string, len(u.keys))
+	for i, k := range u.keys {
+		switch k.perm {
+		case aclRead:
+			parts[i] = "%R~" + k.pattern
+		case aclWrite:
+			parts[i] = "%W~" + k.pattern
+		default:
+			parts[i] = "~" + k.pattern
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func (u *aclUser) describeChannels() string {
+	if u.allChannels {
+		return "&*"
+	}
+	parts := make([]string, len(u.channels))
+	for i, ch := range u.channels {
+		parts[i] = "&" + ch
+	}
+	return strings.Join(parts, " ")
+}
+
+// describeUser is a user's rules as ACL LIST prints them after "user <name> ".
+func (st *aclState) describeUser(u *aclUser) string {
+	var b strings.Builder
+	for _, f := range u.flagNames() {
+		b.WriteString(f + " ")
+	}
+	for _, p := range u.passwords {
+		b.WriteString("#" + hex.EncodeToString(p) + " ")
+	}
+	if keys := u.describeKeys(); keys != "" {
+		b.WriteString(keys + " ")
+	}
+	if !u.allChannels {
+		b.WriteString("resetchannels ")
+	}
+	if ch := u.describeChannels(); ch != "" {
+		b.WriteString(ch + " ")
+	}
+	b.WriteString(st.describeCommands(u))
+	return b.String()
+}
+
+// describeCommands rebuilds a user's command rules from its bitmap as Redis 7.0 does: +@all or
+// -@all, then the categories that fit best, one at a time, then single commands to make the
+// bitmap exact. Redis emits the single commands in its hash table's order; here they come
+// sorted by name.
+func (st *aclState) describeCommands(u *aclUser) string {
+	fake := st.newUser("")
+	var rules []string
+	additive := !u.bit(u.futureBit(st))
+	if additive {
+		rules = append(rules, "-@all")
+		_ = st.applyRule(fake, "-@all")
+	} else {
+		rules = append(rules, "+@all")
+		_ = st.applyRule(fake, "+@all")
+	}
+	temp := u.clone()
+	applied := make([]bool, len(aclCategories))
+	for {
+		best, minDiff, maxSame := -1, int(^uint(0)>>1), 0
+		for j := range aclCategories {
+			if applied[j] {
+				continue
+			}
+			on, off := 0, 0
+			for _, unit := range st.table.units {
+				if unit.cats&(1<<j) == 0 {
+					continue
+				}
+				if temp.bit(unit.id) {
+					on++
+				} else {
+					off++
+				}
+			}
+			diff, same := off, on
+			if !additive {
+				diff, same = on, off
+			}
+			if same > diff && (diff < minDiff || diff == minDiff && same > maxSame) {
+				best, minDiff, maxSame = j, diff, same
+			}
+		}
+		if best < 0 {
+			break
+		}
+		st.changeCategory(fake, 1<<best, additive)
+		st.changeCategory(temp, 1<<best, !additive)
+		sign := "+@"
+		if !additive {
+			sign = "-@"
+		}
+		rules = append(rules, sign+aclCategories[best])
+		applied[best] = true
+	}
+	for _, unit := range st.table.describeOrder() {
+		userBit, fakeBit := u.bit(unit.id), fake.bit(unit.id)
+		if userBit != fakeBit {
+			sign := "-"
+			if userBit {
+				sign = "+"
+			}
+			rules = append(rules, sign+unit.fullname)
+			st.changePerm(fake, unit, userBit)
+		}
+		if !userBit {
+			for _, a := range u.firstArgs[unit.id] {
+				rules = append(rules, "+"+unit.fullname+"|"+a)
+			}
+		}
+	}
+	return strings.Join(rules, " ")
+}
+
+// describeOrder lists commands by name, each container followed by its subcommands.
+func (t *aclTable) describeOrder() []*aclUnit {
+	out := make([]*aclUnit, 0, len(t.units))
+	for _, u := range t.units {
+		if t.top[u.cmd] != u {
+			continue
+		}
+		out = append(out, u)
+		subs := make([]*aclUnit, 0, len(t.subs[u.cmd]))
+		for _, sub := range t.subs[u.cmd] {
+			subs = append(subs, sub)
+		}
+		sort.Slice(subs, func(i, j int) bool { return subs[i].fullname < subs[j].fullname })
+		out = append(out, subs...)
+	}
+	return out
+}
+
+func (s *Server) aclCat(c *client, args [][]byte) {
+	if len(args) == 0 {
+		c.w.Array(len(aclCategories))
+		for _, n := range aclCategories {
+			c.w.BulkString(n)
+		}
+		return
+	}
+	bit := categoryBit(string(args[0]))
+	if bit == 0 {
+		s.addError(c, "ERR Unknown category '"+truncate(string(args[0]), 128)+"'")
+		return
+	}
+	var names []string
+	for _, unit := range s.acl.table.describeOrder() {
+		if unit.cats&bit != 0 {
+			names = append(names, unit.fullname)
+		}
+	}
+	c.w.Array(len(names))
+	for _, n := range names {
+		c.w.BulkString(n)
+	}
+}
+
+func (s *Server) aclGenPass(c *client, args [][]byte) {
+	bits := int64(256)
+	if len(args) == 1 {
+		v, ok := s.intArg(c, args[0])
+		if !ok {
+			return
+		}
+		if v <= 0 || v > 4096 {
+			s.addError(c, "ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096")
+			return
+		}
+		bits = v
+	}
+	chars := int((bits + 3) / 4)
+	raw := make([]byte, (chars+1)/2)
+	if _, err := rand.Read(raw); err != nil {
+		s.addError(c, "ERR can't read random bytes: "+err.Error())
+		return
+	}
+	c.w.BulkString(hex.EncodeToString(raw)[:chars])
+}
+
+func (s *Server) aclDryRun(c *client, args [][]byte) {
+	u := s.acl.users[string(args[0])]
+	if u == nil {
+		s.addError(c, "ERR User '"+truncate(string(args[0]), 128)+"' not found")
+		return
+	}
+	argv := args[1:]
+	cmd := s.lookupCommand(argv[0])
+	if cmd == nil {
+		s.addError(c, "ERR Command '"+truncate(string(argv[0]), 128)+"' not found")
+		return
+	}
+	if (cmd.arity > 0 && len(argv) != cmd.arity) || len(argv) < -cmd.arity {
+		s.wrongArgs(c, cmd.name)
+		return
+	}
+	switch reason, object := s.acl.aclCheck(u, cmd, argv); reason {
+	case aclDeniedNone:
+		c.w.OK()
+	case aclDeniedCmd:
+		c.w.BulkString("This user has no permissions to run the '" + object + "' command")
+	case aclDeniedKey:
+		c.w.BulkString("This user has no permissions to access the '" + object + "' key")
+	default:
+		c.w.BulkString("This user has no permissions to access the '" + object + "' channel")
+	}
+}
+
+func (s *Server) aclLogCommand(c *client, args [][]byte) {
+	count := int64(10)
+	if len(args) == 1 {
+		if equalFold(args[0], "reset") {
+			s.acl.log.entries = nil
+			c.w.OK()
+			return
+		}
+		v, ok := s.intArg(c, args[0])
+		if !ok {
+			return
+		}
+		count = max(v, 0)
+	}
+	entries := s.acl.log.entries
+	if int64(len(entries)) > count {
+		entries = entries[:count]
+	}
+	c.w.Array(len(entries))
+	for _, e := range entries {
+		c.w.Map(7)
+		c.w.BulkString("count")
+		c.w.Int(e.count)
+		c.w.BulkString("reason")
+		c.w.BulkString(aclReasonNames[e.reason])
+		c.w.BulkString("context")
+		c.w.BulkString(e.context)
+		c.w.BulkString("object")
+		c.w.BulkString(e.object)
+		c.w.BulkString("username")
+		c.w.BulkString(e.username)
+		c.w.BulkString("age-seconds")
+		c.w.Double(float64(s.nowMs-e.updatedMs) / 1000)
+		c.w.BulkString("client-info")
+		c.w.BulkString(e.clientInfo)
+	}
+}
+
+var aclCommands = []commandSpec{
+	{"acl", cmdACL, -2, cmdNoScript | cmdLoading | cmdStale, 0, 0, 0, "server", "A container for Access List Control commands."},
+}

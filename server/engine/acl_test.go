@@ -1,0 +1,255 @@
+package engine
+
+import (
+	"io"
+	"net"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iocache/iocache/server/config"
+)
+
+// describedRules matches the command rules in ACL GETUSER and ACL LIST replies. Redis lists the
+// single commands after the categories in its hash table's order, iocache by name: the tokens
+// are compared as sets (the length of the reply does not change).
+var describedRules = regexp.MustCompile(`([+-]@all)((?: [^ \r]+)*)\r\n`)
+
+func normalizeRules(reply string) string {
+	return describedRules.ReplaceAllStringFunc(reply, func(m string) string {
+		sub := describedRules.FindStringSubmatch(m)
+		tokens := strings.Fields(sub[2])
+		sort.Strings(tokens)
+		if len(tokens) == 0 {
+			return sub[1] + "\r\n"
+		}
+		return sub[1] + " " + strings.Join(tokens, " ") + "\r\n"
+	})
+}
+
+// aclScript runs the same commands, on one connection each, against redis-server and iocache,
+// and reports replies that differ (command rules compared as sets).
+func aclScript(t *testing.T, redisAddr, iocacheAddr string, cmds [][]string) {
+	t.Helper()
+	r, i := dialPeer(t, redisAddr), dialPeer(t, iocacheAddr)
+	for _, cmd := range cmds {
+		want, got := normalizeRules(r.do(cmd...)), normalizeRules(i.do(cmd...))
+		if want != got {
+			t.Errorf("%q:\n redis:   %q\n iocache: %q", cmd, want, got)
+		}
+	}
+}
+
+func words(s string) []string { return strings.Fields(s) }
+
+// Users, their rules and every ACL SETUSER error, as redis-server answers them.
+func TestACLSetUserMatchesRedis(t *testing.T) {
+	redisAddr := startRedisPeer(t)
+	_, addr := startServer(t, nil)
+	var cmds [][]string
+	for _, line := range []string{
+		"ACL SETUSER alice on >p1 >p2 ~cache:* %R~ro:* %W~wo:* &chan* +@read -@dangerous +config|get +set +publish +subscribe +psubscribe +lpush +incr +multi +exec +acl|whoami",
+		"ACL GETUSER alice", "ACL LIST", "ACL USERS",
+		"ACL SETUSER bob", "ACL GETUSER bob",
+		"ACL SETUSER carol on nopass +@all -@dangerous ~* &*", "ACL GETUSER carol",
+		"ACL SETUSER dave on nopass -@all +@hash +@string -hgetall +select|0", "ACL GETUSER dave",
+		"ACL SETUSER erin on #5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8 %RW~k* skip-sanitize-payload", "ACL GETUSER erin",
+		"ACL SETUSER erin !5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8 reset", "ACL GETUSER erin",
+		"ACL SETUSER frank on nopass +@all -@write -@admin +client|id +config|set", "ACL GETUSER frank",
+		"ACL SETUSER x foo", "ACL SETUSER x +nosuch", "ACL SETUSER x +@nosuch", "ACL SETUSER x +get|foo", "ACL GETUSER x",
+		"ACL SETUSER x +config|nosuch", "ACL SETUSER x -config|get", "ACL SETUSER x +config|get|x", "ACL SETUSER x -get|foo",
+		"ACL SETUSER x ~a b", "ACL SETUSER x >a <b", "ACL SETUSER x %X~a", "ACL SETUSER x %~a", "ACL SETUSER x %RR~a",
+		"ACL SETUSER x #abc", "ACL SETUSER x !abc", "ACL SETUSER x allkeys ~foo", "ACL SETUSER x allchannels &foo",
+		"ACL SETUSER x on nopass resetpass", "ACL GETUSER x", "ACL GETUSER nosuch",
+		"ACL DELUSER nosuch default", "ACL DELUSER x nosuch", "ACL USERS", "ACL LIST",
+		"ACL DRYRUN alice get other", "ACL DRYRUN alice get cache:1", "ACL DRYRUN alice flushall",
+		"ACL DRYRUN alice config set maxmemory 1", "ACL DRYRUN alice publish other x", "ACL DRYRUN alice set wo:1 x",
+		"ACL DRYRUN alice get wo:1", "ACL DRYRUN nosuch get a", "ACL DRYRUN alice nosuchcmd", "ACL DRYRUN alice get",
+		"ACL GENPASS 0", "ACL GENPASS 4097", "ACL GENPASS abc", "ACL CAT nosuch", "ACL CAT",
+		"ACL LOG abc", "ACL LOG RESET", "ACL NOSUCH", "ACL USERS extra", "ACL WHOAMI", "ACL LOAD", "ACL SAVE",
+	} {
+		cmds = append(cmds, words(line))
+	}
+	cmds = append(cmds, []string{"ACL", "SETUSER", "a b"})
+	aclScript(t, redisAddr, addr, cmds)
+	if got := dialPeer(t, addr).do("ACL", "GENPASS", "5"); len(got) != len("$2\r\nab\r\n") {
+		t.Errorf("ACL GENPASS 5: %q", got)
+	}
+}
+
+// A restricted user gets Redis's NOPERM errors for commands, subcommands, keys (read-only and
+// write-only patterns) and channels, at top level, inside MULTI (and EXEC) and in scripts.
+func TestACLPermissionsMatchRedis(t *testing.T) {
+	redisAddr := startRedisPeer(t)
+	_, addr := startServer(t, nil)
+	var cmds [][]string
+	for _, line := range []string{
+		"ACL SETUSER alice on >p1 >p2 ~cache:* %R~ro:* %W~wo:* &chan* +@read -@dangerous +config|get +set +publish +subscribe +psubscribe +lpush +incr +multi +exec +eval +acl|whoami",
+		"SET cache:1 v", "AUTH alice wrong", "AUTH nobody p1", "AUTH p1", "HELLO 2 AUTH alice wrong",
+		"AUTH alice p2", "AUTH alice p1", "ACL WHOAMI",
+		"GET cache:1", "GET other", "SET cache:1 v2", "SET other v", "CONFIG GET maxmemory",
+		"CONFIG SET maxmemory 1", "FLUSHALL", "KEYS *", "GET ro:1", "SET ro:1 x", "SET wo:1 x",
+		"GET wo:1", "INCR wo:1", "LPUSH wo:l a", "MGET cache:1 other", "PUBLISH chan1 x", "PUBLISH other x",
+		"ACL LOG", "CLIENT ID",
+		"MULTI", "GET other", "GET cache:1", "EXEC", "MULTI", "GET cache:1", "EXEC", "EXEC",
+		"SUBSCRIBE other", "PSUBSCRIBE ch*", "PSUBSCRIBE chan*", "GET other", "GET cache:1",
+	} {
+		cmds = append(cmds, words(line))
+	}
+	aclScript(t, redisAddr, addr, cmds)
+
+	scripts := [][]string{
+		{"AUTH", "alice", "p1"},
+		{"EVAL", "return redis.call('set','other','x')", "0"},
+		{"EVAL", "return redis.call('flushall')", "0"},
+		{"EVAL", "return redis.pcall('get','other')", "0"},
+		{"EVAL", "return redis.call('publish','other','x')", "0"},
+		{"EVAL", "return redis.call('get',KEYS[1])", "1", "other"},
+		{"EVAL", "return redis.call('get',KEYS[1])", "1", "cache:1"},
+	}
+	aclScript(t, redisAddr, addr, scripts)
+
+	// The log, as the default user reads it: entries, counts, reasons, contexts, objects and
+	// users are Redis's; the age and the client's CLIENT LIST line are not compared.
+	want, got := maskACLLog(dialPeer(t, redisAddr).do("ACL", "LOG")), maskACLLog(dialPeer(t, addr).do("ACL", "LOG"))
+	if want != got {
+		t.Errorf("ACL LOG:\n redis:   %q\n iocache: %q", want, got)
+	}
+}
+
+var aclLogVolatile = regexp.MustCompile(`(\$11\r\n(?:age-seconds|client-info)\r\n)(?:\$\d+\r\n[^\r]*|,[^\r]*)\r\n`)
+
+func maskACLLog(raw string) string { return aclLogVolatile.ReplaceAllString(raw, "${1}X\r\n") }
+
+// Several passwords per user: either works, and one can be removed while the other stays, so a
+// password rotates without a window. A deleted user's connections are closed; requirepass is
+// the default user's password, also when set live.
+func TestACLPasswordsAndDefaultUser(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) { c.RequirePass = "s3cret" })
+	admin := dialPeer(t, addr)
+	if got := admin.do("PING"); got != "-NOAUTH Authentication required.\r\n" {
+		t.Fatalf("before AUTH: %q", got)
+	}
+	if got := admin.do("AUTH", "default", "s3cret"); got != "+OK\r\n" {
+		t.Fatalf("AUTH default: %q", got)
+	}
+	admin.do("ACL", "SETUSER", "app", "on", ">old", ">new", "~*", "&*", "+@all")
+	for _, pass := range []string{"old", "new"} {
+		if got := dialPeer(t, addr).do("AUTH", "app", pass); got != "+OK\r\n" {
+			t.Errorf("AUTH app %s: %q", pass, got)
+		}
+	}
+	app := dialPeer(t, addr)
+	app.do("AUTH", "app", "old")
+	admin.do("ACL", "SETUSER", "app", "<old")
+	if got := dialPeer(t, addr).do("AUTH", "app", "old"); got != "-"+errWrongPass+"\r\n" {
+		t.Errorf("removed password still works: %q", got)
+	}
+	if got := app.do("PING"); got != "+PONG\r\n" {
+		t.Errorf("a connection authenticated with the removed password lost its session: %q", got)
+	}
+	h := dialPeer(t, addr)
+	if got := h.do("HELLO", "3", "AUTH", "app", "new"); !strings.HasPrefix(got, "%7\r\n") {
+		t.Errorf("HELLO 3 AUTH app new: %q", got)
+	}
+	if got := h.do("ACL", "WHOAMI"); got != "$3\r\napp\r\n" {
+		t.Errorf("ACL WHOAMI after HELLO AUTH: %q", got)
+	}
+	if got := admin.do("ACL", "DELUSER", "app"); got != ":1\r\n" {
+		t.Fatalf("ACL DELUSER: %q", got)
+	}
+	app.send("PING")
+	if got := app.readAll(); got != "" {
+		t.Errorf("a deleted user's connection answered %q", got)
+	}
+	admin.do("CONFIG", "SET", "requirepass", "other")
+	if got := dialPeer(t, addr).do("AUTH", "s3cret"); got != "-"+errWrongPass+"\r\n" {
+		t.Errorf("old requirepass still works: %q", got)
+	}
+	if got := dialPeer(t, addr).do("AUTH", "other"); got != "+OK\r\n" {
+		t.Errorf("new requirepass: %q", got)
+	}
+	info := admin.do("INFO", "stats")
+	if !strings.Contains(info, "acl_access_denied_auth:2\r\n") {
+		t.Errorf("failed AUTHs not counted: %q", info)
+	}
+	log := admin.do("ACL", "LOG")
+	if !strings.Contains(log, "$4\r\nauth\r\n") || strings.Contains(log, "s3cret") || strings.Contains(log, "old\r\n") {
+		t.Errorf("ACL LOG of failed AUTH (must not hold the password): %q", log)
+	}
+}
+
+// COMMAND INFO's ACL categories and ACL CAT's members are Redis's, for every command iocache has.
+func TestACLCategoriesMatchRedis(t *testing.T) {
+	redisAddr := startRedisPeer(t)
+	s, addr := startServer(t, nil)
+	r, i := dialPeer(t, redisAddr), dialPeer(t, addr)
+	for name, cmd := range s.builtin {
+		if name == "benchspace" {
+			continue
+		}
+		want := commandInfoCategories(r.do("COMMAND", "INFO", name))
+		got := commandInfoCategories(i.do("COMMAND", "INFO", name))
+		if want != got {
+			t.Errorf("COMMAND INFO %s categories: redis %q, iocache %q (flags %b)", name, want, got, cmd.flags)
+		}
+	}
+	for _, cat := range aclCategories {
+		want, got := bulkSet(r.do("ACL", "CAT", cat)), bulkSet(i.do("ACL", "CAT", cat))
+		for n := range want {
+			top, _, _ := strings.Cut(n, "|")
+			if s.builtin[top] == nil {
+				delete(want, n)
+			}
+		}
+		delete(got, "benchspace")
+		for n := range want {
+			if !got[n] {
+				t.Errorf("ACL CAT %s: iocache lacks %s", cat, n)
+			}
+		}
+		for n := range got {
+			if !want[n] {
+				t.Errorf("ACL CAT %s: iocache lists %s, redis does not", cat, n)
+			}
+		}
+	}
+}
+
+// commandInfoCategories cuts the command's ACL categories out of a raw one-command COMMAND INFO
+// reply: the first run of them (a container's subcommands follow with theirs).
+func commandInfoCategories(raw string) string {
+	var cats []string
+	for _, l := range strings.Split(raw, "\r\n") {
+		if strings.HasPrefix(l, "+@") {
+			cats = append(cats, l[1:])
+		} else if len(cats) > 0 {
+			break
+		}
+	}
+	return strings.Join(cats, " ")
+}
+
+func bulkSet(raw string) map[string]bool {
+	out := map[string]bool{}
+	lines := strings.Split(raw, "\r\n")
+	for j, l := range lines {
+		if strings.HasPrefix(l, "$") && j+1 < len(lines) {
+			out[lines[j+1]] = true
+		}
+	}
+	return out
+}
+
+// readAll reads until the server closes the connection (5 s at most) and returns what came.
+func (p *peerConn) readAll() string {
+	p.t.Helper()
+	_ = p.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	b, err := io.ReadAll(p.br)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		p.t.Errorf("connection still open after 5s (read %q)", b)
+	}
+	return string(b)
+}
