@@ -478,6 +478,20 @@ func (u *aclUser) keyAllowed(key []byte, perm int) bool {
 	return false
 }
 
+// readsAllKeys reports whether the user may read any key: what SORT's BY and GET patterns,
+// which read keys no argument names, require.
+func (u *aclUser) readsAllKeys() bool {
+	if u.allKeys {
+		return true
+	}
+	for _, p := range u.keys {
+		if p.pattern == "*" && p.perm&aclRead != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // channelAllowed matches a channel against the user's patterns; a PSUBSCRIBE pattern must be one
 // of them literally, as in Redis.
 func (u *aclUser) channelAllowed(ch []byte, literal bool) bool {

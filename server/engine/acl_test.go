@@ -111,6 +111,18 @@ func TestACLPermissionsMatchRedis(t *testing.T) {
 	}
 	aclScript(t, redisAddr, addr, scripts)
 
+	// SORT's BY and GET read keys no argument names: only a user who may read every key may use
+	// them.
+	var sorts [][]string
+	for _, line := range []string{
+		"RPUSH list 3 1 2", "ACL SETUSER sorter on >p ~list* +sort_ro +sort +auth",
+		"AUTH sorter p", "SORT_RO list", "SORT_RO list BY w_*", "SORT_RO list BY nosort", "SORT_RO list GET #",
+		"SORT list BY w_* STORE list2", "SORT list GET # STORE list2", "SORT list STORE other",
+	} {
+		sorts = append(sorts, words(line))
+	}
+	aclScript(t, redisAddr, addr, sorts)
+
 	// The log, as the default user reads it: entries, counts, reasons, contexts, objects and
 	// users are Redis's; the age and the client's CLIENT LIST line are not compared.
 	want, got := maskACLLog(dialPeer(t, redisAddr).do("ACL", "LOG")), maskACLLog(dialPeer(t, addr).do("ACL", "LOG"))
