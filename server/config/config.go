@@ -36,6 +36,13 @@ type CommandRename struct {
 	Text     string
 }
 
+// UserLine is one "user <name> <rules...>" line, with where it was read.
+type UserLine struct {
+	Args []string
+	Line int
+	Text string
+}
+
 // Config is the whole server configuration. New returns it with Redis's defaults.
 type Config struct {
 	Port           int
@@ -129,6 +136,10 @@ type Config struct {
 	EnableDebugCommand string
 	Daemonize          bool
 	SyslogEnabled      bool
+	// Users are the config file's user lines; ACLFile names a file of them that ACL LOAD and ACL
+	// SAVE read and write. Redis refuses both at once, and so does the engine.
+	Users   []UserLine
+	ACLFile string
 	// ACLLogMaxLen bounds ACL LOG's entries (Redis's acllog-max-len).
 	ACLLogMaxLen   int
 	PidFile        string

@@ -179,6 +179,13 @@ func buildTable() map[string]*directive {
 			},
 			get: func(c *Config) string { return strconv.FormatUint(uint64(c.UnixSocketPerm), 8) }},
 		stringDirective("requirepass", true, func(c *Config) *string { return &c.RequirePass }),
+		// user lines define ACL users (config file and command line only), as in Redis.
+		{name: "user", multiArg: true, fileOnly: true,
+			set: func(c *Config, a []string) error {
+				c.Users = append(c.Users, UserLine{Args: append([]string(nil), a...), Line: c.loadingLine, Text: "user " + strings.Join(a, " ")})
+				return nil
+			}},
+		stringDirective("aclfile", false, func(c *Config) *string { return &c.ACLFile }),
 		intDirective("acllog-max-len", true, 0, 1<<31-1, func(c *Config) *int { return &c.ACLLogMaxLen }),
 		{name: "requirepass-file",
 			set: func(c *Config, a []string) error {

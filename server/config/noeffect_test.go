@@ -9,7 +9,7 @@ import (
 // honoured are the directives the server acts on (a test of its own exercises each one). A new
 // directive must join this list or noEffect, so none is accepted and silently ignored again.
 var honoured = []string{
-	"acllog-max-len", "active-expire-effort", "aof_rewrite_cpulist", "appendonly", "benchspace-maxmemory", "bgsave_cpulist",
+	"aclfile", "acllog-max-len", "active-expire-effort", "aof_rewrite_cpulist", "appendonly", "benchspace-maxmemory", "bgsave_cpulist",
 	"bind", "bio_cpulist", "busy-reply-threshold", "client-output-buffer-limit", "client-query-buffer-limit",
 	"cpulist-mode", "daemonize", "databases", "dbfilename", "dir", "enable-debug-command",
 	"enable-protected-configs", "hash-max-listpack-entries", "hz", "io-threads", "io-threads-activation",
@@ -19,7 +19,7 @@ var honoured = []string{
 	"rdbchecksum", "rdbcompression", "rename-command", "requirepass", "requirepass-file", "save",
 	"server_cpulist", "set-max-intset-entries", "slowlog-log-slower-than", "slowlog-max-len",
 	"stop-writes-on-bgsave-error", "supervised", "syslog-enabled", "tcp-backlog", "tcp-keepalive",
-	"timeout", "unixsocket", "unixsocketperm", "watchdog-period", "zset-max-listpack-entries",
+	"timeout", "unixsocket", "unixsocketperm", "user", "watchdog-period", "zset-max-listpack-entries",
 }
 
 func TestEveryDirectiveIsHonouredOrListed(t *testing.T) {

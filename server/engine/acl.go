@@ -67,15 +67,19 @@ type aclState struct {
 
 func newACLState(builtin map[string]*command) aclState {
 	st := aclState{table: buildACLTable(builtin), users: map[string]*aclUser{}}
-	d := st.newUser("default")
-	for _, op := range []string{"+@all", "~*", "&*", "on", "nopass"} {
-		if err := st.applyRule(d, op); err != nil {
-			panic("default user: " + err.Error())
-		}
-	}
+	d := st.newDefaultUser()
 	st.users["default"] = d
 	st.defaultUser = d
 	return st
+}
+
+// newDefaultUser is the default user as Redis creates it: on, nopass, ~* &* +@all.
+func (st *aclState) newDefaultUser() *aclUser {
+	d := st.newUser("default")
+	for _, op := range []string{"+@all", "~*", "&*", "on", "nopass"} {
+		_ = st.applyRule(d, op)
+	}
+	return d
 }
 
 // newUser is a user as ACL SETUSER creates it: off, no password, no permissions, and no channels

@@ -206,6 +206,10 @@ func cmdACL(s *Server, c *client, argv [][]byte) {
 	case "log":
 		s.aclLogCommand(c, argv[2:])
 	case "load", "save":
+		if s.cfg.ACLFile != "" {
+			s.aclLoadSave(c, sub)
+			return
+		}
 		s.addError(c, "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.")
 	case "help":
 		writeHelp(c, "ACL", []string{
@@ -223,6 +227,23 @@ func cmdACL(s *Server, c *client, argv [][]byte) {
 			"WHOAMI", "    Return the current connection username.",
 		})
 	}
+}
+
+func (s *Server) aclLoadSave(c *client, sub string) {
+	if sub == "load" {
+		if msg := s.loadACLFile(); msg != "" {
+			s.addError(c, "ERR "+msg)
+			return
+		}
+		c.w.OK()
+		return
+	}
+	if err := s.saveACLFile(); err != nil {
+		s.logf(logWarning, "Saving the ACL file %s: %v", s.cfg.ACLFile, err)
+		s.addError(c, "ERR There was an error trying to save the ACLs. Please check the server logs for more information")
+		return
+	}
+	c.w.OK()
 }
 
 func (s *Server) aclUserNames() []string {
@@ -284,17 +305,7 @@ func (s *Server) aclDelUser(c *client, names [][]byte) {
 		}
 		delete(s.acl.users, string(n))
 		deleted++
-		for _, x := range s.clients {
-			if x.user != u {
-				continue
-			}
-			x.user, x.authed = s.acl.defaultUser, false
-			if x == c {
-				c.flags |= flagCloseAfterReply
-			} else {
-				s.killClient(x)
-			}
-		}
+		s.dropUser(u, c)
 	}
 	c.w.Int(int64(deleted))
 }

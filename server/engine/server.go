@@ -137,6 +137,9 @@ func New(cfg *config.Config) (*Server, error) {
 	s.acl = newACLState(s.builtin)
 	s.goMemLimit = applyMemoryLimit()
 	s.applyLiveConfig()
+	if err := s.loadConfiguredUsers(); err != nil {
+		return nil, err
+	}
 	s.updateClock(time.Now())
 	s.persist = persistState{lastSave: s.unixtime, lastBgsaveOK: true, lastBgsaveSec: -1}
 	if err := s.loadRDB(); err != nil {
