@@ -173,8 +173,8 @@ func (s *Server) call(c *client, argv [][]byte) {
 
 // execute runs a validated command and accounts for it.
 func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
-	if len(s.pubsub.monitors) > 0 && cmd.flags&cmdSkipMonitor == 0 {
-		s.feedMonitors(c, argv)
+	if len(s.pubsub.monitors) > 0 && s.monitorShows(cmd, argv) {
+		s.feedMonitors(c, redact(cmd, argv))
 	}
 	errsBefore := s.stats.errorReplies
 	start := nanotime()
@@ -195,7 +195,7 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 	}
 	c.lastCmd = cmd.name
 	if s.cfg.SlowlogLogSlowerThan >= 0 && dur/1000 >= s.cfg.SlowlogLogSlowerThan {
-		s.slowlog.add(s, c, argv, dur/1000)
+		s.slowlog.add(s, c, redact(cmd, argv), dur/1000)
 	}
 }
 
