@@ -282,6 +282,7 @@ func (s *Server) aclSetUser(c *client, args [][]byte) {
 	} else {
 		u.assign(tmp)
 		u.refresh(&s.acl)
+		s.killRevokedSubscribers(u, c)
 	}
 	if u == s.acl.defaultUser {
 		s.authRequired.Store(!s.defaultAuthenticated())
@@ -308,6 +309,39 @@ func (s *Server) aclDelUser(c *client, names [][]byte) {
 		s.dropUser(u, c)
 	}
 	c.w.Int(int64(deleted))
+}
+
+// killRevokedSubscribers closes the connections of u subscribed to a channel or pattern its
+// rules no longer allow, as Redis does after ACL SETUSER and ACL LOAD.
+func (s *Server) killRevokedSubscribers(u *aclUser, current *client) {
+	if u.allChannels {
+		return
+	}
+	for _, x := range s.clients {
+		if x.user != u || x.subscriptions() == 0 || !x.subscribedBeyond(u) {
+			continue
+		}
+		if x == current {
+			x.flags |= flagCloseAfterReply
+		} else {
+			s.killClient(x)
+		}
+	}
+}
+
+// subscribedBeyond reports whether the client listens to a channel or pattern u may not.
+func (x *client) subscribedBeyond(u *aclUser) bool {
+	for ch := range x.channels {
+		if !u.channelAllowed([]byte(ch), false) {
+			return true
+		}
+	}
+	for p := range x.patterns {
+		if !u.channelAllowed([]byte(p), true) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) aclGetUser(c *client, name string) {

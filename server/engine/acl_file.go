@@ -129,6 +129,7 @@ func (s *Server) loadACLFile() string {
 	}
 	for _, u := range users {
 		s.acl.install(u)
+		s.killRevokedSubscribers(s.acl.users[u.name], nil)
 	}
 	s.authRequired.Store(!s.defaultAuthenticated())
 	return ""

@@ -265,3 +265,37 @@ func (p *peerConn) readAll() string {
 	}
 	return string(b)
 }
+
+// A subscriber whose user loses the permission of a channel or pattern it listens to is
+// disconnected, as redis-server does; one that keeps it stays.
+func TestACLRevokedChannelClosesSubscribers(t *testing.T) {
+	redisAddr := startRedisPeer(t)
+	_, addr := startServer(t, nil)
+	for _, a := range []string{redisAddr, addr} {
+		for _, tc := range []struct {
+			rules []string
+			alive bool
+		}{
+			{[]string{"&chan1"}, true},
+			{[]string{"allchannels"}, true},
+			{[]string{"resetchannels", "&chan1*"}, false},
+			{[]string{"resetchannels", "&other"}, false},
+		} {
+			admin := dialPeer(t, a)
+			admin.do("ACL", "SETUSER", "sub", "on", ">p", "resetchannels", "&chan*", "+subscribe", "+psubscribe", "+ping")
+			sub := dialPeer(t, a)
+			sub.do("AUTH", "sub", "p")
+			sub.do("SUBSCRIBE", "chan1")
+			sub.do("PSUBSCRIBE", "chan*")
+			admin.do(append([]string{"ACL", "SETUSER", "sub"}, tc.rules...)...)
+			sub.send("PING")
+			if tc.alive {
+				if got := sub.do("PING"); !strings.Contains(got, "pong") {
+					t.Errorf("%s %v: subscriber answered %q", a, tc.rules, got)
+				}
+			} else if got := sub.readAll(); got != "" {
+				t.Errorf("%s %v: subscriber still served: %q", a, tc.rules, got)
+			}
+		}
+	}
+}
