@@ -52,12 +52,13 @@ func (s *Server) addACLLog(caller *client, reason int, context, object, username
 	}
 	info := s.clientInfoLine(caller)
 	l := &s.acl.log
-	for i := range l.entries {
+	// Like Redis, only the ten newest entries are candidates for grouping.
+	for i := 0; i < len(l.entries) && i < 10; i++ {
 		e := &l.entries[i]
 		if e.reason == reason && e.context == context && e.object == object && e.username == username && s.nowMs-e.updatedMs < aclLogGroupMs {
 			e.count++
 			e.updatedMs, e.clientInfo = s.nowMs, info
-			moved := *e
+			moved := *e // to the head, as Redis does
 			copy(l.entries[1:i+1], l.entries[:i])
 			l.entries[0] = moved
 			return
@@ -117,8 +118,8 @@ func aclExecError(reason int) string {
 }
 
 // authenticate checks a username and password (user "" is the default user), logs a failure
-// without the password, and on success makes c that user.
-func (s *Server) authenticate(c *client, user string, pass []byte) bool {
+// without the password (object is the command, AUTH or HELLO), and on success makes c that user.
+func (s *Server) authenticate(c *client, object, user string, pass []byte) bool {
 	if user == "" {
 		user = "default"
 	}
@@ -128,7 +129,7 @@ func (s *Server) authenticate(c *client, user string, pass []byte) bool {
 		if c.flags&flagMulti != 0 {
 			context = "multi"
 		}
-		s.addACLLog(c, aclDeniedAuth, context, "AUTH", user)
+		s.addACLLog(c, aclDeniedAuth, context, object, user)
 		s.logf(logVerbose, "AUTH failed for client id=%d addr=%s user=%s", c.id, c.addr, truncate(user, 128))
 		return false
 	}
@@ -353,7 +354,7 @@ func (s *Server) aclGetUser(c *client, name string) {
 	flags := u.flagNames()
 	c.w.Map(6)
 	c.w.BulkString("flags")
-	c.w.Array(len(flags))
+	c.w.Set(len(flags))
 	for _, f := range flags {
 		c.w.BulkString(f)
 	}

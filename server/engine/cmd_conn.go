@@ -48,7 +48,7 @@ func cmdAuth(s *Server, c *client, argv [][]byte) {
 		s.addError(c, "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 		return
 	}
-	if !s.authenticate(c, user, pass) {
+	if !s.authenticate(c, "AUTH", user, pass) {
 		s.addError(c, errWrongPass)
 		return
 	}
@@ -85,7 +85,7 @@ func cmdHello(s *Server, c *client, argv [][]byte) {
 			return
 		}
 	}
-	if hasAuth && !s.authenticate(c, string(user), pass) {
+	if hasAuth && !s.authenticate(c, "HELLO", string(user), pass) {
 		s.addError(c, errWrongPass)
 		return
 	}
@@ -422,7 +422,8 @@ func (s *Server) clientKill(c *client, argv [][]byte) {
 		return
 	}
 	var id int64
-	addr, laddr, user := "", "", ""
+	addr, laddr := "", ""
+	var user *aclUser
 	skipMe := true
 	for i := 2; i < len(argv); i += 2 {
 		v := string(argv[i+1])
@@ -439,7 +440,10 @@ func (s *Server) clientKill(c *client, argv [][]byte) {
 		case equalFold(argv[i], "laddr"):
 			laddr = v
 		case equalFold(argv[i], "user"):
-			user = v
+			if user = s.acl.users[v]; user == nil {
+				s.addError(c, "ERR No such user '"+v+"'")
+				return
+			}
 		case equalFold(argv[i], "skipme"):
 			switch strings.ToLower(v) {
 			case "yes":
@@ -459,7 +463,7 @@ func (s *Server) clientKill(c *client, argv [][]byte) {
 	killed := 0
 	for _, x := range s.clients {
 		if (id != 0 && x.id != id) || (addr != "" && x.addr != addr) || (laddr != "" && x.laddr != laddr) ||
-			(user != "" && user != "default") || (skipMe && x == c) {
+			(user != nil && x.user != user) || (skipMe && x == c) {
 			continue
 		}
 		if x == c {
