@@ -443,11 +443,8 @@ func (st *aclState) aclCheck(u *aclUser, cmd *command, argv [][]byte) (int, stri
 		return aclDeniedCmd, unit.fullname
 	}
 	if !u.allKeys {
-		perm := keyPermissionNeeded(cmd, argv)
-		for _, k := range aclCommandKeys(cmd, argv) {
-			if !u.keyAllowed(k, perm) {
-				return aclDeniedKey, string(k)
-			}
+		if key, denied := u.deniedKey(unit, cmd, argv); denied {
+			return aclDeniedKey, key
 		}
 	}
 	if !u.allChannels {
@@ -505,32 +502,6 @@ func (u *aclUser) channelAllowed(ch []byte, literal bool) bool {
 		}
 	}
 	return false
-}
-
-// keysReadAndWritten are write commands that also return what they change (Redis's key specs
-// with the ACCESS flag), so a user needs read and write access to their keys.
-var keysReadAndWritten = map[string]bool{
-	"incr": true, "decr": true, "incrby": true, "decrby": true, "incrbyfloat": true, "getset": true,
-	"getdel": true, "getex": true, "lpop": true, "rpop": true, "spop": true, "zpopmin": true, "zpopmax": true,
-	"blpop": true, "brpop": true, "bzpopmin": true, "bzpopmax": true, "lmove": true, "blmove": true,
-	"rpoplpush": true, "brpoplpush": true, "lmpop": true, "blmpop": true, "zmpop": true, "bzmpop": true,
-	"hincrby": true, "hincrbyfloat": true, "zincrby": true, "rename": true, "renamenx": true, "move": true,
-	"bitfield": true, "pfcount": true, "xreadgroup": true, "xautoclaim": true, "xclaim": true,
-	"copy": true, "sort": true,
-}
-
-// keyPermissionNeeded is the access a command needs to its keys. It is by command, not by key as
-// Redis's key specs are: a write command needs write access to every key it names (also to the
-// sources of SINTERSTORE, which Redis lets a %R~ pattern cover), so it is never more permissive.
-func keyPermissionNeeded(cmd *command, argv [][]byte) int {
-	switch {
-	case cmd.flags&cmdWrite != 0 && (keysReadAndWritten[cmd.name] || cmd.name == "set" && hasArg(argv[3:], "get")):
-		return aclAll
-	case cmd.flags&cmdWrite != 0:
-		return aclWrite
-	default:
-		return aclRead
-	}
 }
 
 func hasArg(args [][]byte, lower string) bool {

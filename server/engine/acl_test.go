@@ -306,3 +306,39 @@ func TestACLRevokedChannelClosesSubscribers(t *testing.T) {
 		}
 	}
 }
+
+// Read-only (%R~) and write-only (%W~) key patterns grant what Redis's key specs say each key
+// position needs: ACL DRYRUN answers the same for every command below, for a reader, a writer and
+// a user with both kinds of patterns.
+func TestACLKeyPermissionsMatchRedis(t *testing.T) {
+	redisAddr := startRedisPeer(t)
+	_, addr := startServer(t, nil)
+	setup := [][]string{
+		{"ACL", "SETUSER", "reader", "on", "nopass", "+@all", "%R~*"},
+		{"ACL", "SETUSER", "writer", "on", "nopass", "+@all", "%W~*"},
+		{"ACL", "SETUSER", "mixed", "on", "nopass", "+@all", "%R~r*", "%W~w*", "~rw*"},
+	}
+	cmds := []string{
+		"GET r1", "GET w1", "SET w1 v", "SET w1 v GET", "SET r1 v", "INCR w1", "INCR rw1", "APPEND w1 x",
+		"SETRANGE w1 0 x", "GETRANGE w1 0 1", "STRLEN w1", "EXISTS r1 w1", "TYPE w1", "TTL w1", "TOUCH w1",
+		"DEL w1", "DEL r1", "GETDEL w1", "GETDEL rw1", "GETEX r1", "MSET w1 a w2 b", "MSET w1 a r2 b", "MGET r1 w1",
+		"EXPIRE w1 10", "DUMP r1", "RESTORE w1 0 x", "COPY r1 w1", "COPY w1 r1", "RENAME rw1 w1", "RENAME w1 w2",
+		"SINTERSTORE w1 r1 r2", "SINTERSTORE r1 w1", "SMOVE w1 w2 m", "LMOVE w1 w2 LEFT RIGHT", "LMOVE rw1 w2 LEFT RIGHT",
+		"LPUSH w1 a", "LPOP w1", "LPOP rw1", "HINCRBY w1 f 1", "HGET r1 f", "ZUNIONSTORE w1 2 r1 r2", "ZUNIONSTORE w1 2 r1 w2",
+		"ZINTERCARD 2 r1 r2", "ZUNION 2 r1 w1", "LMPOP 1 w1 LEFT", "LMPOP 2 rw1 rw2 LEFT", "BLMPOP 0 2 w1 w2 LEFT",
+		"XREAD STREAMS r1 w1 0 0", "XREAD COUNT 1 STREAMS r1 0", "XREADGROUP GROUP g c STREAMS r1 0", "XADD w1 * f v",
+		"EVAL x 2 r1 w1", "EVAL x 1 rw1", "SORT r1", "SORT r1 STORE w1", "SORT w1 STORE r1", "SORT_RO r1",
+		"GEORADIUS r1 0 0 1 km STORE w1", "GEOSEARCHSTORE w1 r1 FROMLONLAT 0 0 BYRADIUS 1 km",
+		"OBJECT ENCODING w1", "MEMORY USAGE w1", "PFCOUNT r1", "PFCOUNT rw1", "PFMERGE w1 r1", "PFADD w1 a",
+		"BITFIELD r1 GET u8 0", "BITFIELD w1 SET u8 0 1", "BITFIELD rw1 GET u8 0 SET u8 0 1", "BITOP AND w1 r1 r2",
+		"ZRANGESTORE w1 r1 0 -1", "ZADD w1 1 a", "SRANDMEMBER r1", "SPOP rw1", "WATCH r1", "WATCH w1",
+	}
+	var all [][]string
+	all = append(all, setup...)
+	for _, user := range []string{"reader", "writer", "mixed"} {
+		for _, c := range cmds {
+			all = append(all, append([]string{"ACL", "DRYRUN", user}, words(c)...))
+		}
+	}
+	aclScript(t, redisAddr, addr, all)
+}
