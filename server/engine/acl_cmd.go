@@ -646,5 +646,5 @@ func (s *Server) aclLogCommand(c *client, args [][]byte) {
 }
 
 var aclCommands = []commandSpec{
-	{"acl", cmdACL, -2, cmdNoScript | cmdLoading | cmdStale, 0, 0, 0, "server", "A container for Access List Control commands."},
+	{"acl", cmdACL, -2, cmdAdmin | cmdNoScript | cmdLoading | cmdStale, 0, 0, 0, "server", "A container for Access List Control commands."},
 }
