@@ -16,8 +16,10 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 
+	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/glob"
 )
 
@@ -33,14 +35,10 @@ type keyPattern struct {
 	perm    int
 }
 
-// aclUser is one user. Clients hold a pointer to it; ACL SETUSER changes it in place, so a change
-// applies to the connections already authenticated as the user, as in Redis.
-type aclUser struct {
-	name        string
-	enabled     bool
-	nopass      bool
-	sanitize    int      // 0: neither flag, 1: sanitize-payload, 2: skip-sanitize-payload
-	passwords   [][]byte // SHA-256 of each password, in the order added
+// aclSelector is one set of permissions: the commands and subcommands (a bitmap over aclTable's
+// units), the keys and the channels. A user has its root selector and, from "(...)" rules, more;
+// a command is allowed when one selector allows all of it.
+type aclSelector struct {
 	allowed     []uint64 // one bit per aclTable unit, plus the last bit: "future commands" (+@all)
 	allCommands bool     // +@all with nothing removed since: no command check
 	firstArgs   map[int][]string
@@ -48,8 +46,20 @@ type aclUser struct {
 	keys        []keyPattern
 	allChannels bool
 	channels    []string
-	// restricted is the one thing the hot path reads: the user lacks allcommands, allkeys or
-	// allchannels, so its commands go through aclCheck.
+}
+
+// aclUser is one user. Clients hold a pointer to it; ACL SETUSER changes it in place, so a change
+// applies to the connections already authenticated as the user, as in Redis.
+type aclUser struct {
+	name      string
+	enabled   bool
+	nopass    bool
+	sanitize  int      // 0: neither flag, 1: sanitize-payload, 2: skip-sanitize-payload
+	passwords [][]byte // SHA-256 of each password, in the order added
+	aclSelector
+	selectors []*aclSelector
+	// restricted is the one thing the hot path reads: the root selector lacks allcommands,
+	// allkeys or allchannels, so the user's commands go through aclCheck.
 	restricted bool
 }
 
@@ -85,9 +95,32 @@ func (st *aclState) newDefaultUser() *aclUser {
 // newUser is a user as ACL SETUSER creates it: off, no password, no permissions, and no channels
 // (Redis 7.0's acl-pubsub-default resetchannels).
 func (st *aclState) newUser(name string) *aclUser {
-	u := &aclUser{name: name, allowed: make([]uint64, (len(st.table.units)+1+63)/64)}
-	u.refresh(st)
+	u := &aclUser{name: name, aclSelector: st.newSelector()}
+	u.refresh()
 	return u
+}
+
+// newSelector is a selector that allows nothing.
+func (st *aclState) newSelector() aclSelector {
+	return aclSelector{allowed: make([]uint64, (len(st.table.units)+1+63)/64)}
+}
+
+// futureBit is the bitmap position +@all sets and no command has: whether the rules began with
+// +@all (all commands, also those added later) or -@all.
+func (st *aclState) futureBit() int { return len(st.table.units) }
+
+func (sel *aclSelector) clone() aclSelector {
+	v := *sel
+	v.allowed = append([]uint64(nil), sel.allowed...)
+	v.keys = append([]keyPattern(nil), sel.keys...)
+	v.channels = append([]string(nil), sel.channels...)
+	if sel.firstArgs != nil {
+		v.firstArgs = make(map[int][]string, len(sel.firstArgs))
+		for k, s := range sel.firstArgs {
+			v.firstArgs[k] = append([]string(nil), s...)
+		}
+	}
+	return v
 }
 
 // clone copies a user, so that ACL SETUSER can apply its rules to the copy and keep the original
@@ -95,14 +128,11 @@ func (st *aclState) newUser(name string) *aclUser {
 func (u *aclUser) clone() *aclUser {
 	v := *u
 	v.passwords = append([][]byte(nil), u.passwords...)
-	v.allowed = append([]uint64(nil), u.allowed...)
-	v.keys = append([]keyPattern(nil), u.keys...)
-	v.channels = append([]string(nil), u.channels...)
-	if u.firstArgs != nil {
-		v.firstArgs = make(map[int][]string, len(u.firstArgs))
-		for k, s := range u.firstArgs {
-			v.firstArgs[k] = append([]string(nil), s...)
-		}
+	v.aclSelector = u.aclSelector.clone()
+	v.selectors = make([]*aclSelector, len(u.selectors))
+	for i, sel := range u.selectors {
+		c := sel.clone()
+		v.selectors[i] = &c
 	}
 	return &v
 }
@@ -112,42 +142,41 @@ func (u *aclUser) assign(src *aclUser) {
 	name := u.name
 	*u = *src.clone()
 	u.name = name
+	u.refresh()
 }
 
-func (u *aclUser) refresh(st *aclState) {
+func (u *aclUser) refresh() {
 	u.restricted = !u.allCommands || !u.allKeys || !u.allChannels
 }
 
-func (u *aclUser) futureBit(st *aclState) int { return len(st.table.units) }
+func (sel *aclSelector) bit(id int) bool { return sel.allowed[id/64]&(1<<(id%64)) != 0 }
 
-func (u *aclUser) bit(id int) bool { return u.allowed[id/64]&(1<<(id%64)) != 0 }
-
-func (u *aclUser) setBit(id int, on bool) {
+func (sel *aclSelector) setBit(id int, on bool) {
 	if on {
-		u.allowed[id/64] |= 1 << (id % 64)
+		sel.allowed[id/64] |= 1 << (id % 64)
 	} else {
-		u.allowed[id/64] &^= 1 << (id % 64)
-		u.allCommands = false
+		sel.allowed[id/64] &^= 1 << (id % 64)
+		sel.allCommands = false
 	}
 }
 
 // changePerm allows or denies a unit; a container's change applies to its subcommands too.
-func (st *aclState) changePerm(u *aclUser, unit *aclUnit, allow bool) {
-	u.setBit(unit.id, allow)
-	delete(u.firstArgs, unit.id)
+func (st *aclState) changePerm(sel *aclSelector, unit *aclUnit, allow bool) {
+	sel.setBit(unit.id, allow)
+	delete(sel.firstArgs, unit.id)
 	if st.table.top[unit.cmd] == unit {
 		for _, sub := range st.table.subs[unit.cmd] {
-			u.setBit(sub.id, allow)
+			sel.setBit(sub.id, allow)
 		}
 	}
 }
 
 // changeCategory allows or denies every unit of a category, walking commands as Redis does: a
 // container in the category changes with all its subcommands, then each subcommand by its own.
-func (st *aclState) changeCategory(u *aclUser, bit uint32, allow bool) {
+func (st *aclState) changeCategory(sel *aclSelector, bit uint32, allow bool) {
 	for _, unit := range st.table.units {
 		if unit.cats&bit != 0 {
-			st.changePerm(u, unit, allow)
+			st.changePerm(sel, unit, allow)
 		}
 	}
 }
@@ -161,7 +190,6 @@ var (
 	errACLNoPassword  = errors.New("The password you are trying to remove from the user does not exist")
 	errACLBadHash     = errors.New("The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters")
 	errACLSubFirstArg = errors.New("Allowing first-arg of a subcommand is not supported")
-	errACLSelectors   = errors.New("Selectors are not supported by iocache")
 )
 
 func hashPassword(p string) []byte {
@@ -202,14 +230,14 @@ func hasSpace(s string) bool {
 	return false
 }
 
-// applyRule applies one ACL SETUSER rule to u, as Redis's ACLSetUser and ACLSetSelector do.
+// applyRule applies one ACL SETUSER rule to u, as Redis's ACLSetUser does; rules about
+// commands, keys and channels go to the root selector (applySelectorRule).
 func (st *aclState) applyRule(u *aclUser, op string) error {
-	defer u.refresh(st)
+	defer u.refresh()
 	if op == "" {
 		return nil
 	}
-	lower := strings.ToLower(op)
-	switch lower {
+	switch strings.ToLower(op) {
 	case "on":
 		u.enabled = true
 		return nil
@@ -229,35 +257,12 @@ func (st *aclState) applyRule(u *aclUser, op string) error {
 		u.nopass, u.passwords = false, nil
 		return nil
 	case "reset":
-		for _, r := range []string{"resetpass", "resetkeys", "resetchannels", "off", "sanitize-payload", "-@all"} {
+		for _, r := range []string{"resetpass", "resetkeys", "resetchannels", "off", "sanitize-payload", "clearselectors", "-@all"} {
 			_ = st.applyRule(u, r)
 		}
 		return nil
 	case "clearselectors":
-		return nil
-	case "allkeys", "~*":
-		u.allKeys, u.keys = true, nil
-		return nil
-	case "resetkeys":
-		u.allKeys, u.keys = false, nil
-		return nil
-	case "allchannels", "&*":
-		u.allChannels, u.channels = true, nil
-		return nil
-	case "resetchannels":
-		u.allChannels, u.channels = false, nil
-		return nil
-	case "allcommands", "+@all":
-		for i := range u.allowed {
-			u.allowed[i] = ^uint64(0)
-		}
-		u.allCommands, u.firstArgs = true, nil
-		return nil
-	case "nocommands", "-@all":
-		for i := range u.allowed {
-			u.allowed[i] = 0
-		}
-		u.allCommands, u.firstArgs = false, nil
+		u.selectors = nil
 		return nil
 	}
 	switch op[0] {
@@ -293,22 +298,106 @@ func (st *aclState) applyRule(u *aclUser, op string) error {
 		u.passwords = append(u.passwords[:i:i], u.passwords[i+1:]...)
 		return nil
 	case '(':
-		return errACLSelectors
+		if op[len(op)-1] == ')' {
+			sel, err := st.selectorFromRules(op[1 : len(op)-1])
+			if err != nil {
+				return err
+			}
+			u.selectors = append(u.selectors, sel)
+			return nil
+		}
+	}
+	return st.applySelectorRule(&u.aclSelector, op)
+}
+
+// mergeSelectorArgs joins the arguments of a selector written over several of them ("(~a:*"
+// "+get)") into one rule, as Redis's ACLMergeSelectorArguments does; an unclosed one is an error.
+func mergeSelectorArgs(args []string) ([]string, error) {
+	out := make([]string, 0, len(args))
+	open := -1
+	var sel string
+	for i, op := range args {
+		if open < 0 && strings.HasPrefix(op, "(") && !strings.HasSuffix(op, ")") {
+			open, sel = i, op
+			continue
+		}
+		if open >= 0 {
+			sel += " " + op
+			if strings.HasSuffix(op, ")") {
+				out, open = append(out, sel), -1
+			}
+			continue
+		}
+		out = append(out, op)
+	}
+	if open >= 0 {
+		return nil, fmt.Errorf("Unmatched parenthesis in acl selector starting at '%s'.", truncate(args[open], 128))
+	}
+	return out, nil
+}
+
+// selectorFromRules builds a selector from the rules inside "(...)", starting from nothing.
+func (st *aclState) selectorFromRules(rules string) (*aclSelector, error) {
+	ops, err := config.SplitArgs(rules)
+	if err != nil {
+		return nil, errACLSyntax
+	}
+	sel := st.newSelector()
+	for _, op := range ops {
+		if err := st.applySelectorRule(&sel, op); err != nil {
+			return nil, err
+		}
+	}
+	return &sel, nil
+}
+
+// applySelectorRule applies a rule about commands, keys or channels, as Redis's ACLSetSelector.
+func (st *aclState) applySelectorRule(sel *aclSelector, op string) error {
+	switch lower := strings.ToLower(op); lower {
+	case "allkeys", "~*":
+		sel.allKeys, sel.keys = true, nil
+		return nil
+	case "resetkeys":
+		sel.allKeys, sel.keys = false, nil
+		return nil
+	case "allchannels", "&*":
+		sel.allChannels, sel.channels = true, nil
+		return nil
+	case "resetchannels":
+		sel.allChannels, sel.channels = false, nil
+		return nil
+	case "allcommands", "+@all":
+		for i := range sel.allowed {
+			sel.allowed[i] = ^uint64(0)
+		}
+		sel.allCommands, sel.firstArgs = true, nil
+		return nil
+	case "nocommands", "-@all":
+		for i := range sel.allowed {
+			sel.allowed[i] = 0
+		}
+		sel.allCommands, sel.firstArgs = false, nil
+		return nil
+	}
+	if op == "" {
+		return errACLSyntax
+	}
+	switch op[0] {
 	case '~', '%':
-		return st.addKeyPattern(u, op)
+		return st.addKeyPattern(sel, op)
 	case '&':
-		if u.allChannels {
+		if sel.allChannels {
 			return errACLAllChannels
 		}
 		if hasSpace(op[1:]) {
 			return errACLSyntax
 		}
-		for _, ch := range u.channels {
+		for _, ch := range sel.channels {
 			if ch == op[1:] {
 				return nil
 			}
 		}
-		u.channels = append(u.channels, op[1:])
+		sel.channels = append(sel.channels, op[1:])
 		return nil
 	case '+', '-':
 		allow := op[0] == '+'
@@ -317,18 +406,18 @@ func (st *aclState) applyRule(u *aclUser, op string) error {
 			if bit == 0 || op[2:] == "" {
 				return errACLUnknown
 			}
-			st.changeCategory(u, bit, allow)
+			st.changeCategory(sel, bit, allow)
 			return nil
 		}
-		return st.commandRule(u, lower[1:], allow)
+		return st.commandRule(sel, strings.ToLower(op[1:]), allow)
 	}
 	return errACLSyntax
 }
 
 // commandRule applies +name, -name, +name|sub, -name|sub and the first-arg form +name|arg.
-func (st *aclState) commandRule(u *aclUser, name string, allow bool) error {
+func (st *aclState) commandRule(sel *aclSelector, name string, allow bool) error {
 	if unit := st.table.byName[name]; unit != nil {
-		st.changePerm(u, unit, allow)
+		st.changePerm(sel, unit, allow)
 		return nil
 	}
 	parent, arg, found := cutLast(name, '|')
@@ -349,15 +438,15 @@ func (st *aclState) commandRule(u *aclUser, name string, allow bool) error {
 		return errACLUnknown // a container's unknown subcommand
 	}
 	// A first argument of an otherwise denied command ("+select|0"), which Redis 7.0 deprecates.
-	if u.firstArgs == nil {
-		u.firstArgs = map[int][]string{}
+	if sel.firstArgs == nil {
+		sel.firstArgs = map[int][]string{}
 	}
-	for _, a := range u.firstArgs[p.id] {
+	for _, a := range sel.firstArgs[p.id] {
 		if a == arg {
 			return nil
 		}
 	}
-	u.firstArgs[p.id] = append(u.firstArgs[p.id], arg)
+	sel.firstArgs[p.id] = append(sel.firstArgs[p.id], arg)
 	return nil
 }
 
@@ -370,8 +459,8 @@ func cutLast(s string, sep byte) (string, string, bool) {
 }
 
 // addKeyPattern applies ~pattern, %R~pattern, %W~pattern and %RW~pattern.
-func (st *aclState) addKeyPattern(u *aclUser, op string) error {
-	if u.allKeys {
+func (st *aclState) addKeyPattern(sel *aclSelector, op string) error {
+	if sel.allKeys {
 		return errACLAllKeys
 	}
 	perm, i := aclAll, 1
@@ -400,13 +489,13 @@ func (st *aclState) addKeyPattern(u *aclUser, op string) error {
 	if hasSpace(pattern) {
 		return errACLSyntax
 	}
-	for j := range u.keys {
-		if u.keys[j].pattern == pattern {
-			u.keys[j].perm |= perm
+	for j := range sel.keys {
+		if sel.keys[j].pattern == pattern {
+			sel.keys[j].perm |= perm
 			return nil
 		}
 	}
-	u.keys = append(u.keys, keyPattern{pattern: pattern, perm: perm})
+	sel.keys = append(sel.keys, keyPattern{pattern: pattern, perm: perm})
 	return nil
 }
 
@@ -436,29 +525,73 @@ const (
 )
 
 // aclCheck reports whether u may run argv (cmd found by its name), and when it may not, why, and
-// what it was refused (the command's full name, the key or the channel).
+// what it was refused (the command's full name, the key or the channel). With several selectors,
+// one that allows all of it is enough; otherwise the denial reported is Redis's "most relevant":
+// a channel over a key over a command, then the one furthest in the arguments.
 func (st *aclState) aclCheck(u *aclUser, cmd *command, argv [][]byte) (int, string) {
 	unit := st.table.unitFor(cmd, argv)
-	if !u.allCommands && cmd.flags&cmdNoAuth == 0 && !u.bit(unit.id) && !u.firstArgAllowed(unit, argv) {
-		return aclDeniedCmd, unit.fullname
-	}
-	if !u.allKeys {
-		if key, denied := u.deniedKey(unit, cmd, argv); denied {
-			return aclDeniedKey, key
+	reason, object, pos := st.selectorCheck(&u.aclSelector, unit, cmd, argv)
+	for _, sel := range u.selectors {
+		if reason == aclDeniedNone {
+			break
+		}
+		r, o, p := st.selectorCheck(sel, unit, cmd, argv)
+		if r == aclDeniedNone || r > reason || r == reason && p > pos {
+			reason, object, pos = r, o, p
 		}
 	}
-	if !u.allChannels {
-		for _, ch := range commandChannels(cmd, argv) {
-			if !u.channelAllowed(ch, cmd.name == "psubscribe") {
-				return aclDeniedChannel, string(ch)
+	return reason, object
+}
+
+// selectorCheck is one selector's verdict; pos is the argument it refused (0 for the command).
+func (st *aclState) selectorCheck(sel *aclSelector, unit *aclUnit, cmd *command, argv [][]byte) (int, string, int) {
+	if !sel.allCommands && cmd.flags&cmdNoAuth == 0 && !sel.bit(unit.id) && !sel.firstArgAllowed(unit, argv) {
+		return aclDeniedCmd, unit.fullname, 0
+	}
+	if !sel.allKeys {
+		if key, pos, denied := sel.deniedKey(unit, cmd, argv); denied {
+			return aclDeniedKey, key, pos
+		}
+	}
+	if !sel.allChannels {
+		for i, ch := range commandChannels(cmd, argv) {
+			if !sel.channelAllowed(ch, cmd.name == "psubscribe") {
+				return aclDeniedChannel, string(ch), i + 1
 			}
 		}
 	}
-	return aclDeniedNone, ""
+	return aclDeniedNone, "", 0
 }
 
-func (u *aclUser) firstArgAllowed(unit *aclUnit, argv [][]byte) bool {
-	args := u.firstArgs[unit.id]
+// readsAllKeys reports whether one of the user's selectors may read any key: what SORT's BY and
+// GET patterns, which read keys no argument names, require.
+func (u *aclUser) readsAllKeys() bool {
+	if u.aclSelector.readsAllKeys() {
+		return true
+	}
+	for _, sel := range u.selectors {
+		if sel.readsAllKeys() {
+			return true
+		}
+	}
+	return false
+}
+
+// mayUseChannel reports whether one of the user's selectors allows a channel (a pattern, literal).
+func (u *aclUser) mayUseChannel(ch []byte, literal bool) bool {
+	if u.allChannels || u.channelAllowed(ch, literal) {
+		return true
+	}
+	for _, sel := range u.selectors {
+		if sel.allChannels || sel.channelAllowed(ch, literal) {
+			return true
+		}
+	}
+	return false
+}
+
+func (sel *aclSelector) firstArgAllowed(unit *aclUnit, argv [][]byte) bool {
+	args := sel.firstArgs[unit.id]
 	if len(args) == 0 || len(argv) < 2 {
 		return false
 	}
@@ -470,8 +603,8 @@ func (u *aclUser) firstArgAllowed(unit *aclUnit, argv [][]byte) bool {
 	return false
 }
 
-func (u *aclUser) keyAllowed(key []byte, perm int) bool {
-	for _, p := range u.keys {
+func (sel *aclSelector) keyAllowed(key []byte, perm int) bool {
+	for _, p := range sel.keys {
 		if p.perm&perm == perm && glob.Match([]byte(p.pattern), key, false) {
 			return true
 		}
@@ -479,13 +612,12 @@ func (u *aclUser) keyAllowed(key []byte, perm int) bool {
 	return false
 }
 
-// readsAllKeys reports whether the user may read any key: what SORT's BY and GET patterns,
-// which read keys no argument names, require.
-func (u *aclUser) readsAllKeys() bool {
-	if u.allKeys {
+// readsAllKeys reports whether the selector may read any key.
+func (sel *aclSelector) readsAllKeys() bool {
+	if sel.allKeys {
 		return true
 	}
-	for _, p := range u.keys {
+	for _, p := range sel.keys {
 		if p.pattern == "*" && p.perm&aclRead != 0 {
 			return true
 		}
@@ -495,8 +627,8 @@ func (u *aclUser) readsAllKeys() bool {
 
 // channelAllowed matches a channel against the user's patterns; a PSUBSCRIBE pattern must be one
 // of them literally, as in Redis.
-func (u *aclUser) channelAllowed(ch []byte, literal bool) bool {
-	for _, p := range u.channels {
+func (sel *aclSelector) channelAllowed(ch []byte, literal bool) bool {
+	for _, p := range sel.channels {
 		if literal && p == string(ch) || !literal && glob.Match([]byte(p), ch, false) {
 			return true
 		}

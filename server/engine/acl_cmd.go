@@ -271,9 +271,18 @@ func (s *Server) aclSetUser(c *client, args [][]byte) {
 	} else {
 		tmp = s.acl.newUser(name)
 	}
-	for _, a := range args[1:] {
-		if err := s.acl.applyRule(tmp, string(a)); err != nil {
-			s.addError(c, "ERR Error in ACL SETUSER modifier '"+truncate(string(a), 128)+"': "+err.Error())
+	rules := make([]string, len(args)-1)
+	for i, a := range args[1:] {
+		rules[i] = string(a)
+	}
+	rules, err := mergeSelectorArgs(rules)
+	if err != nil {
+		s.addError(c, "ERR "+err.Error())
+		return
+	}
+	for _, r := range rules {
+		if err := s.acl.applyRule(tmp, r); err != nil {
+			s.addError(c, "ERR Error in ACL SETUSER modifier '"+truncate(r, 128)+"': "+err.Error())
 			return
 		}
 	}
@@ -282,7 +291,6 @@ func (s *Server) aclSetUser(c *client, args [][]byte) {
 		s.acl.users[name] = u
 	} else {
 		u.assign(tmp)
-		u.refresh(&s.acl)
 		s.killRevokedSubscribers(u, c)
 	}
 	if u == s.acl.defaultUser {
@@ -315,9 +323,6 @@ func (s *Server) aclDelUser(c *client, names [][]byte) {
 // killRevokedSubscribers closes the connections of u subscribed to a channel or pattern its
 // rules no longer allow, as Redis does after ACL SETUSER and ACL LOAD.
 func (s *Server) killRevokedSubscribers(u *aclUser, current *client) {
-	if u.allChannels {
-		return
-	}
 	for _, x := range s.clients {
 		if x.user != u || x.subscriptions() == 0 || !x.subscribedBeyond(u) {
 			continue
@@ -333,12 +338,12 @@ func (s *Server) killRevokedSubscribers(u *aclUser, current *client) {
 // subscribedBeyond reports whether the client listens to a channel or pattern u may not.
 func (x *client) subscribedBeyond(u *aclUser) bool {
 	for ch := range x.channels {
-		if !u.channelAllowed([]byte(ch), false) {
+		if !u.mayUseChannel([]byte(ch), false) {
 			return true
 		}
 	}
 	for p := range x.patterns {
-		if !u.channelAllowed([]byte(p), true) {
+		if !u.mayUseChannel([]byte(p), true) {
 			return true
 		}
 	}
@@ -363,14 +368,23 @@ func (s *Server) aclGetUser(c *client, name string) {
 	for _, p := range u.passwords {
 		c.w.BulkString(hex.EncodeToString(p))
 	}
-	c.w.BulkString("commands")
-	c.w.BulkString(s.acl.describeCommands(u))
-	c.w.BulkString("keys")
-	c.w.BulkString(u.describeKeys())
-	c.w.BulkString("channels")
-	c.w.BulkString(u.describeChannels())
+	s.writeSelector(c, &u.aclSelector)
 	c.w.BulkString("selectors")
-	c.w.EmptyArray()
+	c.w.Array(len(u.selectors))
+	for _, sel := range u.selectors {
+		c.w.Map(3)
+		s.writeSelector(c, sel)
+	}
+}
+
+// writeSelector writes a selector's commands, keys and channels fields of ACL GETUSER.
+func (s *Server) writeSelector(c *client, sel *aclSelector) {
+	c.w.BulkString("commands")
+	c.w.BulkString(s.acl.describeCommands(sel))
+	c.w.BulkString("keys")
+	c.w.BulkString(sel.describeKeys())
+	c.w.BulkString("channels")
+	c.w.BulkString(sel.describeChannels())
 }
 
 func (u *aclUser) flagNames() []string {
@@ -390,12 +404,12 @@ func (u *aclUser) flagNames() []string {
 	return flags
 }
 
-func (u *aclUser) describeKeys() string {
-	if u.allKeys {
+func (sel *aclSelector) describeKeys() string {
+	if sel.allKeys {
 		return "~*"
 	}
-	parts := make([]string, len(u.keys))
-	for i, k := range u.keys {
+	parts := make([]string, len(sel.keys))
+	for i, k := range sel.keys {
 		switch k.perm {
 		case aclRead:
 			parts[i] = "%R~" + k.pattern
@@ -408,18 +422,19 @@ func (u *aclUser) describeKeys() string {
 	return strings.Join(parts, " ")
 }
 
-func (u *aclUser) describeChannels() string {
-	if u.allChannels {
+func (sel *aclSelector) describeChannels() string {
+	if sel.allChannels {
 		return "&*"
 	}
-	parts := make([]string, len(u.channels))
-	for i, ch := range u.channels {
+	parts := make([]string, len(sel.channels))
+	for i, ch := range sel.channels {
 		parts[i] = "&" + ch
 	}
 	return strings.Join(parts, " ")
 }
 
-// describeUser is a user's rules as ACL LIST prints them after "user <name> ".
+// describeUser is a user's rules as ACL LIST prints them after "user <name> ": flags,
+// passwords, the root selector, then each other selector in parentheses.
 func (st *aclState) describeUser(u *aclUser) string {
 	var b strings.Builder
 	for _, f := range u.flagNames() {
@@ -428,35 +443,46 @@ func (st *aclState) describeUser(u *aclUser) string {
 	for _, p := range u.passwords {
 		b.WriteString("#" + hex.EncodeToString(p) + " ")
 	}
-	if keys := u.describeKeys(); keys != "" {
-		b.WriteString(keys + " ")
+	b.WriteString(st.describeSelector(&u.aclSelector))
+	for _, sel := range u.selectors {
+		b.WriteString(" (" + st.describeSelector(sel) + ")")
 	}
-	if !u.allChannels {
-		b.WriteString("resetchannels ")
-	}
-	if ch := u.describeChannels(); ch != "" {
-		b.WriteString(ch + " ")
-	}
-	b.WriteString(st.describeCommands(u))
 	return b.String()
 }
 
-// describeCommands rebuilds a user's command rules from its bitmap as Redis 7.0 does: +@all or
-// -@all, then the categories that fit best, one at a time, then single commands to make the
+func (st *aclState) describeSelector(sel *aclSelector) string {
+	var b strings.Builder
+	if keys := sel.describeKeys(); keys != "" {
+		b.WriteString(keys + " ")
+	}
+	if !sel.allChannels {
+		b.WriteString("resetchannels ")
+	}
+	if ch := sel.describeChannels(); ch != "" {
+		b.WriteString(ch + " ")
+	}
+	b.WriteString(st.describeCommands(sel))
+	return b.String()
+}
+
+// describeCommands rebuilds a selector's command rules from its bitmap as Redis 7.0 does: +@all
+// or -@all, then the categories that fit best, one at a time, then single commands to make the
 // bitmap exact. Redis emits the single commands in its hash table's order; here they come
 // sorted by name.
-func (st *aclState) describeCommands(u *aclUser) string {
-	fake := st.newUser("")
+func (st *aclState) describeCommands(u *aclSelector) string {
+	fakeSel := st.newSelector()
+	fake := &fakeSel
 	var rules []string
-	additive := !u.bit(u.futureBit(st))
+	additive := !u.bit(st.futureBit())
 	if additive {
 		rules = append(rules, "-@all")
-		_ = st.applyRule(fake, "-@all")
+		_ = st.applySelectorRule(fake, "-@all")
 	} else {
 		rules = append(rules, "+@all")
-		_ = st.applyRule(fake, "+@all")
+		_ = st.applySelectorRule(fake, "+@all")
 	}
-	temp := u.clone()
+	tempSel := u.clone()
+	temp := &tempSel
 	applied := make([]bool, len(aclCategories))
 	for {
 		best, minDiff, maxSame := -1, int(^uint(0)>>1), 0

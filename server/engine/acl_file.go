@@ -56,6 +56,10 @@ func (s *Server) loadConfiguredUsers() error {
 // userFromRules builds a user from its rules: the default user starts from its reset state, as
 // in Redis's ACLLoadConfiguredUsers.
 func (st *aclState) userFromRules(name string, rules []string) (*aclUser, error) {
+	rules, err := mergeSelectorArgs(rules)
+	if err != nil {
+		return nil, err
+	}
 	u := st.newUser(name)
 	for _, r := range rules {
 		if err := st.applyRule(u, r); err != nil {
@@ -70,7 +74,6 @@ func (st *aclState) userFromRules(name string, rules []string) (*aclUser, error)
 func (st *aclState) install(u *aclUser) {
 	if old := st.users[u.name]; old != nil {
 		old.assign(u)
-		old.refresh(st)
 		return
 	}
 	st.users[u.name] = u

@@ -210,12 +210,13 @@ var redisKeySpecs = map[string][]keySpec{
 	"zunionstore":           {{perm: aclWrite, index: 1, lastKey: 0, keyStep: 1}, {perm: aclRead, index: 2, keynum: true, keyNumIdx: 0, firstKey: 1, keyStep: 1}},
 }
 
-// deniedKey finds the first key of argv the user may not use as the command uses it.
-func (u *aclUser) deniedKey(unit *aclUnit, cmd *command, argv [][]byte) (string, bool) {
-	denied, found := "", false
-	check := func(key []byte, perm int) bool {
-		if !u.keyAllowed(key, perm) {
-			denied, found = string(key), true
+// deniedKey finds the first key of argv the selector may not use as the command uses it, and its
+// position in argv (0 when the conservative path below found it).
+func (sel *aclSelector) deniedKey(unit *aclUnit, cmd *command, argv [][]byte) (string, int, bool) {
+	denied, pos, found := "", 0, false
+	check := func(key []byte, perm, at int) bool {
+		if !sel.keyAllowed(key, perm) {
+			denied, pos, found = string(key), at, true
 			return false
 		}
 		return true
@@ -225,18 +226,18 @@ func (u *aclUser) deniedKey(unit *aclUnit, cmd *command, argv [][]byte) (string,
 		// Keys Redis's specs do not place for this argv (a syntax error the command will report)
 		// or a command without specs: every key the command names needs full access.
 		for _, k := range aclCommandKeys(cmd, argv) {
-			if !check(k, aclAll) {
+			if !check(k, aclAll, 0) {
 				break
 			}
 		}
 	}
-	return denied, found
+	return denied, pos, found
 }
 
 // walkKeySpecs calls fn with each key argv names and the access it needs, until fn returns
 // false. It returns false when a spec does not fit argv (Redis's invalid_spec), calling fn for
 // no key.
-func walkKeySpecs(specs []keySpec, cmd *command, argv [][]byte, fn func([]byte, int) bool) bool {
+func walkKeySpecs(specs []keySpec, cmd *command, argv [][]byte, fn func(key []byte, perm, pos int) bool) bool {
 	type ref struct{ pos, perm int }
 	var refs [8]ref
 	keys := refs[:0]
@@ -297,13 +298,13 @@ func walkKeySpecs(specs []keySpec, cmd *command, argv [][]byte, fn func([]byte, 
 				perm = aclRead
 			}
 		}
-		if !fn(argv[k.pos], perm) {
+		if !fn(argv[k.pos], perm, k.pos) {
 			return true
 		}
 	}
 	if cmd.name == "sort" { // SORT ... STORE dst, which Redis's sortGetKeys finds
 		for i := 2; i+1 < len(argv); i++ {
-			if equalFold(argv[i], "store") && !fn(argv[i+1], aclWrite) {
+			if equalFold(argv[i], "store") && !fn(argv[i+1], aclWrite, i+1) {
 				return true
 			}
 		}

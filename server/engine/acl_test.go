@@ -12,10 +12,11 @@ import (
 	"github.com/iocache/iocache/server/config"
 )
 
-// describedRules matches the command rules in ACL GETUSER and ACL LIST replies. Redis lists the
-// single commands after the categories in its hash table's order, iocache by name: the tokens
-// are compared as sets (the length of the reply does not change).
-var describedRules = regexp.MustCompile(`([+-]@all)((?: [^ \r]+)*)\r\n`)
+// describedRules matches the command rules in ACL GETUSER and ACL LIST replies (a selector's
+// end at its parenthesis). Redis lists the single commands after the categories in its hash
+// table's order, iocache by name: the tokens are compared as sets (the reply's length does not
+// change).
+var describedRules = regexp.MustCompile(`([+-]@all)((?: [^ \r()]+)*)`)
 
 func normalizeRules(reply string) string {
 	return describedRules.ReplaceAllStringFunc(reply, func(m string) string {
@@ -23,9 +24,9 @@ func normalizeRules(reply string) string {
 		tokens := strings.Fields(sub[2])
 		sort.Strings(tokens)
 		if len(tokens) == 0 {
-			return sub[1] + "\r\n"
+			return sub[1]
 		}
-		return sub[1] + " " + strings.Join(tokens, " ") + "\r\n"
+		return sub[1] + " " + strings.Join(tokens, " ")
 	})
 }
 
@@ -70,12 +71,19 @@ func TestACLSetUserMatchesRedis(t *testing.T) {
 		"ACL DRYRUN alice get other", "ACL DRYRUN alice get cache:1", "ACL DRYRUN alice flushall",
 		"ACL DRYRUN alice config set maxmemory 1", "ACL DRYRUN alice publish other x", "ACL DRYRUN alice set wo:1 x",
 		"ACL DRYRUN alice get wo:1", "ACL DRYRUN nosuch get a", "ACL DRYRUN alice nosuchcmd", "ACL DRYRUN alice get",
+		"ACL SETUSER sel on nopass +@all ~* (~app:* +get) (%R~ro:* +@read -@dangerous &ch*)", "ACL GETUSER sel",
+		"ACL SETUSER sel3 on nopass resetkeys -@all ~k:* +get (~s:* +set)", "ACL GETUSER sel3",
+		"ACL DRYRUN sel3 set k:1 v", "ACL DRYRUN sel3 get s:1", "ACL DRYRUN sel3 set s:1 v", "ACL DRYRUN sel3 set x v",
+		"ACL DRYRUN sel3 incr s:1", "ACL DRYRUN sel3 get k:1", "ACL SETUSER sel3 clearselectors", "ACL GETUSER sel3",
+		"ACL SETUSER sel4 (on)", "ACL SETUSER sel4 (foo)", "ACL SETUSER sel4 ~a)", "ACL GETUSER sel4", "ACL LIST",
+		"AUTH sel3 x", "SET k:1 v", "GET k:1", "SET s:1 v", "GET s:1", "SET x v", "INCR s:1", "AUTH default x",
 		"ACL GENPASS 0", "ACL GENPASS 4097", "ACL GENPASS abc", "ACL CAT nosuch", "ACL CAT",
 		"ACL LOG abc", "ACL LOG RESET", "ACL NOSUCH", "ACL USERS extra", "ACL WHOAMI", "ACL LOAD", "ACL SAVE",
 	} {
 		cmds = append(cmds, words(line))
 	}
-	cmds = append(cmds, []string{"ACL", "SETUSER", "a b"}, []string{"CLIENT", "KILL", "USER", "nosuch"},
+	cmds = append(cmds, []string{"ACL", "SETUSER", "sel2", "(~a", "+get"}, []string{"ACL", "SETUSER", "sel2", "(~a", "+get)", "(+set", "~b)"},
+		[]string{"ACL", "GETUSER", "sel2"}, []string{"ACL", "SETUSER", "a b"}, []string{"CLIENT", "KILL", "USER", "nosuch"},
 		[]string{"CLIENT", "KILL", "USER", "carol"})
 	aclScript(t, redisAddr, addr, cmds)
 	// RESP3: GETUSER and the rest as maps where Redis answers maps.
