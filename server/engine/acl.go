@@ -1,12 +1,12 @@
 package engine
 
 // ACL users, as Redis 7.0 has them: each user is on or off, has passwords (SHA-256 hashes, any
-// number, so that a password can be rotated without a window) or nopass, and one set of
+// number, so that a password can be rotated without a window) or nopass, and selectors of
 // permissions: the commands and subcommands it may run (a bitmap over aclTable's units, changed
 // by +cmd, -cmd, +@category, -@category, +cmd|sub), the keys it may name (~pattern, %R~ and %W~
 // for read-only and write-only patterns, allkeys) and the Pub/Sub channels (&pattern,
-// allchannels). The default user starts as Redis's: on, nopass, ~* &* +@all; requirepass is its
-// password. Selectors ("(...)") are not implemented and are refused.
+// allchannels). Rules outside parentheses change the root selector, "(...)" adds another. The
+// default user starts as Redis's: on, nopass, ~* &* +@all; requirepass is its password.
 //
 // The hot path pays one branch: call() checks permissions only when the client's user is
 // restricted (not allcommands, allkeys and allchannels at once), which the default user is not.
