@@ -140,6 +140,9 @@ type Config struct {
 	// SAVE read and write. Redis refuses both at once, and so does the engine.
 	Users   []UserLine
 	ACLFile string
+	// ACLPubsubDefault is the channel permission of new users and selectors: "resetchannels"
+	// (none, Redis 7.0's default) or "allchannels".
+	ACLPubsubDefault string
 	// ACLLogMaxLen bounds ACL LOG's entries (Redis's acllog-max-len).
 	ACLLogMaxLen   int
 	PidFile        string
@@ -214,6 +217,7 @@ func New() *Config {
 		EnableDebugCommand:      "no",
 		SupervisedMode:          "no",
 		ACLLogMaxLen:            128,
+		ACLPubsubDefault:        "resetchannels",
 	}
 }
 

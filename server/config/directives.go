@@ -186,6 +186,7 @@ func buildTable() map[string]*directive {
 				return nil
 			}},
 		stringDirective("aclfile", false, func(c *Config) *string { return &c.ACLFile }),
+		enumDirective("acl-pubsub-default", true, []string{"allchannels", "resetchannels"}, func(c *Config) *string { return &c.ACLPubsubDefault }),
 		intDirective("acllog-max-len", true, 0, 1<<31-1, func(c *Config) *int { return &c.ACLLogMaxLen }),
 		{name: "requirepass-file",
 			set: func(c *Config, a []string) error {

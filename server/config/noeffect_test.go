@@ -9,7 +9,7 @@ import (
 // honoured are the directives the server acts on (a test of its own exercises each one). A new
 // directive must join this list or noEffect, so none is accepted and silently ignored again.
 var honoured = []string{
-	"aclfile", "acllog-max-len", "active-expire-effort", "aof_rewrite_cpulist", "appendonly", "benchspace-maxmemory", "bgsave_cpulist",
+	"acl-pubsub-default", "aclfile", "acllog-max-len", "active-expire-effort", "aof_rewrite_cpulist", "appendonly", "benchspace-maxmemory", "bgsave_cpulist",
 	"bind", "bio_cpulist", "busy-reply-threshold", "client-output-buffer-limit", "client-query-buffer-limit",
 	"cpulist-mode", "daemonize", "databases", "dbfilename", "dir", "enable-debug-command",
 	"enable-protected-configs", "hash-max-listpack-entries", "hz", "io-threads", "io-threads-activation",

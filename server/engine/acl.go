@@ -71,6 +71,9 @@ type aclState struct {
 	log         aclLog
 	// requirepass is the value last applied to the default user (nil before the first).
 	requirepass *string
+	// allChannelsDefault is acl-pubsub-default allchannels: new users and selectors, and reset,
+	// start with &*.
+	allChannelsDefault bool
 	// Denials counted for INFO stats (Redis 7.2's acl_access_denied_* fields).
 	deniedAuth, deniedCmd, deniedKey, deniedChannel int64
 }
@@ -100,9 +103,9 @@ func (st *aclState) newUser(name string) *aclUser {
 	return u
 }
 
-// newSelector is a selector that allows nothing.
+// newSelector is a selector that allows nothing, but the channels acl-pubsub-default gives.
 func (st *aclState) newSelector() aclSelector {
-	return aclSelector{allowed: make([]uint64, (len(st.table.units)+1+63)/64)}
+	return aclSelector{allowed: make([]uint64, (len(st.table.units)+1+63)/64), allChannels: st.allChannelsDefault}
 }
 
 // futureBit is the bitmap position +@all sets and no command has: whether the rules began with
@@ -260,6 +263,7 @@ func (st *aclState) applyRule(u *aclUser, op string) error {
 		for _, r := range []string{"resetpass", "resetkeys", "resetchannels", "off", "sanitize-payload", "clearselectors", "-@all"} {
 			_ = st.applyRule(u, r)
 		}
+		u.allChannels = st.allChannelsDefault
 		return nil
 	case "clearselectors":
 		u.selectors = nil

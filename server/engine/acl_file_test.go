@@ -95,3 +95,19 @@ func TestACLFileMatchesRedis(t *testing.T) {
 		t.Errorf("user lines with an aclfile: %v", err)
 	}
 }
+
+// acl-pubsub-default decides the channels of new users, new selectors and reset, at start and
+// live, as in redis-server.
+func TestACLPubsubDefaultMatchesRedis(t *testing.T) {
+	redisAddr := startRedisPeerWithConfig(t, "acl-pubsub-default allchannels")
+	_, addr := startServer(t, func(c *config.Config) { c.ACLPubsubDefault = "allchannels" })
+	var cmds [][]string
+	for _, line := range []string{
+		"CONFIG GET acl-pubsub-default", "ACL SETUSER u on", "ACL GETUSER u", "ACL SETUSER u resetchannels reset",
+		"ACL GETUSER u", "ACL SETUSER v (~a +get)", "ACL LIST", "CONFIG SET acl-pubsub-default resetchannels",
+		"ACL SETUSER w (~b +set)", "ACL SETUSER u reset", "ACL LIST", "CONFIG SET acl-pubsub-default sometimes",
+	} {
+		cmds = append(cmds, words(line))
+	}
+	aclScript(t, redisAddr, addr, cmds)
+}

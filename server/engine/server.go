@@ -182,6 +182,7 @@ func (s *Server) applyLiveConfig() {
 	s.outLimits.store(s.cfg)
 	s.clientMemLimit = s.cfg.ClientMemoryLimit()
 	s.syncDefaultUser()
+	s.acl.allChannelsDefault = s.cfg.ACLPubsubDefault == "allchannels"
 	s.applyWatchdogPeriod()
 	s.applyNotifyConfig()
 	if s.logger != nil {
