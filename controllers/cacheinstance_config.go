@@ -37,14 +37,16 @@ const (
 
 // ownedDirectives are rendered from other spec fields (or would break the pod: a log file on a
 // read-only filesystem, daemonizing away from the container's main process), so spec.config may not
-// set them. The CRD's CEL rule on spec.config lists the same names; a test keeps the two in step.
+// set them. user and aclfile are refused because their passwords would sit in the ConfigMap (ACL
+// users belong in Secrets), protected-mode because the operator sets it from spec.auth. The CRD's
+// CEL rule on spec.config lists the same names; a test keeps the two in step.
 var ownedDirectives = []string{
 	"port", "bind", "unixsocket",
 	"io-threads", "io-threads-do-reads",
 	"server_cpulist", "server-cpulist", "bio_cpulist", "bio-cpulist",
 	"aof_rewrite_cpulist", "aof-rewrite-cpulist", "bgsave_cpulist", "bgsave-cpulist", "cpulist-mode",
 	"maxmemory", "maxmemory-policy", "benchspace-maxmemory",
-	"requirepass", "requirepass-file", "masterauth",
+	"requirepass", "requirepass-file", "masterauth", "user", "aclfile", "protected-mode",
 	"metrics-port", "dir", "logfile", "daemonize", "supervised", "include", "pidfile", "save",
 }
 
