@@ -150,7 +150,7 @@ func (s *Server) saveACLFile() error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(f.Name())
+	defer func() { _ = os.Remove(f.Name()) }() // after the rename, there is nothing left to remove
 	if _, err := f.WriteString(b.String()); err != nil {
 		f.Close()
 		return err

@@ -89,7 +89,7 @@ func (s *Server) notifySystemd(msg string) {
 		s.logf(logWarning, "Can't connect to systemd socket %s: %v", os.Getenv("NOTIFY_SOCKET"), err)
 		return
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }() // a datagram socket: nothing is lost at close
 	if _, err := conn.Write([]byte(msg)); err != nil {
 		s.logf(logWarning, "Can't send notification to systemd: %v", err)
 	}
