@@ -205,7 +205,7 @@ func cmdCommand(s *Server, c *client, argv [][]byte) {
 			if cmd := s.lookupCommand(n); cmd != nil {
 				writeCommandInfo(c, cmd)
 			} else {
-				c.w.NullArray()
+				c.w.Null() // Redis's addReplyNull, not a null array
 			}
 		}
 	case equalFold(sub, "docs"):
@@ -300,8 +300,11 @@ func writeCommandInfo(c *client, cmd *command) {
 	c.w.Int(int64(cmd.firstKey))
 	c.w.Int(int64(cmd.lastKey))
 	c.w.Int(int64(cmd.step))
-	c.w.Set(1)
-	c.w.Simple("@" + cmd.group)
+	cats := categoryNames(commandCategories(cmd))
+	c.w.Set(len(cats))
+	for _, cat := range cats {
+		c.w.Simple("@" + cat)
+	}
 	c.w.EmptyArray() // tips
 	c.w.EmptyArray() // key specs
 	c.w.EmptyArray() // subcommands

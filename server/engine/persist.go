@@ -180,9 +180,6 @@ func syncDir(dir string) error {
 // loadRDB fills the keyspace from dir/dbfilename at start, if the file exists. Keys whose TTL
 // has passed are skipped, as a Redis master does.
 func (s *Server) loadRDB() error {
-	if s.cfg.AppendOnly {
-		s.logf(logWarning, "appendonly yes is ignored: %s", errNoAOF)
-	}
 	removeStaleTempFiles(s.cfg.Dir, func(name string) { s.logf(logNotice, "Removed %s, left by a save that did not finish", name) })
 	path := s.rdbPath()
 	f, err := os.Open(path)

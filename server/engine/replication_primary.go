@@ -644,7 +644,7 @@ func cmdWait(s *Server, c *client, argv [][]byte) {
 		deadline = s.nowMs + timeout
 	}
 	c.waitReplicas = n
-	s.block(c, s.commands["wait"], argv, nil, deadline, 0)
+	s.block(c, s.builtin["wait"], argv, nil, deadline, 0)
 	s.repl.waiters = append(s.repl.waiters, c)
 	s.repl.getack = true
 }

@@ -263,7 +263,9 @@ func (s *Server) finishHandshake(res syncResult) {
 	c := newClient(s.nextClientID, res.fd, s.unixtime)
 	c.addr = net.JoinHostPort(m.host, strconv.Itoa(m.port))
 	c.laddr = netio.LocalAddr(res.fd)
-	c.authed = true
+	// The primary's stream is obeyed whatever the ACL rules, as Redis runs its master client
+	// with no user: an unrestricted user that no ACL command can reach.
+	c.user, c.authed = &aclUser{name: "default"}, true
 	c.db = m.db
 	c.isMaster = true
 	c.replyOff = true
