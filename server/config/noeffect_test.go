@@ -20,6 +20,10 @@ var honoured = []string{
 	"server_cpulist", "set-max-intset-entries", "slowlog-log-slower-than", "slowlog-max-len",
 	"stop-writes-on-bgsave-error", "supervised", "syslog-enabled", "tcp-backlog", "tcp-keepalive",
 	"timeout", "unixsocket", "unixsocketperm", "user", "watchdog-period", "zset-max-listpack-entries",
+	// Replication (server/engine/replication_*_test.go).
+	"masterauth", "masteruser", "min-replicas-max-lag", "min-replicas-to-write", "repl-backlog-size",
+	"repl-ping-replica-period", "repl-timeout", "replica-priority", "replica-read-only",
+	"replica-serve-stale-data", "replicaof",
 }
 
 func TestEveryDirectiveIsHonouredOrListed(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"slices"
@@ -310,4 +311,38 @@ func TestMinReplicasToWriteMatchesRedis(t *testing.T) {
 		"SET k v", "GET k", "MULTI", "SET k v", "EXEC", "CONFIG SET min-replicas-to-write 0", "SET k v", "WAIT 0 0",
 		"REPLCONF listening-port x", "REPLCONF foo bar", "REPLCONF capa eof", "REPLCONF", "ROLE",
 		"REPLICAOF 127.0.0.1 notaport", "REPLICAOF 127.0.0.1 99999", "REPLICAOF no one", "SLAVEOF NO ONE", "PSYNC", "REPLICAOF a"))
+}
+
+// The primary pings its replicas every repl-ping-replica-period seconds, drops one that has not
+// acknowledged for repl-timeout seconds, and keeps repl-backlog-size bytes of stream.
+func TestPrimaryPingsAndTimesOutReplicas(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) {
+		c.ReplPingReplicaPeriod, c.ReplTimeout, c.ReplBacklogSize = 1, 2, 16<<10
+	})
+	r := attachStreamReplica(t, addr, true)
+	r.ack()
+	pings := 0
+	deadline := time.Now().Add(2500 * time.Millisecond)
+	for time.Now().Before(deadline) && pings < 2 {
+		if cmd := r.next(200 * time.Millisecond); len(cmd) == 1 && cmd[0] == "PING" {
+			pings++
+		}
+	}
+	if pings < 2 {
+		t.Fatalf("%d PINGs in 2.5s with repl-ping-replica-period 1", pings)
+	}
+	primary := redisClient(t, addr, 2)
+	primary.Set(ctx(), "big", strings.Repeat("x", 40<<10), 0)
+	info := primary.Info(ctx(), "replication").Val()
+	if !strings.Contains(info, "repl_backlog_size:16384\r") || !strings.Contains(info, "repl_backlog_histlen:16384\r") {
+		t.Fatalf("backlog:\n%s", info)
+	}
+	// No acknowledgement from here on: the replica is dropped after repl-timeout.
+	_ = r.c.SetReadDeadline(time.Now().Add(6 * time.Second))
+	if _, err := io.Copy(io.Discard, r.br); err != nil {
+		t.Fatalf("the silent replica was not dropped: %v", err)
+	}
+	if info := primary.Info(ctx(), "replication").Val(); !strings.Contains(info, "connected_slaves:0") {
+		t.Fatalf("after the timeout:\n%s", info)
+	}
 }

@@ -390,7 +390,13 @@ func (h handshake) sync() syncResult {
 	if h.replid != "" {
 		replid, off = h.replid, strconv.FormatInt(h.offset+1, 10)
 	}
-	if reply, err = ask("PSYNC", replid, off); err != nil {
+	reply, err = ask("PSYNC", replid, off)
+	for err == nil && reply == "" {
+		// Newlines keep the link alive while a disk-less primary waits
+		// (repl-diskless-sync-delay) for more replicas before it answers.
+		reply, err = lr.line()
+	}
+	if err != nil {
 		return fail("Error reading PSYNC reply from master: %v", err)
 	}
 	res := syncResult{fd: -1}

@@ -294,3 +294,33 @@ func TestDetachedReplicaMatchesRedis(t *testing.T) {
 		"CONFIG SET slave-serve-stale-data yes", "GET k", "CONFIG GET replica-priority",
 		"REPLICAOF NO ONE", "SET k w", "GET k"))
 }
+
+// masterauth (and masteruser with it) authenticate the replica to a primary that requires it.
+func TestReplicaAuthenticates(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		primary []string
+		user    string
+	}{
+		// Redis's default repl-diskless-sync-delay of 5 s: newlines come before +FULLRESYNC.
+		{"requirepass", []string{"--requirepass", "s3cret"}, ""},
+		{"ACL user", []string{"--user", "repl", "on", ">s3cret", "+@all", "~*", "--user", "default", "off", "--repl-diskless-sync-delay", "0"}, "repl"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			primaryAddr := startRedisPeer(t, tc.primary...)
+			host, port, _ := net.SplitHostPort(primaryAddr)
+			_, addr := startServer(t, func(c *config.Config) {
+				c.ReplicaOf = host + " " + port
+				c.MasterAuth, c.MasterUser = "s3cret", tc.user
+				c.ReplicaPriority = 7
+			})
+			replica := redisClient(t, addr, 2)
+			waitFor(t, "the authenticated link", func() bool {
+				return strings.Contains(replica.Info(ctx(), "replication").Val(), "master_link_status:up")
+			})
+			if info := replica.Info(ctx(), "replication").Val(); !strings.Contains(info, "slave_priority:7\r") {
+				t.Fatalf("replica-priority not reported:\n%s", info)
+			}
+		})
+	}
+}
