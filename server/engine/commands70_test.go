@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -47,5 +48,62 @@ func TestZRandMemberHugeCountIsRefused(t *testing.T) {
 	got := p.do("ZRANDMEMBER", "z", "1")
 	if got != "*1\r\n$1\r\na\r\n" && got != "*1\r\n$1\r\nb\r\n" {
 		t.Errorf("ZRANDMEMBER z 1: %q", got)
+	}
+}
+
+func TestLCSMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, split(
+		"MSET key1 ohmytext key2 mynewtext a ABCBDAB b BDCABA e \"\"", "LPUSH list x",
+		"LCS key1 key2", "LCS key1 key2 LEN", "LCS key1 key2 IDX", "LCS key1 key2 IDX MINMATCHLEN 4",
+		"LCS key1 key2 IDX MINMATCHLEN 4 WITHMATCHLEN", "LCS key1 key2 idx withmatchlen", "LCS key1 key2 WITHMATCHLEN",
+		"LCS key1 key2 LEN IDX", "LCS key1 key2 IDX LEN", "LCS key1 key2 MINMATCHLEN", "LCS key1 key2 MINMATCHLEN x",
+		"LCS key1 key2 MINMATCHLEN -5 IDX", "LCS key1 key2 FOO", "LCS key1 key2 LEN MINMATCHLEN 2",
+		"LCS a b", "LCS b a", "LCS a b IDX WITHMATCHLEN", "LCS b a IDX WITHMATCHLEN MINMATCHLEN 2", "LCS a a IDX",
+		"LCS a e", "LCS e e IDX", "LCS nokey a", "LCS nokey nokey2 LEN", "LCS a nokey IDX",
+		"LCS list a", "LCS a list", "LCS list nokey LEN", "LCS list a FOO", "LCS a", "LCS a list FOO",
+		"SET n1 1234567890", "SET n2 0987654321", "LCS n1 n2 IDX WITHMATCHLEN", "SET big1 aaaaaaaaaabbbbbbbbbbcccccccccc",
+		"SET big2 ccccccccccbbbbbbbbbbaaaaaaaaaa", "LCS big1 big2 IDX WITHMATCHLEN", "LCS big1 big2",
+	))
+}
+
+// Random strings over small alphabets, where many longest subsequences exist: Redis's walk picks
+// one, and iocache must pick the same.
+func TestLCSRandomStringsMatchRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	r := rand.New(rand.NewPCG(18, 1))
+	word := func() string {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			b[i] = "abc"[r.IntN(3)]
+		}
+		return string(b)
+	}
+	var cmds [][]string
+	for i := 0; i < 40; i++ {
+		cmds = append(cmds, []string{"MSET", "p", word(), "q", word()}, []string{"LCS", "p", "q", "IDX", "WITHMATCHLEN"},
+			[]string{"LCS", "p", "q"}, []string{"LCS", "q", "p", "IDX", "MINMATCHLEN", "2"})
+	}
+	differential(t, addr, cmds)
+}
+
+// The table is bounded before it is allocated: by proto-max-bulk-len, as in Redis, and here by
+// maxmemory too.
+func TestLCSTableIsBounded(t *testing.T) {
+	_, addr := startServer(t, nil)
+	long := strings.Repeat("ab", 300) // (601·601)·4 bytes = 1.4 MB > 1 MB
+	cmds := [][]string{{"CONFIG", "SET", "proto-max-bulk-len", "1mb"}, {"SET", "x", long}, {"SET", "y", long},
+		{"LCS", "x", "y", "LEN"}, {"LCS", "x", "y"}, {"SET", "y", long[:200]}, {"LCS", "x", "y", "LEN"}}
+	differential(t, addr, cmds)
+	p := dialPeer(t, addr)
+	p.do("SET", "x", long)
+	p.do("SET", "y", long[:400])
+	p.do("CONFIG", "SET", "maxmemory", "900kb")
+	if got := p.do("LCS", "x", "y", "LEN"); got != "-"+errLCSNoMemory+"\r\n" {
+		t.Errorf("LCS over maxmemory: %q", got)
+	}
+	p.do("CONFIG", "SET", "maxmemory", "0")
+	if got := p.do("LCS", "x", "y", "LEN"); got != ":400\r\n" {
+		t.Errorf("LCS LEN: %q", got)
 	}
 }
