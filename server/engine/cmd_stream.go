@@ -554,6 +554,74 @@ func cmdXInfo(s *Server, c *client, argv [][]byte) {
 	}
 }
 
+// XSETID key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id] sets the
+// stream's bookkeeping, with Redis 7.0.15's checks in its order: the arguments first, then the
+// key, then the ID against the newest live entry (not against the stream's own max deleted ID,
+// which 7.0 does not check).
+func cmdXSetID(s *Server, c *client, argv [][]byte) {
+	id, ok := parseStreamID(argv[2], 0, true, nil)
+	if !ok {
+		s.addError(c, errInvalidStreamID)
+		return
+	}
+	entriesAdded := int64(-1)
+	var maxDeleted keyspace.StreamID
+	for i := 3; i < len(argv); i += 2 {
+		switch {
+		case equalFold(argv[i], "entriesadded") && i+1 < len(argv):
+			n, ok := s.intArg(c, argv[i+1])
+			if !ok {
+				return
+			}
+			if n < 0 {
+				s.addError(c, "ERR entries_added must be positive")
+				return
+			}
+			entriesAdded = n
+		case equalFold(argv[i], "maxdeletedid") && i+1 < len(argv):
+			if maxDeleted, ok = parseStreamID(argv[i+1], 0, true, nil); !ok {
+				s.addError(c, errInvalidStreamID)
+				return
+			}
+			if id.Less(maxDeleted) {
+				s.addError(c, "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id")
+				return
+			}
+		default:
+			s.addError(c, errSyntax)
+			return
+		}
+	}
+	st, ok := s.getStream(c, argv[1], forWrite)
+	if !ok {
+		return
+	}
+	if st == nil {
+		s.addError(c, errNoKey)
+		return
+	}
+	if top, ok := st.Last(); ok {
+		if id.Less(top.ID) {
+			s.addError(c, "ERR The ID specified in XSETID is smaller than the target stream top item")
+			return
+		}
+		if entriesAdded >= 0 && int64(st.Len()) > entriesAdded {
+			s.addError(c, "ERR The entries_added specified in XSETID is smaller than the target stream length")
+			return
+		}
+	}
+	st.LastID = id
+	if entriesAdded >= 0 {
+		st.EntriesAdded = uint64(entriesAdded)
+	}
+	if !maxDeleted.IsZero() {
+		st.MaxDeletedID = maxDeleted
+	}
+	s.modified(c.db, argv[1])
+	s.notify(config.NotifyStream, "xsetid", argv[1], c.db)
+	c.w.OK()
+}
+
 // streamCommands registers this file's commands (see table.go).
 var streamCommands = []commandSpec{
 	{"xadd", cmdXAdd, -5, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "stream", "Appends a new message to a stream. Creates the key if it doesn't exist."},
@@ -563,5 +631,6 @@ var streamCommands = []commandSpec{
 	{"xdel", cmdXDel, -3, cmdWrite | cmdFast, 1, 1, 1, "stream", "Returns the number of messages after removing them from a stream."},
 	{"xtrim", cmdXTrim, -4, cmdWrite, 1, 1, 1, "stream", "Deletes messages from the beginning of a stream."},
 	{"xread", cmdXRead, -4, cmdReadonly | cmdBlocking, 0, 0, 0, "stream", "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise."},
+	{"xsetid", cmdXSetID, -3, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "stream", "An internal command for replicating stream values."},
 	{"xinfo", cmdXInfo, -2, cmdReadonly, 0, 0, 0, "stream", "A container for stream introspection commands."},
 }

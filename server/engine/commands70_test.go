@@ -107,3 +107,20 @@ func TestLCSTableIsBounded(t *testing.T) {
 		t.Errorf("LCS LEN: %q", got)
 	}
 }
+
+func TestXSetIDMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, split(
+		"XSETID nokey 1-1", "SET str x", "XSETID str 1-1", "XADD s 5-1 f v", "XADD s 5-2 f v", "XADD s 5-3 f v",
+		"XSETID s 5-2", "XSETID s 5-3", "XINFO STREAM s", "XSETID s 6-0 ENTRIESADDED 2", "XSETID s 6-0 ENTRIESADDED 3",
+		"XSETID s 6-0 ENTRIESADDED -1", "XSETID s 6-0 ENTRIESADDED x", "XSETID s 7-0 ENTRIESADDED 10 MAXDELETEDID 5-9",
+		"XINFO STREAM s", "XSETID s 7-0 MAXDELETEDID 8-0", "XSETID s 5-9", "XSETID s 7-0 MAXDELETEDID", "XSETID s 7-0 FOO 1",
+		"XSETID s - ", "XSETID s +", "XSETID s abc", "XSETID s 8", "XSETID s 8-*", "XSETID s 9-0 MAXDELETEDID 0-0",
+		"XINFO STREAM s", "XADD s * f v", "XDEL s 5-1 5-2 5-3", "XSETID s 0-1", "XSETID s 9-1", "XINFO STREAM s",
+		"XADD s 9-2 f v", "XADD s 9-1 f v", "XSETID str 1-1 ENTRIESADDED -1", "XSETID nokey 1-1 MAXDELETEDID 2-0",
+		"XSETID", "XSETID s", "XADD e MAXLEN 0 1-1 f v", "XSETID e 0-0", "XSETID e 1-0", "XSETID e 1-1 ENTRIESADDED 0",
+		"XSETID e 18446744073709551615-18446744073709551615", "XADD e * f v", "XINFO STREAM e",
+		"XADD d 1-1 f v", "XDEL d 1-1", "XSETID d 0-5", "XADD d2 1-1 f v", "XADD d2 2-1 f v", "XDEL d2 2-1", "XSETID d2 1-5",
+		"XSETID d2 1-5 ENTRIESADDED 0", "XSETID d2 0-5 ENTRIESADDED 0", "XINFO STREAM d2",
+	))
+}
