@@ -114,7 +114,7 @@ func cmdHello(s *Server, c *client, argv [][]byte) {
 		}
 	}
 	if !c.authed {
-		s.addError(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		s.addError(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
 	}
 	if hasName {

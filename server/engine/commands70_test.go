@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -123,4 +124,41 @@ func TestXSetIDMatchesRedis(t *testing.T) {
 		"XADD d 1-1 f v", "XDEL d 1-1", "XSETID d 0-5", "XADD d2 1-1 f v", "XADD d2 2-1 f v", "XDEL d2 2-1", "XSETID d2 1-5",
 		"XSETID d2 1-5 ENTRIESADDED 0", "XSETID d2 0-5 ENTRIESADDED 0", "XINFO STREAM d2",
 	))
+}
+
+func TestObjectFreqAndBadDBIndexesMatchRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, split(
+		"SET k v", "OBJECT FREQ k", "OBJECT FREQ nokey", "CONFIG SET maxmemory-policy allkeys-lfu", "SET k2 v", "OBJECT FREQ k2",
+		"GET k2", "OBJECT FREQ k2", "OBJECT FREQ nokey", "OBJECT IDLETIME k2", "CONFIG SET maxmemory-policy volatile-lfu",
+		"OBJECT FREQ k2", "CONFIG SET maxmemory-policy noeviction", "OBJECT FREQ k2", "OBJECT FREQ", "OBJECT FREQ a b",
+		"MOVE k 16", "MOVE k -1", "MOVE k x", "MOVE k 0", "MOVE k 1", "MOVE nokey 2", "MOVE k 9223372036854775808", "MOVE k \"\"",
+		"SELECT 1", "MOVE k 0", "SELECT 0", "SET k v",
+		"COPY k k2 DB 16", "COPY k k2 DB -1", "COPY k k2 DB x", "COPY k k DB 0", "COPY k k", "COPY k k3 DB 3", "COPY k k3 DB 3",
+		"COPY k k3 DB 3 REPLACE", "COPY k k2 DB", "COPY k k2 FOO", "COPY nokey k2 DB 99", "COPY k k2 DB 2 DB 3",
+		"SELECT 16", "SELECT -1", "SELECT x", "SWAPDB 0 16", "SWAPDB x 0", "SWAPDB 0 -1",
+	))
+}
+
+// RESET drops authentication: with a password set, the next command needs AUTH again.
+func TestResetClearsAuthenticationAsRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	redisAddr := startRedisPeer(t)
+	transcript := func(a string) string {
+		p := dialPeer(t, a)
+		var out strings.Builder
+		for _, cmd := range split("CONFIG SET requirepass secret", "PING", "AUTH secret", "PING", "CLIENT SETNAME me", "SELECT 2",
+			"RESET", "PING", "CLIENT GETNAME", "AUTH wrong", "AUTH secret", "CLIENT GETNAME", "HELLO 3", "RESET", "GET x",
+			"HELLO 3 AUTH default secret", "RESET", "HELLO 2", "AUTH default secret", "CONFIG SET requirepass \"\"", "RESET", "PING") {
+			out.WriteString(p.do(cmd...))
+		}
+		return out.String()
+	}
+	// HELLO's version and client id are the servers' own.
+	norm := regexp.MustCompile(`(\$7\r\nversion\r\n\$\d+\r\n[0-9.]+|\$2\r\nid\r\n:\d+)\r\n`)
+	want := norm.ReplaceAllString(transcript(redisAddr), "")
+	got := norm.ReplaceAllString(transcript(addr), "")
+	if want != got {
+		t.Fatalf("transcripts differ:\n redis:   %q\n iocache: %q", want, got)
+	}
 }
