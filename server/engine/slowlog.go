@@ -132,7 +132,7 @@ func (s *Server) subcommandError(c *client, argv [][]byte) {
 
 func writeHelp(c *client, name string, lines []string) {
 	all := append([]string{name + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"}, lines...)
-	all = append(all, "HELP", "    Print this help.")
+	all = append(all, "HELP", "    Prints this help.")
 	c.w.Array(len(all))
 	for _, l := range all {
 		c.w.Simple(l)
