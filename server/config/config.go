@@ -108,7 +108,11 @@ type Config struct {
 	HashMaxListpackEntries int
 	SetMaxIntsetEntries    int
 	ZSetMaxListpackEntries int
-	BusyReplyThreshold     int
+	// StreamNodeMaxBytes and StreamNodeMaxEntries bound the nodes a stream is kept in, as in
+	// Redis: XADD and XTRIM with "~" remove whole nodes only.
+	StreamNodeMaxBytes   int64
+	StreamNodeMaxEntries int64
+	BusyReplyThreshold   int
 	// WatchdogPeriod (ms, 0 off) is how long the main thread may stay away from its event loop
 	// before the watchdog logs its stack.
 	WatchdogPeriod int
@@ -183,6 +187,8 @@ func New() *Config {
 		HashMaxListpackEntries:  128,
 		SetMaxIntsetEntries:     512,
 		ZSetMaxListpackEntries:  128,
+		StreamNodeMaxBytes:      4096,
+		StreamNodeMaxEntries:    100,
 		BusyReplyThreshold:      5000,
 		EnableDebugCommand:      "no",
 		SupervisedMode:          "no",

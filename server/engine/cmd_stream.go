@@ -132,26 +132,26 @@ func (s *Server) checkTrim(c *client, t *trimSpec) bool {
 	return true
 }
 
-// trim applies a trimSpec. "~" trims exactly too: it promises at least MAXLEN entries, and an
-// exact trim keeps that promise (Redis trims whole 100-entry nodes and may keep more). LIMIT
-// caps the entries removed; with "~" and no LIMIT Redis's default cap (100 x 100) applies.
-func trimStream(st *keyspace.Stream, t *trimSpec) int {
-	limit := 0
+// streamNodeLimits are stream-node-max-bytes and stream-node-max-entries.
+func (s *Server) streamNodeLimits() keyspace.NodeLimits {
+	return keyspace.NodeLimits{MaxBytes: s.cfg.StreamNodeMaxBytes, MaxEntries: s.cfg.StreamNodeMaxEntries}
+}
+
+// trimStream applies a trimSpec as Redis does: with "~", whole nodes only (stream_nodes.go).
+// LIMIT caps the entries removed; with "~" and no LIMIT, Redis's default cap of 100 nodes' worth
+// applies, and LIMIT 0 lifts the cap.
+func (s *Server) trimStream(st *keyspace.Stream, t *trimSpec) int {
+	spec := keyspace.TrimSpec{MaxLen: t.maxLen, MinID: t.minID, ByMinID: t.strategy == 'i', Approx: t.approx}
 	switch {
-	case t.limit > 0:
-		limit = int(t.limit)
-	case t.limit == 0:
-		limit = 0 // LIMIT 0 lifts the cap, as in Redis
+	case t.limit >= 0:
+		spec.Limit = t.limit
 	case t.approx:
-		limit = 100 * 100
+		spec.Limit = 100 * s.cfg.StreamNodeMaxEntries
+		if spec.Limit <= 0 {
+			spec.Limit = 100 * 100
+		}
 	}
-	switch t.strategy {
-	case 'l':
-		return st.TrimFront(func(_ keyspace.StreamEntry, live int) bool { return int64(live) <= t.maxLen }, limit)
-	case 'i':
-		return st.TrimFront(func(e keyspace.StreamEntry, _ int) bool { return !e.ID.Less(t.minID) }, limit)
-	}
-	return 0
+	return int(st.Trim(spec))
 }
 
 func (s *Server) writeStreamID(c *client, id keyspace.StreamID) {
@@ -247,11 +247,11 @@ func cmdXAdd(s *Server, c *client, argv [][]byte) {
 			return
 		}
 	}
-	st.Append(id, argv[i+1:])
+	st.AppendIn(id, argv[i+1:], s.streamNodeLimits())
 	s.writeStreamID(c, id)
 	trimmed := 0
 	if trim.strategy != 0 {
-		trimmed = trimStream(st, &trim)
+		trimmed = s.trimStream(st, &trim)
 	}
 	s.modified(c.db, argv[1])
 	s.notify(config.NotifyStream, "xadd", argv[1], c.db)
@@ -398,7 +398,7 @@ func cmdXTrim(s *Server, c *client, argv [][]byte) {
 	if !s.checkTrim(c, &trim) {
 		return
 	}
-	s.removeFromStream(c, argv[1], "xtrim", func(st *keyspace.Stream) int { return trimStream(st, &trim) })
+	s.removeFromStream(c, argv[1], "xtrim", func(st *keyspace.Stream) int { return s.trimStream(st, &trim) })
 }
 
 // XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]
@@ -520,16 +520,14 @@ func cmdXInfo(s *Server, c *client, argv [][]byte) {
 	}
 	first, hasFirst := st.First()
 	last, hasLast := st.Last()
-	// There is no radix tree here; the node figures are those of Redis's layout at its default
-	// stream-node-max-entries (100), so tools that chart them see comparable numbers.
-	nodes := int64((st.Len() + 99) / 100)
+	// The nodes and the radix tree are those Redis would have (stream_nodes.go).
 	c.w.Map(10)
 	c.w.BulkString("length")
 	c.w.Int(int64(st.Len()))
 	c.w.BulkString("radix-tree-keys")
-	c.w.Int(nodes)
+	c.w.Int(int64(st.Nodes()))
 	c.w.BulkString("radix-tree-nodes")
-	c.w.Int(nodes + 1)
+	c.w.Int(int64(st.RadixNodes()))
 	c.w.BulkString("last-generated-id")
 	s.writeStreamID(c, st.LastID)
 	c.w.BulkString("max-deleted-entry-id")

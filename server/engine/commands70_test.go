@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"regexp"
 	"strings"
@@ -161,4 +162,71 @@ func TestResetClearsAuthenticationAsRedis(t *testing.T) {
 	if want != got {
 		t.Fatalf("transcripts differ:\n redis:   %q\n iocache: %q", want, got)
 	}
+}
+
+// XADD and XTRIM with "~" remove whole nodes, as Redis does: what survives depends on where
+// Redis's listpack nodes begin (stream-node-max-entries entries, deleted ones included, or
+// stream-node-max-bytes bytes), on LIMIT, and on MAXLEN or MINID.
+func TestApproxStreamTrimmingMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	var cmds [][]string
+	add := func(key string, from, to int, fields ...string) {
+		for i := from; i <= to; i++ {
+			cmds = append(cmds, append([]string{"XADD", key, fmt.Sprintf("%d-1", i)}, fields...))
+		}
+	}
+	check := func(key string, trim ...string) {
+		cmds = append(cmds, append([]string{"XTRIM", key}, trim...), []string{"XLEN", key},
+			[]string{"XINFO", "STREAM", key}, []string{"XRANGE", key, "-", "+", "COUNT", "1"})
+	}
+	add("s", 1, 250, "f", "v")
+	check("s", "MAXLEN", "~", "1")
+	check("s", "MAXLEN", "~", "0")
+	check("s", "MAXLEN", "0")
+	// Deleted entries still fill a node.
+	add("d", 1, 150, "f", "v")
+	for i := 101; i <= 140; i++ {
+		cmds = append(cmds, []string{"XDEL", "d", fmt.Sprintf("%d-1", i)})
+	}
+	add("d", 151, 260, "f", "v")
+	check("d", "MAXLEN", "~", "1")
+	// A node whose entries are all deleted goes.
+	add("d2", 1, 120, "f", "v")
+	for i := 1; i <= 100; i++ {
+		cmds = append(cmds, []string{"XDEL", "d2", fmt.Sprintf("%d-1", i)})
+	}
+	check("d2", "MAXLEN", "~", "5")
+	// Nodes end by size: 1000-byte values, integers stored as integers, changing field names.
+	add("b", 1, 20, "f", strings.Repeat("a", 1000))
+	check("b", "MAXLEN", "~", "1")
+	add("n", 1, 300, "field", "12345678901", "other", "-42")
+	check("n", "MAXLEN", "~", "10")
+	for i := 1; i <= 200; i++ {
+		cmds = append(cmds, []string{"XADD", "m", fmt.Sprintf("%d-%d", i/3, i), fmt.Sprintf("f%d", i%4), strings.Repeat("x", i)})
+	}
+	check("m", "MAXLEN", "~", "3")
+	// LIMIT, MINID, XADD's own trimming, and exact trimming inside a node.
+	add("l", 1, 450, "f", "v")
+	check("l", "MAXLEN", "~", "0", "LIMIT", "150")
+	check("l", "MAXLEN", "~", "0", "LIMIT", "200")
+	check("l", "MINID", "~", "390-0")
+	check("l", "MINID", "395-1")
+	check("l", "MINID", "~", "420-0", "LIMIT", "0")
+	check("l", "MAXLEN", "~", "0", "LIMIT", "0")
+	for i := 1; i <= 400; i++ {
+		cmds = append(cmds, []string{"XADD", "a", "MAXLEN", "~", "150", fmt.Sprintf("%d-1", i), "f", "v"})
+	}
+	cmds = append(cmds, []string{"XLEN", "a"}, []string{"XADD", "a", "MINID", "~", "350", "401-1", "f", "v"}, []string{"XLEN", "a"},
+		[]string{"XADD", "a", "MAXLEN", "~", "10", "LIMIT", "20", "402-1", "f", "v"}, []string{"XLEN", "a"}, []string{"XINFO", "STREAM", "a"})
+	// Other node sizes.
+	cmds = append(cmds, []string{"CONFIG", "SET", "stream-node-max-entries", "7"}, []string{"CONFIG", "SET", "stream-node-max-bytes", "200"},
+		[]string{"CONFIG", "GET", "stream-node-max-entries"}, []string{"CONFIG", "GET", "stream-node-max-bytes"})
+	add("c", 1, 60, "f", "value-of-some-length")
+	check("c", "MAXLEN", "~", "20")
+	cmds = append(cmds, []string{"CONFIG", "SET", "stream-node-max-entries", "0"}, []string{"CONFIG", "SET", "stream-node-max-bytes", "0"})
+	add("z", 1, 300, "f", "v")
+	check("z", "MAXLEN", "~", "20")
+	cmds = append(cmds, []string{"CONFIG", "SET", "stream-node-max-entries", "100"}, []string{"CONFIG", "SET", "stream-node-max-bytes", "4kb"},
+		[]string{"CONFIG", "GET", "stream-node-max-bytes"}, []string{"CONFIG", "SET", "stream-node-max-entries", "-1"})
+	differential(t, addr, cmds)
 }
