@@ -481,18 +481,18 @@ func (s *Server) streamsAfter(c *client, keys [][]byte, after []keyspace.StreamI
 	return res
 }
 
-// XINFO STREAM key (without FULL) and XINFO HELP.
+// XINFO STREAM key [FULL [COUNT count]], XINFO GROUPS, XINFO CONSUMERS and XINFO HELP.
 func cmdXInfo(s *Server, c *client, argv [][]byte) {
 	if equalFold(argv[1], "help") && len(argv) == 2 {
 		writeHelp(c, "XINFO", []string{
 			"CONSUMERS <key> <groupname>", "    Show consumers of <groupname>.",
 			"GROUPS <key>", "    Show the stream consumer groups.",
-			"STREAM <key>", "    Show information about the stream.",
+			"STREAM <key> [FULL [COUNT <count>]", "    Show information about the stream.",
 		})
 		return
 	}
 	switch {
-	case equalFold(argv[1], "stream") && len(argv) == 3:
+	case equalFold(argv[1], "stream") && len(argv) >= 3:
 	case equalFold(argv[1], "groups") && len(argv) == 3:
 	case equalFold(argv[1], "consumers") && len(argv) == 4:
 	default:
@@ -516,6 +516,26 @@ func cmdXInfo(s *Server, c *client, argv [][]byte) {
 		return
 	case equalFold(argv[1], "consumers"):
 		s.xinfoConsumers(c, argv[2], st, argv[3])
+		return
+	}
+	full, count := false, int64(0)
+	if len(argv) > 3 {
+		if (len(argv) != 4 && len(argv) != 6) || !equalFold(argv[3], "full") || (len(argv) == 6 && !equalFold(argv[4], "count")) {
+			s.addError(c, "ERR unknown subcommand or wrong number of arguments for '"+truncate(string(argv[1]), 128)+"'. Try XINFO HELP.")
+			return
+		}
+		full, count = true, 10
+		if len(argv) == 6 {
+			if count, ok = s.intArg(c, argv[5]); !ok {
+				return
+			}
+			if count < 0 {
+				count = 10
+			}
+		}
+	}
+	if full {
+		s.xinfoStreamFull(c, st, count)
 		return
 	}
 	first, hasFirst := st.First()

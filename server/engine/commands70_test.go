@@ -230,3 +230,33 @@ func TestApproxStreamTrimmingMatchesRedis(t *testing.T) {
 		[]string{"CONFIG", "GET", "stream-node-max-bytes"}, []string{"CONFIG", "SET", "stream-node-max-entries", "-1"})
 	differential(t, addr, cmds)
 }
+
+// XINFO STREAM FULL lays out the stream, its groups, their pending entries and consumers as
+// Redis 7.0 does; delivery and seen times are the servers' own clocks and are compared as such.
+func TestXInfoStreamFullMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	redisAddr := startRedisPeer(t)
+	clock := regexp.MustCompile(`:1[0-9]{12}\r\n`)
+	cmds := split("XINFO STREAM nokey FULL", "SET str x", "XINFO STREAM str FULL", "XADD e MAXLEN 0 1-1 f v", "XINFO STREAM e FULL")
+	for i := 1; i <= 15; i++ {
+		cmds = append(cmds, []string{"XADD", "s", fmt.Sprintf("%d-1", i), "f", fmt.Sprint(i)})
+	}
+	cmds = append(cmds, split("XINFO STREAM s FULL", "XGROUP CREATE s g1 0", "XGROUP CREATE s g0 $", "XGROUP CREATECONSUMER s g1 zed",
+		"XREADGROUP GROUP g1 alice COUNT 12 STREAMS s >", "XREADGROUP GROUP g1 bob COUNT 2 STREAMS s >", "XDEL s 14-1",
+		"XINFO STREAM s FULL", "XINFO STREAM s FULL COUNT 3", "XINFO STREAM s FULL COUNT 0", "XINFO STREAM s FULL COUNT -5",
+		"XINFO STREAM s FULL COUNT x", "XINFO STREAM s FULL COUNT", "XINFO STREAM s FOO", "XINFO STREAM s FULL FOO 1",
+		"XINFO STREAM s FULL COUNT 1 x", "XINFO STREAM nokey FOO", "XINFO STREAM s", "XINFO HELP", "XINFO STREAM")...)
+	for _, proto := range []string{"2", "3"} {
+		r, i := dialPeer(t, redisAddr), dialPeer(t, addr)
+		r.do("FLUSHALL")
+		i.do("FLUSHALL")
+		r.do("HELLO", proto)
+		i.do("HELLO", proto)
+		for _, cmd := range cmds {
+			want, got := clock.ReplaceAllString(r.do(cmd...), ":T\r\n"), clock.ReplaceAllString(i.do(cmd...), ":T\r\n")
+			if want != got {
+				t.Errorf("RESP%s %q:\n redis:   %q\n iocache: %q", proto, cmd, want, got)
+			}
+		}
+	}
+}
