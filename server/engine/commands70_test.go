@@ -260,3 +260,57 @@ func TestXInfoStreamFullMatchesRedis(t *testing.T) {
 		}
 	}
 }
+
+// Sharded pub/sub: a namespace of its own, counted apart, keeping RESP2 clients in subscribed
+// mode while any subscription is left; the subscriber's and the publisher's byte streams are
+// compared with redis-server's, in RESP2 and RESP3.
+func TestShardedPubSubMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	redisAddr := startRedisPeer(t)
+	for _, proto := range []string{"2", "3"} {
+		transcript := func(a string) string {
+			sub, pub := dialPeer(t, a), dialPeer(t, a)
+			var out strings.Builder
+			sub.do("HELLO", proto)
+			pub.do("HELLO", proto)
+			step := func(p *peerConn, args ...string) { out.WriteString(p.do(args...)) }
+			step(sub, "SSUBSCRIBE", "x", "y")
+			step(sub, "SUBSCRIBE", "z")
+			step(sub, "PSUBSCRIBE", "x*")
+			step(sub, "SSUBSCRIBE", "x")
+			step(pub, "SPUBLISH", "x", "hello")
+			step(pub, "PUBLISH", "x", "not-shard")
+			step(pub, "SPUBLISH", "nobody", "m")
+			step(pub, "PUBSUB", "SHARDCHANNELS", "y*") // (one channel: Redis lists them in hash table order)
+			step(pub, "PUBSUB", "SHARDCHANNELS", "nomatch*")
+			step(pub, "PUBSUB", "SHARDNUMSUB", "x", "nobody", "y")
+			step(pub, "PUBSUB", "SHARDNUMSUB")
+			step(pub, "PUBSUB", "CHANNELS")
+			step(pub, "PUBSUB", "NUMSUB", "x", "z")
+			step(sub, "UNSUBSCRIBE", "z")
+			step(sub, "PUNSUBSCRIBE")
+			step(sub, "PING") // the pushed smessage comes first, then a subscribed-mode PONG
+			step(sub, "PING")
+			step(sub, "GET", "k")
+			step(sub, "SUNSUBSCRIBE", "x", "nosuch")
+			step(sub, "SUNSUBSCRIBE")
+			step(sub, "SUNSUBSCRIBE")
+			step(sub, "PING")
+			step(pub, "MULTI")
+			step(pub, "SSUBSCRIBE", "a")
+			step(pub, "SPUBLISH", "x", "m")
+			step(pub, "EXEC")
+			step(pub, "SSUBSCRIBE", "a", "b")
+			step(pub, "RESET")
+			step(pub, "PUBSUB", "SHARDCHANNELS")
+			step(pub, "SPUBLISH")
+			step(pub, "SSUBSCRIBE")
+			step(pub, "PUBSUB", "HELP")
+			return out.String()
+		}
+		want, got := transcript(redisAddr), transcript(addr)
+		if want != got {
+			t.Errorf("RESP%s transcripts differ:\n redis:   %q\n iocache: %q", proto, want, got)
+		}
+	}
+}

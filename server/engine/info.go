@@ -215,6 +215,7 @@ func (s *Server) infoStats(f func(string, any)) {
 	f("keyspace_misses", s.stats.keyspaceMisses)
 	f("pubsub_channels", len(s.pubsub.channels))
 	f("pubsub_patterns", len(s.pubsub.patterns))
+	f("pubsubshard_channels", len(s.pubsub.shardChannels))
 	f("pubsub_messages_published", s.stats.pubsubMessages)
 	f("latest_fork_usec", 0)
 	f("total_forks", 0)

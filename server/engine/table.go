@@ -34,6 +34,7 @@ var commandFamilies = [][]commandSpec{
 	scriptCommands,
 	serverCommands,
 	setCommands,
+	shardPubsubCommands,
 	slowlogCommands,
 	sortCommands,
 	streamCommands,
