@@ -41,9 +41,28 @@ type command struct {
 	step     int
 	group    string
 	summary  string
+	// subNames maps a container's subcommands to their full names ("list" → "client|list"), for
+	// CLIENT LIST's cmd field; nil for other commands.
+	subNames map[string]string
 
 	calls, usecNs, rejected, failed int64
 	hist                            [latencyBuckets]int64 // execution time, log2 µs buckets
+}
+
+// fullName is the full name of a container's subcommand, as Redis reports the last command
+// ("client|list"), or "" (NULL) for a subcommand it does not have. It does not allocate.
+func (cmd *command) fullName(sub []byte) string {
+	var buf [32]byte
+	if len(sub) > len(buf) {
+		return ""
+	}
+	for i, ch := range sub {
+		if ch >= 'A' && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		buf[i] = ch
+	}
+	return cmd.subNames[string(buf[:len(sub)])]
 }
 
 // lookupCommand finds a command by name, case-insensitively, without allocating.
@@ -124,8 +143,14 @@ func (s *Server) call(c *client, argv [][]byte) {
 	s.stats.commandsProcessed++
 	cmd := s.lookupCommand(argv[0])
 	if cmd == nil {
+		c.lastCmd = ""
 		s.rejectUnknown(c, argv)
 		return
+	}
+	// CLIENT LIST's cmd: the last command received, queued or refused too, as Redis records it.
+	c.lastCmd = cmd.name
+	if cmd.subNames != nil && len(argv) > 1 {
+		c.lastCmd = cmd.fullName(argv[1])
 	}
 	if (cmd.arity > 0 && len(argv) != cmd.arity) || len(argv) < -cmd.arity {
 		s.reject(c, cmd, "ERR wrong number of arguments for '"+cmd.name+"' command")
@@ -186,7 +211,6 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 	if s.stats.errorReplies != errsBefore {
 		cmd.failed++
 	}
-	c.lastCmd = cmd.name
 	if s.cfg.SlowlogLogSlowerThan >= 0 && dur/1000 >= s.cfg.SlowlogLogSlowerThan {
 		s.slowlog.add(s, c, argv, dur/1000)
 	}

@@ -314,3 +314,49 @@ func TestShardedPubSubMatchesRedis(t *testing.T) {
 		}
 	}
 }
+
+// CLIENT LIST and CLIENT INFO have Redis 7.0's fields in its order, with the same values where
+// the two servers' states are the same (the ids, addresses, ages, buffer sizes and memory
+// figures are each server's own).
+func TestClientListLayoutMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	redisAddr := startRedisPeer(t)
+	own := map[string]bool{"id": true, "addr": true, "laddr": true, "fd": true, "age": true, "idle": true,
+		"qbuf-free": true, "rbs": true, "rbp": true, "tot-mem": true, "omem": true, "qbuf": true}
+	normalize := func(line string) string {
+		var out []string
+		for _, field := range strings.Fields(line) {
+			k, v, _ := strings.Cut(field, "=")
+			if own[k] {
+				v = "*"
+			}
+			out = append(out, k+"="+v)
+		}
+		return strings.Join(out, " ")
+	}
+	transcript := func(a string) string {
+		sub, p, m := dialPeer(t, a), dialPeer(t, a), dialPeer(t, a)
+		sub.do("CLIENT", "SETNAME", "subscriber")
+		sub.do("SSUBSCRIBE", "x", "y")
+		sub.do("PSUBSCRIBE", "p*")
+		m.do("SELECT", "3")
+		m.do("MULTI")
+		m.do("SET", "k", "v")
+		p.do("HELLO", "3")
+		p.do("CLIENT", "TRACKING", "on")
+		var out strings.Builder
+		for _, cmd := range [][]string{{"CLIENT", "LIST"}, {"CLIENT", "INFO"}, {"CLIENT", "LIST", "TYPE", "pubsub"}} {
+			reply := p.do(cmd...)
+			_, body, _ := strings.Cut(reply, "\r\n")
+			body = strings.TrimPrefix(body, "txt:")
+			for _, line := range strings.Split(strings.TrimSpace(strings.TrimSuffix(body, "\r\n")), "\n") {
+				out.WriteString(normalize(line) + "\n")
+			}
+		}
+		return out.String()
+	}
+	want, got := transcript(redisAddr), transcript(addr)
+	if want != got {
+		t.Fatalf("CLIENT LIST differs:\n redis:\n%s iocache:\n%s", want, got)
+	}
+}

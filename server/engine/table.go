@@ -52,8 +52,15 @@ func buildCommandTable() map[string]*command {
 			if _, dup := t[sp.name]; dup {
 				panic("command registered twice: " + sp.name)
 			}
-			t[sp.name] = &command{name: sp.name, handler: sp.h, arity: sp.arity, flags: sp.flags,
+			cmd := &command{name: sp.name, handler: sp.h, arity: sp.arity, flags: sp.flags,
 				firstKey: sp.first, lastKey: sp.last, step: sp.stp, group: sp.group, summary: sp.summary}
+			for _, sub := range containerSubcommands[sp.name] {
+				if cmd.subNames == nil {
+					cmd.subNames = map[string]string{}
+				}
+				cmd.subNames[sub] = sp.name + "|" + sub
+			}
+			t[sp.name] = cmd
 		}
 	}
 	return t
