@@ -21,7 +21,7 @@ func TestGarbageArgumentsNeverCrash(t *testing.T) {
 	p := dialPeer(t, addr)
 	skip := map[string]bool{
 		"shutdown": true, "quit": true, "reset": true, "monitor": true, "subscribe": true, "psubscribe": true,
-		"unsubscribe": true, "punsubscribe": true, "client": true, "config": true, "hello": true, "auth": true,
+		"unsubscribe": true, "punsubscribe": true, "ssubscribe": true, "sunsubscribe": true, "client": true, "config": true, "hello": true, "auth": true,
 		"debug": true,
 	}
 	var names []string

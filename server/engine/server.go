@@ -32,6 +32,8 @@ type Server struct {
 	cfg  *config.Config
 	plan cpuset.Plan
 	lua  *scripting // created by the first script command
+	// functions are the libraries FUNCTION LOAD installed (script_function.go).
+	functions functionRegistry
 
 	tracking  trackingState
 	executing *client // the client whose command is running, for tracking's NOLOOP and ordering

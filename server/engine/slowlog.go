@@ -98,17 +98,18 @@ func cmdSlowlog(s *Server, c *client, argv [][]byte) {
 // containerSubcommands are the subcommands Redis 7.0 registers for its container commands. For
 // these, an unknown subcommand and a known one with the wrong arguments get different errors.
 var containerSubcommands = map[string][]string{
-	"client":  {"caching", "getname", "getredir", "help", "id", "info", "kill", "list", "no-evict", "pause", "reply", "setname", "tracking", "trackinginfo", "unblock", "unpause"},
-	"command": {"count", "docs", "getkeys", "getkeysandflags", "help", "info", "list"},
-	"config":  {"get", "help", "resetstat", "rewrite", "set"},
-	"latency": {"doctor", "graph", "help", "histogram", "history", "latest", "reset"},
-	"memory":  {"doctor", "help", "malloc-stats", "purge", "stats", "usage"},
-	"object":  {"encoding", "freq", "help", "idletime", "refcount"},
-	"pubsub":  {"channels", "help", "numpat", "numsub", "shardchannels", "shardnumsub"},
-	"script":  {"debug", "exists", "flush", "help", "kill", "load"},
-	"slowlog": {"get", "help", "len", "reset"},
-	"xgroup":  {"create", "createconsumer", "delconsumer", "destroy", "help", "setid"},
-	"xinfo":   {"consumers", "groups", "help", "stream"},
+	"client":   {"caching", "getname", "getredir", "help", "id", "info", "kill", "list", "no-evict", "pause", "reply", "setname", "tracking", "trackinginfo", "unblock", "unpause"},
+	"command":  {"count", "docs", "getkeys", "getkeysandflags", "help", "info", "list"},
+	"config":   {"get", "help", "resetstat", "rewrite", "set"},
+	"function": {"delete", "dump", "flush", "help", "kill", "list", "load", "restore", "stats"},
+	"latency":  {"doctor", "graph", "help", "histogram", "history", "latest", "reset"},
+	"memory":   {"doctor", "help", "malloc-stats", "purge", "stats", "usage"},
+	"object":   {"encoding", "freq", "help", "idletime", "refcount"},
+	"pubsub":   {"channels", "help", "numpat", "numsub", "shardchannels", "shardnumsub"},
+	"script":   {"debug", "exists", "flush", "help", "kill", "load"},
+	"slowlog":  {"get", "help", "len", "reset"},
+	"xgroup":   {"create", "createconsumer", "delconsumer", "destroy", "help", "setid"},
+	"xinfo":    {"consumers", "groups", "help", "stream"},
 }
 
 // subcommandError is Redis 7.0's reply to an unknown subcommand, or to a known one with the wrong

@@ -21,6 +21,7 @@ var commandFamilies = [][]commandSpec{
 	bitmapCommands,
 	connCommands,
 	dumpCommands,
+	functionCommands,
 	geoCommands,
 	hashCommands,
 	hyperloglogCommands,
