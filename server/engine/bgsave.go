@@ -70,8 +70,9 @@ type rdbSnapshot struct {
 	startUnix int64
 	spentNs   int64
 	lastCmds  int64
-	activeNs  int64 // when a command last ran, as the walk saw it
-	dirty     int64 // the dirty counter at the cut
+	activeNs  int64    // when a command last ran, as the walk saw it
+	dirty     int64    // the dirty counter at the cut
+	functions [][]byte // the function libraries' codes at the cut
 
 	chunk   *snapChunk
 	seq     uint64
@@ -126,7 +127,7 @@ func (s *Server) startBGSave() error {
 	}
 	p.lastBgsaveTry = s.unixtime
 	sn := &rdbSnapshot{s: s, path: s.rdbPath(), startNs: nanotime(), startUnix: s.unixtime, dirty: s.stats.dirty,
-		shared: map[any]uint64{}, lastCmds: s.stats.commandsProcessed, activeNs: nanotime()}
+		shared: map[any]uint64{}, lastCmds: s.stats.commandsProcessed, activeNs: nanotime(), functions: s.functionCodes()}
 	sn.cond = sync.NewCond(&sn.mu)
 	for i := 0; i < chunkPool; i++ {
 		sn.free = append(sn.free, &snapChunk{data: make([]byte, 0, chunkBytes+4096)})
@@ -363,7 +364,7 @@ func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64) {
 	_ = unix.Setpriority(unix.PRIO_PROCESS, cpuset.Gettid(), writerNice)
 	err := writeFileAtomically(sn.path, func(f *os.File) error {
 		e := rdb.NewEncoder(f, opts)
-		sn.s.writeRDBHeader(e, sn.startUnix, usedMem)
+		sn.s.writeRDBHeader(e, sn.startUnix, usedMem, sn.functions)
 		selected, resized := -1, map[int]bool{}
 		for {
 			ch, ok := sn.next()

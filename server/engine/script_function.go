@@ -18,6 +18,7 @@ import (
 // the functions it registers. Each library's code gets an environment of its own: while it loads,
 // that restricted one; afterwards the sandboxed globals scripts see, without KEYS and ARGV, which
 // functions get as their arguments instead. Stores into it raise Redis's read-only error.
+// Libraries are saved in RDB files (persist.go) after the aux fields, as Redis saves them.
 
 // functionFlags are the flags a function may declare.
 var functionFlags = map[string]bool{"no-writes": true, "allow-oom": true, "allow-stale": true, "no-cluster": true, "allow-cross-slot-keys": true}
@@ -347,11 +348,7 @@ func cmdFunction(s *Server, c *client, argv [][]byte) {
 	case equalFold(sub, "kill") && len(argv) == 2:
 		s.addError(c, "NOTBUSY No scripts in execution right now.")
 	case equalFold(sub, "dump") && len(argv) == 2:
-		var codes [][]byte
-		for _, lib := range s.functions.sortedLibraries() {
-			codes = append(codes, []byte(lib.code))
-		}
-		c.w.Bulk(rdb.DumpFunctions(codes, s.rdbOptions()))
+		c.w.Bulk(rdb.DumpFunctions(s.functionCodes(), s.rdbOptions()))
 	case equalFold(sub, "restore") && (len(argv) == 3 || len(argv) == 4):
 		s.functionRestore(c, argv[2:])
 	case equalFold(sub, "help") && len(argv) == 2:

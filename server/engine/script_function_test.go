@@ -1,8 +1,13 @@
 package engine
 
 import (
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/testpeer"
 )
 
 // FUNCTION and FCALL answer as redis-server 7.0.15 does: loading (metadata, compile and
@@ -94,5 +99,44 @@ func TestFunctionDumpCrossesWithRedis(t *testing.T) {
 		if got := step.p.do("FCALL", "hello", "0", "you"); got != "$6\r\nhi you\r\n" {
 			t.Errorf("FCALL after RESTORE: %q", got)
 		}
+	}
+}
+
+// Function libraries are saved in RDB files as Redis saves them: iocache's file passes
+// redis-check-rdb and restores the library in redis-server, Redis's file restores it here, and
+// BGSAVE and DEBUG RELOAD keep them.
+func TestFunctionsPersistAcrossWithRedis(t *testing.T) {
+	check := testpeer.Require(t, "redis-check-rdb")
+	ioDir, redisDir := t.TempDir(), t.TempDir()
+	_, addr := startServer(t, func(c *config.Config) { c.Dir = ioDir; c.EnableDebugCommand = "yes" })
+	redisAddr := redisPeerIn(t, redisDir)
+	i, r := dialPeer(t, addr), dialPeer(t, redisAddr)
+	code := "#!lua name=lib\nredis.register_function('hello', function(keys, args) return 'hi ' .. args[1] end)"
+	for _, p := range []*peerConn{i, r} {
+		p.do("FUNCTION", "LOAD", code)
+		p.do("SET", "k", "v")
+		if got := p.do("SAVE"); got != "+OK\r\n" {
+			t.Fatalf("SAVE: %q", got)
+		}
+	}
+	if out, err := exec.Command(check, filepath.Join(ioDir, "dump.rdb")).CombinedOutput(); err != nil || !strings.Contains(string(out), "RDB looks OK!") {
+		t.Fatalf("redis-check-rdb: %v\n%s", err, out)
+	}
+	_, ioOnRedis := startServer(t, func(c *config.Config) { c.Dir = redisDir })
+	redisOnIO := redisPeerIn(t, ioDir)
+	for _, a := range []string{ioOnRedis, redisOnIO} {
+		p := dialPeer(t, a)
+		if got := p.do("FCALL", "hello", "0", "there"); got != "$8\r\nhi there\r\n" {
+			t.Errorf("FCALL on the other server's file: %q", got)
+		}
+		if got := p.do("GET", "k"); got != "$1\r\nv\r\n" {
+			t.Errorf("GET on the other server's file: %q", got)
+		}
+	}
+	if got := i.do("DEBUG", "RELOAD"); got != "+OK\r\n" {
+		t.Fatalf("DEBUG RELOAD: %q", got)
+	}
+	if got := i.do("FCALL", "hello", "0", "again"); got != "$8\r\nhi again\r\n" {
+		t.Errorf("FCALL after DEBUG RELOAD: %q", got)
 	}
 }

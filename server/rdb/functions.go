@@ -5,6 +5,13 @@ import "encoding/binary"
 // FUNCTION DUMP's payload: each library's code after the FUNCTION2 opcode, as an RDB file holds
 // functions, then the footer a DUMP payload ends with (RDB version and CRC64).
 
+// Function writes one function library's code to a file, after the aux fields and before the
+// databases, as Redis does.
+func (e *Encoder) Function(code []byte) {
+	e.v.w.byte(opFunction2)
+	e.v.w.string(code)
+}
+
 // DumpFunctions serializes library codes as FUNCTION DUMP does.
 func DumpFunctions(codes [][]byte, o Options) []byte {
 	e := newValueEncoder(o)
