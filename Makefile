@@ -10,6 +10,7 @@ HELM_VERSION ?= v3.22.0
 KUSTOMIZE_VERSION ?= v5.8.2
 GOLANGCI_LINT_VERSION ?= v2.15.0
 GOTESTSUM_VERSION ?= v1.13.0
+FUZZTIME ?= 30s
 
 LOCALBIN ?= $(CURDIR)/bin
 HELM ?= $(LOCALBIN)/helm
@@ -86,6 +87,10 @@ vet: ## Run go vet.
 test: manifests generate fmt vet envtest helm kustomize gotestsum ## Run every test: unit, Redis compatibility against Debian's tools, chart and operator against a real API server; nothing may be left behind.
 	KUBEBUILDER_ASSETS="$$(hack/k8s-binaries.sh kube-apiserver etcd | tail -n 1)" HELM="$(HELM)" KUSTOMIZE="$(KUSTOMIZE)" \
 		GOTESTSUM="$(GOTESTSUM)" hack/test.sh
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each (default 30s); make test runs only their seed corpora.
+	FUZZTIME="$(FUZZTIME)" hack/fuzz.sh
 
 .PHONY: bench
 bench: build ## Benchmark iocache-server against Debian's redis-server side by side (writes docs/benchmarks.md).

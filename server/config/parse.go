@@ -86,6 +86,18 @@ func (c *Config) Set(name string, args []string, running bool) error {
 	return d.set(c, args)
 }
 
+// SetLive applies one CONFIG SET name value: the value is one argument, which the directives
+// that take several (save, client-output-buffer-limit) split at spaces, as Redis does.
+func (c *Config) SetLive(name, value string) error {
+	values := []string{value}
+	if strings.EqualFold(name, "save") || strings.EqualFold(name, "client-output-buffer-limit") {
+		if values = strings.Fields(value); len(values) == 0 {
+			values = []string{""}
+		}
+	}
+	return c.Set(name, values, true)
+}
+
 // Get returns name/value pairs of every directive whose name matches the glob pattern, sorted by
 // name, as CONFIG GET replies them.
 func (c *Config) Get(pattern string) [][2]string {

@@ -138,11 +138,63 @@ func (b *blockingState) serveReadyKeys(s *Server) {
 		delete(b.readySet, wk)
 		db := s.dbs[wk.db]
 		for _, c := range append([]*client(nil), b.byKey[wk]...) {
+			if c.blocked == nil {
+				continue // an earlier waiter's command unblocked it
+			}
 			r, ok := s.lookupLive(db, wk.db, []byte(wk.key))
+			if c.blocked.cmd.name == "xreadgroup" {
+				if msg := s.streamGroupGone(db, r, ok, c.blocked.argv[2]); msg != "" {
+					s.unblockWithError(c, msg)
+					continue
+				}
+			}
 			if !ok || db.Type(r) != c.blocked.wantType {
+				if b.hasGroupWaiters(wk) {
+					continue // XREADGROUP waiters behind this one must still learn the key is gone
+				}
 				break
 			}
 			s.unblockAndRun(c)
+		}
+	}
+}
+
+// streamGroupGone says why a blocked XREADGROUP can never be served, as Redis 7.0 tells it:
+// its stream was deleted or replaced by another type, or its group destroyed. "" when it still
+// waits for entries.
+func (s *Server) streamGroupGone(db *keyspace.DB, r keyspace.Ref, found bool, group []byte) string {
+	if !found || db.Type(r) != keyspace.TypeStream {
+		return "UNBLOCKED the stream key no longer exists"
+	}
+	if st, _ := db.Obj(r).(*keyspace.Stream); st == nil || st.Groups[string(group)] == nil {
+		return "NOGROUP the consumer group this client was blocked on no longer exists"
+	}
+	return ""
+}
+
+// hasGroupWaiters reports whether an XREADGROUP waits on wk.
+func (b *blockingState) hasGroupWaiters(wk watchedKey) bool {
+	for _, c := range b.byKey[wk] {
+		if c.blocked != nil && c.blocked.cmd.name == "xreadgroup" {
+			return true
+		}
+	}
+	return false
+}
+
+// unblockWithError ends a blocked client's wait with an error reply and resumes its pipeline.
+func (s *Server) unblockWithError(c *client, msg string) {
+	s.blocking.remove(c)
+	s.addError(c, msg)
+	s.resume(c)
+}
+
+// signalDB notes that every key waited on in database dbIndex may have changed (FLUSHDB,
+// FLUSHALL, SWAPDB).
+func (b *blockingState) signalDB(dbIndex int) {
+	for wk := range b.byKey {
+		if wk.db == dbIndex {
+			b.signalKey(wk.db, []byte(wk.key))
 		}
 	}
 }

@@ -54,9 +54,12 @@ type client struct {
 	// CLIENT REPLY: replyOff drops every reply; replySkip drops this command's, and
 	// replySkipNext turns into replySkip for the command after CLIENT REPLY SKIP.
 	replyOff, replySkip, replySkipNext bool
-	tracking                           *trackingOptions // CLIENT TRACKING; nil when off
-	pendingInvalidations               [][]byte         // to send after the current reply
-	lastInteraction                    atomic.Int64     // unix seconds of the last read or command
+	// scriptAllowOOM: this is the scripting client running a script flagged allow-oom, whose
+	// writes are not checked against maxmemory.
+	scriptAllowOOM       bool
+	tracking             *trackingOptions // CLIENT TRACKING; nil when off
+	pendingInvalidations [][]byte         // to send after the current reply
+	lastInteraction      atomic.Int64     // unix seconds of the last read or command
 }
 
 type queuedCommand struct {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/iocache/iocache/server/config"
@@ -27,6 +26,9 @@ func (s *Server) flushDB(i int) {
 	s.dbs[i] = keyspace.NewDB(s.seed)
 	s.adoptDB(s.dbs[i], i)
 	s.touchAllWatched(i)
+	if s.blocking.waiting > 0 {
+		s.blocking.signalDB(i) // XREADGROUP waiters learn their stream is gone
+	}
 }
 
 func cmdFlushDB(s *Server, c *client, argv [][]byte) {
@@ -79,10 +81,9 @@ func cmdSwapDB(s *Server, c *client, argv [][]byte) {
 	s.touchAllWatched(int(a))
 	s.touchAllWatched(int(b))
 	// Clients blocked on keys of either DB may now be served.
-	for wk := range s.blocking.byKey {
-		if wk.db == int(a) || wk.db == int(b) {
-			s.blocking.signalKey(wk.db, []byte(wk.key))
-		}
+	if s.blocking.waiting > 0 {
+		s.blocking.signalDB(int(a))
+		s.blocking.signalDB(int(b))
 	}
 	s.stats.dirty++
 	c.w.OK()
@@ -145,17 +146,7 @@ func (s *Server) configSet(c *client, args [][]byte) {
 	next.Bind = append([]string(nil), s.cfg.Bind...)
 	for i := 0; i < len(args); i += 2 {
 		name := string(args[i])
-		value := string(args[i+1])
-		var values []string
-		if strings.EqualFold(name, "save") || strings.EqualFold(name, "client-output-buffer-limit") {
-			values = strings.Fields(value)
-			if len(values) == 0 {
-				values = []string{""}
-			}
-		} else {
-			values = []string{value}
-		}
-		if err := next.Set(name, values, true); err != nil {
+		if err := next.SetLive(name, string(args[i+1])); err != nil {
 			switch {
 			case errors.Is(err, config.ErrUnknown):
 				s.addError(c, "ERR Unknown option or number of arguments for CONFIG SET - '"+name+"'")

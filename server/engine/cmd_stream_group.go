@@ -161,6 +161,9 @@ func cmdXGroup(s *Server, c *client, argv [][]byte) {
 			return
 		}
 		delete(st.Groups, string(group))
+		if s.blocking.waiting > 0 {
+			s.blocking.signalKey(c.db, key) // its blocked XREADGROUP clients get NOGROUP
+		}
 		s.notify(config.NotifyStream, "xgroup-destroy", key, c.db)
 		c.w.Int(1)
 	case equalFold(sub, "createconsumer"):

@@ -93,7 +93,7 @@ func (s *Server) process(c *client) {
 		argv := c.conn.Argv[start:end]
 		start = end
 		c.nextCmd++
-		if cmd := s.lookupCommand(argv[0]); cmd != nil && s.pauseHolds(cmd) {
+		if cmd := s.lookupCommand(argv[0]); cmd != nil && s.pauseHolds(cmd, argv) {
 			// Held by CLIENT PAUSE: run this command again when the pause ends.
 			c.nextCmd--
 			c.flags |= flagPaused
@@ -129,13 +129,27 @@ func (s *Server) process(c *client) {
 // applyReplyMode drops the reply of the command that just ran when CLIENT REPLY OFF or SKIP
 // silences it, and moves SKIP on to the next command, as Redis does after each call.
 func (s *Server) applyReplyMode(c *client, mark int) {
-	if (c.replyOff || c.replySkip) && len(c.w.Buf) >= mark {
+	if (c.replyOff || c.replySkip) && len(c.w.Buf) >= mark && !isSubscriptionConfirmation(c, mark) {
 		c.w.Buf = c.w.Buf[:mark]
 	}
 	c.replySkip = false
 	if c.replySkipNext {
 		c.replySkip, c.replySkipNext = true, false
 	}
+}
+
+// isSubscriptionConfirmation reports whether the reply written since mark confirms a
+// (P|S)SUBSCRIBE or (P|S)UNSUBSCRIBE. Redis 7.0 sends those even under CLIENT REPLY OFF or SKIP
+// (they are pushes, like the messages that follow); errors of those commands are dropped.
+func isSubscriptionConfirmation(c *client, mark int) bool {
+	if len(c.w.Buf) == mark || c.w.Buf[mark] == '-' {
+		return false
+	}
+	switch c.lastCmd {
+	case "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe":
+		return true
+	}
+	return false
 }
 
 // call validates and executes one command, as Redis's processCommand and call do.
@@ -180,7 +194,7 @@ func (s *Server) call(c *client, argv [][]byte) {
 		s.queueMulti(c, cmd, argv)
 		return
 	}
-	if cmd.flags&cmdDenyOOM != 0 && s.cfg.MaxMemory > 0 {
+	if cmd.flags&cmdDenyOOM != 0 && s.cfg.MaxMemory > 0 && !c.scriptAllowOOM {
 		if !s.freeMemoryIfNeeded() {
 			s.reject(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.")
 			return
@@ -191,7 +205,8 @@ func (s *Server) call(c *client, argv [][]byte) {
 
 // execute runs a validated command and accounts for it.
 func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
-	if len(s.pubsub.monitors) > 0 && cmd.flags&cmdSkipMonitor == 0 {
+	// A blocked command that runs again once its key is ready was shown when it first ran.
+	if len(s.pubsub.monitors) > 0 && c.rerunDeadline == 0 && !hiddenFromMonitors(cmd, argv) {
 		s.feedMonitors(c, argv)
 	}
 	errsBefore := s.stats.errorReplies
@@ -212,7 +227,7 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 		cmd.failed++
 	}
 	if s.cfg.SlowlogLogSlowerThan >= 0 && dur/1000 >= s.cfg.SlowlogLogSlowerThan {
-		s.slowlog.add(s, c, argv, dur/1000)
+		s.slowlog.add(s, c, redactSecrets(argv), dur/1000)
 	}
 }
 

@@ -41,7 +41,16 @@ func cmdDiscard(s *Server, c *client, argv [][]byte) {
 	c.w.OK()
 }
 
+// cmdExec runs the transaction, then shows EXEC to monitors: Redis feeds it last, after the
+// commands it ran, whatever its outcome.
 func cmdExec(s *Server, c *client, argv [][]byte) {
+	s.execTransaction(c)
+	if len(s.pubsub.monitors) > 0 {
+		s.feedMonitors(c, argv)
+	}
+}
+
+func (s *Server) execTransaction(c *client) {
 	if c.flags&flagMulti == 0 {
 		s.addError(c, "ERR EXEC without MULTI")
 		return

@@ -13,14 +13,23 @@ type pauseState struct {
 func (p *pauseState) active(nowMs int64) bool { return p.until > nowMs }
 
 // holds reports whether cmd must wait under the current pause.
-func (s *Server) pauseHolds(cmd *command) bool {
+func (s *Server) pauseHolds(cmd *command, argv [][]byte) bool {
 	if !s.pause.active(s.nowMs) {
 		return false
 	}
 	if s.pause.all {
 		return cmd.name != "client" // CLIENT UNPAUSE must get through
 	}
-	return cmd.flags&(cmdWrite|cmdMayReplicate) != 0
+	if cmd.flags&(cmdWrite|cmdMayReplicate) == 0 {
+		return false
+	}
+	if cmd.name == "eval" || cmd.name == "evalsha" {
+		return s.pausedScript(argv)
+	}
+	if cmd.name == "fcall" && len(argv) > 1 {
+		return s.pausedFunction(argv)
+	}
+	return true
 }
 
 func (s *Server) clientPause(c *client, argv [][]byte) {

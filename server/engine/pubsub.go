@@ -291,6 +291,7 @@ func cmdPubsub(s *Server, c *client, argv [][]byte) {
 // feedMonitors sends a command to MONITOR clients, formatted as Redis does:
 // +1700000000.123456 [0 127.0.0.1:5555] "SET" "key" "value"
 func (s *Server) feedMonitors(c *client, argv [][]byte) {
+	argv = redactSecrets(argv)
 	var b []byte
 	b = append(b, '+')
 	now := nanotimeWall()

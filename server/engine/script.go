@@ -14,9 +14,10 @@ import (
 	"github.com/iocache/iocache/server/version"
 )
 
-// Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD|EXISTS|FLUSH|KILL (functions,
-// FUNCTION and FCALL, are in script_function.go), with
-// Redis 7.0's conversions between RESP and Lua values, its read-only globals and its error texts.
+// Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD|EXISTS|FLUSH|KILL, with
+// Redis 7.0's conversions between RESP and Lua values, its read-only globals, its error texts
+// and its "#!lua flags=..." shebang (script_shebang.go); functions, FUNCTION and FCALL, are in
+// script_function.go.
 // Scripts run on the main thread like any command, so each is atomic. The interpreter is
 // gopher-lua (Lua 5.1, the version Redis embeds), opened with the base, table, string and math
 // libraries only: no os, io or package, so a script cannot reach the file system. Redis's cjson,
@@ -30,6 +31,7 @@ import (
 type scripting struct {
 	L          *lua.LState
 	scripts    map[string]*lua.LFunction // by lower-case SHA1 of the body
+	flags      map[string]scriptFlags    // each script's shebang flags, by the same SHA1
 	sc         *client                   // the client redis.call runs commands as
 	sha        string                    // the running script's SHA1
 	line       int                       // the script line of the last redis.call
@@ -71,7 +73,7 @@ func (s *Server) scripting() *scripting {
 	for _, name := range []string{"dofile", "loadfile", "print", "module", "require"} {
 		g.RawSetString(name, lua.LNil)
 	}
-	sl := &scripting{L: L, scripts: map[string]*lua.LFunction{}}
+	sl := &scripting{L: L, scripts: map[string]*lua.LFunction{}, flags: map[string]scriptFlags{}}
 	sl.sc = newClient(0, -1, 0)
 	sl.sc.addr, sl.sc.authed = "lua", true
 	redisTable := L.NewTable()
@@ -127,14 +129,19 @@ func (sl *scripting) load(body []byte) (string, *lua.LFunction, error) {
 	if fn, ok := sl.scripts[sha]; ok {
 		return sha, fn, nil
 	}
-	if scriptTooDeep(body) {
+	flags, code, err := parseShebang(body)
+	if err != nil {
+		return sha, nil, &shebangError{err}
+	}
+	if scriptTooDeep(code) {
 		return sha, nil, errors.New("user_script:1: chunk has too many syntax levels")
 	}
-	fn, err := sl.L.Load(strings.NewReader(string(body)), scriptChunk)
+	fn, err := sl.L.Load(strings.NewReader(string(code)), scriptChunk)
 	if err != nil {
-		return sha, nil, compileError(err, body)
+		return sha, nil, compileError(err, code)
 	}
 	sl.scripts[sha] = fn
+	sl.flags[sha] = flags
 	return sha, fn, nil
 }
 
@@ -144,6 +151,10 @@ func cmdEvalRO(s *Server, c *client, argv [][]byte)    { evalGeneric(s, c, argv,
 func cmdEvalSHARO(s *Server, c *client, argv [][]byte) { evalGeneric(s, c, argv, true, true) }
 
 func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
+	// EVAL is flagged skip_monitor and shown here, before the commands its script runs.
+	if len(s.pubsub.monitors) > 0 {
+		s.feedMonitors(c, argv)
+	}
 	numKeys, ok := parseInt(argv[2])
 	if !ok {
 		s.addError(c, errNotInt)
@@ -169,10 +180,16 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 	} else {
 		var err error
 		if sha, fn, err = sl.load(argv[1]); err != nil {
-			s.addError(c, "ERR Error compiling script (new function): "+luaErrorText(err))
+			s.addError(c, loadErrorReply(err))
 			return
 		}
 	}
+	flags := sl.flags[sha]
+	if flags&scriptShebang != 0 && flags&(scriptNoWrites|scriptAllowOOM) == 0 && s.cfg.MaxMemory > 0 && !s.freeMemoryIfNeeded() {
+		s.addError(c, "OOM command not allowed when used memory > 'maxmemory'.")
+		return
+	}
+	readOnly = readOnly || flags&scriptNoWrites != 0
 	keys, args := argv[3:3+numKeys], argv[3+numKeys:]
 	L := sl.L
 	sl.globals.RawSetString("KEYS", luaStrings(L, keys))
@@ -180,6 +197,7 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 	L.Env = sl.env // setfenv(0, t) in an earlier script must not last
 	sl.sha, sl.line, sl.readOnly, sl.chunk = sha, 0, readOnly, "user_script"
 	sl.sc.db = c.db
+	sl.sc.scriptAllowOOM = flags&scriptAllowOOM != 0
 	sl.sc.w.RESP3 = false
 	guard, stop := s.guardScript()
 	defer stop()
@@ -204,6 +222,21 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 		return
 	}
 	s.luaToReply(c, ret)
+}
+
+// shebangError is a script's invalid "#!" line, which Redis reports as it is, not as a
+// compilation error.
+type shebangError struct{ err error }
+
+func (e *shebangError) Error() string { return e.err.Error() }
+
+// loadErrorReply is the error for a script that cannot be loaded.
+func loadErrorReply(err error) string {
+	var sh *shebangError
+	if errors.As(err, &sh) {
+		return "ERR " + sh.Error()
+	}
+	return "ERR Error compiling script (new function): " + luaErrorText(err)
 }
 
 func luaStrings(L *lua.LState, args [][]byte) *lua.LTable {
@@ -548,7 +581,7 @@ func cmdScript(s *Server, c *client, argv [][]byte) {
 	case equalFold(sub, "load") && len(argv) == 3:
 		sha, _, err := s.scripting().load(argv[2])
 		if err != nil {
-			s.addError(c, "ERR Error compiling script (new function): "+luaErrorText(err))
+			s.addError(c, loadErrorReply(err))
 			return
 		}
 		c.w.BulkString(sha)

@@ -511,6 +511,13 @@ func (s *Server) functionRestore(c *client, args [][]byte) {
 	c.w.OK()
 }
 
+// pausedFunction reports whether CLIENT PAUSE WRITE must hold this FCALL: a function may write
+// unless it declares no-writes; an unknown one is held and answers once the pause ends.
+func (s *Server) pausedFunction(argv [][]byte) bool {
+	f := s.functions.funcs[string(argv[1])]
+	return f == nil || !f.noWrites()
+}
+
 func cmdFCall(s *Server, c *client, argv [][]byte)   { fcallGeneric(s, c, argv, false) }
 func cmdFCallRO(s *Server, c *client, argv [][]byte) { fcallGeneric(s, c, argv, true) }
 
@@ -537,10 +544,17 @@ func fcallGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 		s.addError(c, "ERR Can not execute a script with write flag using *_ro command.")
 		return
 	}
+	// As for a script with a shebang: one that may write and does not allow OOM is refused as a
+	// whole over maxmemory.
+	if !f.noWrites() && !hasString(f.flags, "allow-oom") && s.cfg.MaxMemory > 0 && !s.freeMemoryIfNeeded() {
+		s.addError(c, "OOM command not allowed when used memory > 'maxmemory'.")
+		return
+	}
 	sl := s.scripting()
 	L := sl.L
 	sl.sha, sl.line, sl.readOnly, sl.chunk = f.name, 0, readOnly || f.noWrites(), "user_function"
 	sl.sc.db = c.db
+	sl.sc.scriptAllowOOM = hasString(f.flags, "allow-oom")
 	sl.sc.w.RESP3 = false
 	guard, stop := s.guardScript()
 	defer stop()
@@ -598,5 +612,5 @@ var functionHelp = []string{
 var functionCommands = []commandSpec{
 	{"function", cmdFunction, -2, cmdNoScript, 0, 0, 0, "scripting", "A container for function commands."},
 	{"fcall", cmdFCall, -3, cmdNoScript | cmdSkipMonitor | cmdMayReplicate | cmdStale, 0, 0, 0, "scripting", "Invokes a function."},
-	{"fcall_ro", cmdFCallRO, -3, cmdNoScript | cmdSkipMonitor | cmdStale | cmdReadonly, 0, 0, 0, "scripting", "Invokes a read-only function."},
+	{"fcall_ro", cmdFCallRO, -3, cmdNoScript | cmdSkipMonitor | cmdStale, 0, 0, 0, "scripting", "Invokes a read-only function."},
 }

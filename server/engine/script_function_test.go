@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/testpeer"
@@ -138,5 +139,38 @@ func TestFunctionsPersistAcrossWithRedis(t *testing.T) {
 	}
 	if got := i.do("FCALL", "hello", "0", "again"); got != "$8\r\nhi again\r\n" {
 		t.Errorf("FCALL after DEBUG RELOAD: %q", got)
+	}
+}
+
+// Over maxmemory, a function that may write and does not allow OOM is refused as a whole, as a
+// script with a shebang is; no-writes and allow-oom functions run.
+func TestFunctionsUnderMaxmemoryMatchRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	code := strings.Join([]string{"#!lua name=m",
+		"redis.register_function('w', function(keys, args) return redis.call('set', keys[1], 'v') end)",
+		"redis.register_function{function_name='r', callback=function(keys, args) return redis.call('get', keys[1]) end, flags={'no-writes'}}",
+		"redis.register_function{function_name='o', callback=function(keys, args) return redis.call('set', keys[1], 'o') end, flags={'allow-oom'}}"}, "\n")
+	differential(t, addr, [][]string{
+		{"FUNCTION", "FLUSH"}, {"FUNCTION", "LOAD", code}, {"SET", "k", "1"}, {"CONFIG", "SET", "maxmemory", "1"},
+		{"FCALL", "w", "1", "k"}, {"FCALL", "r", "1", "k"}, {"FCALL_RO", "r", "1", "k"}, {"FCALL", "o", "1", "k"}, {"GET", "k"},
+		{"CONFIG", "SET", "maxmemory", "0"}, {"FCALL", "w", "1", "k"}, {"GET", "k"},
+	})
+}
+
+// CLIENT PAUSE WRITE holds FCALL of a function that may write, not of a no-writes one.
+func TestFunctionsUnderClientPauseWrite(t *testing.T) {
+	_, addr := startServer(t, nil)
+	p, q := dialPeer(t, addr), dialPeer(t, addr)
+	p.do("FUNCTION", "LOAD", strings.Join([]string{"#!lua name=p",
+		"redis.register_function('w', function(keys, args) return redis.call('set', keys[1], 'v') end)",
+		"redis.register_function{function_name='r', callback=function(keys, args) return redis.call('get', keys[1]) end, flags={'no-writes'}}"}, "\n"))
+	p.do("SET", "k", "before")
+	p.do("CLIENT", "PAUSE", "300", "WRITE")
+	start := time.Now()
+	if got := q.do("FCALL", "r", "1", "k"); got != "$6\r\nbefore\r\n" || time.Since(start) > 200*time.Millisecond {
+		t.Errorf("no-writes FCALL during the pause: %q after %v", got, time.Since(start))
+	}
+	if got := q.do("FCALL", "w", "1", "k"); got != "+OK\r\n" || time.Since(start) < 250*time.Millisecond {
+		t.Errorf("writing FCALL answered %q after %v, before the pause ended", got, time.Since(start))
 	}
 }

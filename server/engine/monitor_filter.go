@@ -1,0 +1,88 @@
+package engine
+
+// What MONITOR and the slow log may show of a command, decided as Redis 7.0 decides it:
+// administrative commands and subcommands are never shown to monitors, and passwords are
+// replaced by "(redacted)" in both, so that neither leaks a secret to whoever watches.
+
+// adminSubcommands are the subcommands Redis 7.0 flags admin in containers whose other
+// subcommands (HELP, CLIENT ID, ...) are not (COMMAND INFO on redis-server 7.0.15).
+var adminSubcommands = map[string]map[string]bool{
+	"acl":     set("deluser", "dryrun", "getuser", "list", "load", "log", "save", "setuser", "users"),
+	"client":  set("kill", "list", "no-evict", "pause", "unblock", "unpause"),
+	"config":  set("get", "resetstat", "rewrite", "set"),
+	"latency": set("doctor", "graph", "histogram", "history", "latest", "reset"),
+	"slowlog": set("get", "len", "reset"),
+	"module":  set("list", "load", "loadex", "unload"),
+}
+
+func set(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// hiddenFromMonitors reports whether MONITOR must not show this command: flagged skip_monitor
+// (EXEC and EVAL feed monitors themselves, in their own order) or administrative.
+func hiddenFromMonitors(cmd *command, argv [][]byte) bool {
+	if cmd.flags&cmdSkipMonitor != 0 {
+		return true
+	}
+	if cmd.flags&cmdAdmin == 0 {
+		return false
+	}
+	subs, container := adminSubcommands[cmd.name]
+	if !container || len(argv) < 2 {
+		return true
+	}
+	return subs[lowerASCII(string(argv[1]))]
+}
+
+const redacted = "(redacted)"
+
+// redactSecrets returns argv with its passwords replaced by "(redacted)" (AUTH's arguments,
+// HELLO's AUTH username and password, MIGRATE's AUTH and AUTH2), or argv itself when it holds
+// none. Only monitors and the slow log call it, so the copy costs nothing on the hot path.
+func redactSecrets(argv [][]byte) [][]byte {
+	var out [][]byte
+	hide := func(i int) {
+		if i >= len(argv) {
+			return
+		}
+		if out == nil {
+			out = append([][]byte(nil), argv...)
+		}
+		out[i] = []byte(redacted)
+	}
+	switch {
+	case equalFold(argv[0], "auth"):
+		for i := 1; i < len(argv); i++ {
+			hide(i)
+		}
+	case equalFold(argv[0], "hello"):
+		for i := 2; i < len(argv); i++ {
+			if equalFold(argv[i], "auth") {
+				hide(i + 1)
+				hide(i + 2)
+				i += 2
+			}
+		}
+	case equalFold(argv[0], "migrate"):
+		for i := 6; i < len(argv); i++ {
+			switch {
+			case equalFold(argv[i], "auth"):
+				hide(i + 1)
+				i++
+			case equalFold(argv[i], "auth2"):
+				hide(i + 1)
+				hide(i + 2)
+				i += 2
+			}
+		}
+	}
+	if out == nil {
+		return argv
+	}
+	return out
+}
