@@ -30,7 +30,7 @@ func cmdUnlink(s *Server, c *client, argv [][]byte) { delGeneric(s, c, argv) }
 func cmdExists(s *Server, c *client, argv [][]byte) {
 	n := 0
 	for _, k := range argv[1:] {
-		if _, ok := s.lookupRead(c, k); ok {
+		if _, ok := s.lookupReadNoTouch(c, k); ok {
 			n++
 		}
 	}
@@ -38,7 +38,7 @@ func cmdExists(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdType(s *Server, c *client, argv [][]byte) {
-	r, ok := s.lookupRead(c, argv[1])
+	r, ok := s.lookupReadNoTouch(c, argv[1])
 	if !ok {
 		c.w.Simple("none")
 		return
@@ -223,7 +223,7 @@ func cmdPExpireAt(s *Server, c *client, argv [][]byte) { expireGeneric(s, c, arg
 // ttlGeneric replies -2 for a missing key, -1 without TTL, else the remaining time (or, with
 // absolute, the expiry time).
 func ttlGeneric(s *Server, c *client, key []byte, unitMs int64, absolute bool) {
-	r, ok := s.lookupRead(c, key)
+	r, ok := s.lookupReadNoTouch(c, key)
 	if !ok {
 		c.w.Int(-2)
 		return

@@ -343,6 +343,17 @@ func equalFold(b []byte, lower string) bool {
 // lookupRead finds a live key for reading: expired keys are deleted on access (lazy expiry), and
 // hits, misses and the LRU clock are updated.
 func (s *Server) lookupRead(c *client, key []byte) (keyspace.Ref, bool) {
+	r, ok := s.lookupReadNoTouch(c, key)
+	if ok {
+		s.touch(s.dbs[c.db], r)
+	}
+	return r, ok
+}
+
+// lookupReadNoTouch is lookupRead that leaves the key's access time alone, as Redis's
+// LOOKUP_NOTOUCH does for TYPE, EXISTS and the TTL family: asking about a key is not using it,
+// and OBJECT IDLETIME and LRU eviction must not count it.
+func (s *Server) lookupReadNoTouch(c *client, key []byte) (keyspace.Ref, bool) {
 	db := s.dbs[c.db]
 	r, ok := s.lookupLive(db, c.db, key)
 	if !ok {
@@ -351,7 +362,6 @@ func (s *Server) lookupRead(c *client, key []byte) (keyspace.Ref, bool) {
 		return 0, false
 	}
 	s.stats.keyspaceHits++
-	s.touch(db, r)
 	return r, true
 }
 

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Issue 18: commands of Redis 7.0 that iocache lacked, each compared byte for byte with Debian's
@@ -358,5 +359,38 @@ func TestClientListLayoutMatchesRedis(t *testing.T) {
 	want, got := transcript(redisAddr), transcript(addr)
 	if want != got {
 		t.Fatalf("CLIENT LIST differs:\n redis:\n%s iocache:\n%s", want, got)
+	}
+}
+
+// TYPE, EXISTS and the TTL family do not count as using a key: OBJECT IDLETIME goes on growing
+// through them, as in Redis, and TOUCH resets it.
+func TestIdleTimeIsNotTouchedByQueriesAsRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	servers := []*peerConn{dialPeer(t, startRedisPeer(t)), dialPeer(t, addr)}
+	for _, p := range servers {
+		p.do("SET", "k", "v")
+		p.do("EXPIRE", "k", "100")
+	}
+	time.Sleep(2100 * time.Millisecond)
+	var out [2]strings.Builder
+	for i, p := range servers {
+		for _, cmd := range split("TTL k", "PTTL k", "EXPIRETIME k", "PEXPIRETIME k", "TYPE k", "EXISTS k", "OBJECT IDLETIME k", "TOUCH k", "OBJECT IDLETIME k") {
+			reply := p.do(cmd...)
+			if cmd[0] == "OBJECT" || cmd[0] == "PTTL" || strings.HasSuffix(cmd[0], "TIME") {
+				reply = regexpFind(`^:(\d+)`, reply) // compared below by value
+				if cmd[0] == "OBJECT" {
+					reply = map[bool]string{true: "idle>=2", false: "idle=" + reply}[reply >= "2" && len(reply) == 1]
+				} else {
+					reply = "n"
+				}
+			}
+			out[i].WriteString(reply + " ")
+		}
+	}
+	if out[0].String() != out[1].String() {
+		t.Fatalf("redis: %s\niocache: %s", out[0].String(), out[1].String())
+	}
+	if !strings.Contains(out[1].String(), "idle>=2") || !strings.HasSuffix(out[1].String(), "idle=0 ") {
+		t.Fatalf("unexpected transcript: %s", out[1].String())
 	}
 }
