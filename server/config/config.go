@@ -102,7 +102,10 @@ type Config struct {
 	// save points instead of replacing them (see addSavePoints).
 	saveLoaded bool
 
-	NotifyKeyspaceEvents   string
+	NotifyKeyspaceEvents string
+	// NotifyFlags are notify-keyspace-events' classes as set: the string above is what CONFIG GET
+	// shows, which, as in Redis 7.0, leaves out "n" when "A" is there.
+	NotifyFlags            int
 	ActiveExpireEffort     int
 	ListMaxListpackSize    int
 	HashMaxListpackEntries int

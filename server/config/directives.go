@@ -258,6 +258,7 @@ func buildTable() map[string]*directive {
 					return err
 				}
 				c.NotifyKeyspaceEvents = FormatNotifyFlags(flags)
+				c.NotifyFlags = flags
 				return nil
 			},
 			get: func(c *Config) string { return c.NotifyKeyspaceEvents }},

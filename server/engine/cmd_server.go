@@ -25,6 +25,7 @@ func (s *Server) flushDB(i int) {
 	s.stats.dirty += int64(s.dbs[i].Len())
 	s.dbs[i] = keyspace.NewDB(s.seed)
 	s.adoptDB(s.dbs[i], i)
+	s.hookNewKeys(true)
 	s.touchAllWatched(i)
 	if s.blocking.waiting > 0 {
 		s.blocking.signalDB(i) // XREADGROUP waiters learn their stream is gone

@@ -394,3 +394,38 @@ func TestIdleTimeIsNotTouchedByQueriesAsRedis(t *testing.T) {
 		t.Fatalf("unexpected transcript: %s", out[1].String())
 	}
 }
+
+// The n class announces each key added ("new"), before the command's own event, and not a key
+// that is replaced, as Redis's dbAdd does; the subscriber's whole stream is compared.
+func TestNewKeyNotificationsMatchRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	redisAddr := startRedisPeer(t)
+	cmds := split("SET a 1", "SET a 2", "LPUSH l x", "LPUSH l y", "SADD s m", "HSET h f v", "ZADD z 1 m", "XADD x 1-1 f v",
+		"INCR n", "APPEND ap x", "SETRANGE sr 0 x", "SETBIT sb 1 1", "PFADD hl a", "RENAME a b", "COPY b c", "MOVE c 1",
+		"SUNIONSTORE su s", "SUNIONSTORE su s", "SORT l ALPHA STORE so", "GEOADD g 1 1 m", "SET a x NX", "BITOP AND bo sb", "LMOVE l lm LEFT RIGHT",
+		"SMOVE s sm m", "XGROUP CREATE xs g $ MKSTREAM", "SET e x EX 100", "GETSET gs 1", "INCRBYFLOAT f 1.5",
+		"HINCRBY h2 f 1", "ZINCRBY z2 1 m", "ZUNIONSTORE zu 1 z", "ZUNIONSTORE zu 1 z", "SORT l ALPHA STORE so",
+		"BITOP OR bo sb", "GEOSEARCHSTORE gs g FROMLONLAT 1 1 BYRADIUS 10 km", "GEOSEARCHSTORE gs g FROMLONLAT 1 1 BYRADIUS 10 km",
+		"ZRANGESTORE zr z 0 -1", "ZRANGESTORE zr z 0 -1", "COPY b b2", "COPY b b2 REPLACE", "RENAME b2 b3", "SET b3 y",
+		"DEL b", "SET b 1", "SET str x", "LPUSH str y",
+		"SWAPDB 0 1", "SET q 1", "FLUSHDB", "SET r 1", "RESTORE rs 0 \"\"", "CONFIG SET notify-keyspace-events KEA", "SET t 1")
+	transcript := func(a string) string {
+		c, sub := dialPeer(t, a), dialPeer(t, a)
+		c.do("CONFIG", "SET", "notify-keyspace-events", "KEAn")
+		sub.do("PSUBSCRIBE", "__key*__:*")
+		var out strings.Builder
+		for _, cmd := range cmds {
+			out.WriteString(c.do(cmd...))
+		}
+		sub.send("PING")
+		out.WriteString(sub.readUntil("*2\r\n$4\r\npong\r\n$0\r\n\r\n"))
+		return out.String()
+	}
+	want, got := transcript(redisAddr), transcript(addr)
+	if want != got {
+		t.Fatalf("transcripts differ:\n redis:   %q\n iocache: %q", want, got)
+	}
+	if !strings.Contains(want, "$3\r\nnew\r\n") {
+		t.Fatal("no new-key event in the transcript")
+	}
+}

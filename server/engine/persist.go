@@ -196,6 +196,8 @@ func (s *Server) loadRDB() error {
 		s.logf(logWarning, "appendonly yes is ignored: %s", errNoAOF)
 	}
 	removeStaleTempFiles(s.cfg.Dir, func(name string) { s.logf(logNotice, "Removed %s, left by a save that did not finish", name) })
+	s.hookNewKeys(false) // loading announces nothing, as in Redis
+	defer s.hookNewKeys(true)
 	path := s.rdbPath()
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {

@@ -40,6 +40,7 @@ type Server struct {
 
 	nextConfine int64 // unix ms of the next check that runtime threads stay on bio_cpulist
 	notifyFlags int   // notify-keyspace-events, parsed
+	quietNew    bool  // a STORE command replaces its destination: no "new" event (storeObject)
 
 	listeners []*netio.Listener
 	// io is the threads that serve the sockets: the main thread's own loop and the I/O threads.
