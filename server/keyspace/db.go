@@ -19,7 +19,7 @@ type DB struct {
 	// OnNew, when set, is told of each key added (not of one replaced): keyspace notifications'
 	// "new" event, which Redis sends from dbAdd.
 	OnNew func(key []byte)
-	seed maphash.Seed
+	seed  maphash.Seed
 	// hashMask is all ones; tests narrow it to make keys collide in index and over.
 	hashMask uint64
 	arena    *arena
