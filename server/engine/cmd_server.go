@@ -274,8 +274,13 @@ func cmdLatency(s *Server, c *client, argv [][]byte) {
 	case equalFold(sub, "reset"):
 		s.stats.expireCycleMaxNs, s.stats.evictionMaxNs = 0, 0
 		c.w.Int(0)
+	case equalFold(sub, "histogram"):
+		s.cmdLatencyHistogram(c, argv[2:])
 	case equalFold(sub, "help") && len(argv) == 2:
-		writeHelp(c, "LATENCY", []string{"LATEST", "    Return the latest latency samples for all events.", "RESET [<event> ...]", "    Reset latency data of one or more <event> classes."})
+		writeHelp(c, "LATENCY", []string{"LATEST", "    Return the latest latency samples for all events.", "RESET [<event> ...]", "    Reset latency data of one or more <event> classes.",
+			"    (default: reset all data for all event classes)",
+			"HISTOGRAM [COMMAND ...]", "    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+			"    If no commands are specified then all histograms are replied."})
 	default:
 		s.subcommandError(c, argv)
 	}

@@ -429,3 +429,51 @@ func TestNewKeyNotificationsMatchRedis(t *testing.T) {
 		t.Fatal("no new-key event in the transcript")
 	}
 }
+
+// LATENCY HISTOGRAM and INFO latencystats have Redis 7.0's shape (the figures are each server's
+// own timings), and INFO lists its sections in Redis's order, Modules and Cluster included.
+func TestLatencyHistogramAndInfoSectionsAsRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	redisAddr := startRedisPeer(t)
+	bucket := regexp.MustCompile(`:\d+\r\n:(\d+)\r\n`)
+	for _, a := range []string{redisAddr, addr} {
+		p := dialPeer(t, a)
+		for i := 0; i < 3; i++ {
+			p.do("SET", "a", "1")
+		}
+		got := p.do("LATENCY", "HISTOGRAM", "set", "nosuch", "lpush")
+		head := "*2\r\n$3\r\nset\r\n*4\r\n$5\r\ncalls\r\n:3\r\n$14\r\nhistogram_usec\r\n*"
+		if !strings.HasPrefix(got, head) {
+			t.Errorf("%s: LATENCY HISTOGRAM set: %q", a, got)
+		}
+		counts := bucket.FindAllStringSubmatch(got, -1)
+		if len(counts) == 0 || counts[len(counts)-1][1] != "3" {
+			t.Errorf("%s: the cumulative counts do not end at the calls: %q", a, got)
+		}
+		if got := p.do("LATENCY", "HISTOGRAM", "nosuch"); got != "*0\r\n" {
+			t.Errorf("%s: LATENCY HISTOGRAM nosuch: %q", a, got)
+		}
+		info := p.do("INFO", "latencystats")
+		if !regexp.MustCompile(`latency_percentiles_usec_set:p50=\d+\.\d{3},p99=\d+\.\d{3},p99\.9=\d+\.\d{3}\r\n`).MatchString(info) {
+			t.Errorf("%s: INFO latencystats: %q", a, info)
+		}
+	}
+	sections := func(a string, args ...string) string {
+		p := dialPeer(t, a)
+		var out []string
+		for _, line := range strings.Split(p.do(append([]string{"INFO"}, args...)...), "\r\n") {
+			if strings.HasPrefix(line, "# ") && line != "# Threads" { // Threads is iocache's (Redis 8's)
+				out = append(out, line)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	for _, args := range [][]string{nil, {"everything"}, {"cluster"}, {"modules", "latencystats"}} {
+		if want, got := sections(redisAddr, args...), sections(addr, args...); want != got {
+			t.Errorf("INFO %v sections:\n redis:   %s\n iocache: %s", args, want, got)
+		}
+	}
+	if got := dialPeer(t, addr).do("INFO", "cluster"); !strings.Contains(got, "cluster_enabled:0\r\n") {
+		t.Errorf("INFO cluster: %q", got)
+	}
+}
