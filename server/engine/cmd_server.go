@@ -216,11 +216,16 @@ func cmdMemory(s *Server, c *client, argv [][]byte) {
 		c.w.Verbatim("Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.")
 	case equalFold(sub, "purge") && len(argv) == 2:
 		c.w.OK()
+	case equalFold(sub, "malloc-stats") && len(argv) == 2:
+		c.w.Verbatim(mallocStats())
 	case equalFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "MEMORY", []string{
 			"DOCTOR", "    Return memory problems reports.",
+			"MALLOC-STATS", "    Return internal statistics report from the memory allocator.",
+			"PURGE", "    Attempt to purge dirty pages for reclamation by the allocator.",
 			"STATS", "    Return information about the memory usage of the server.",
-			"USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value.",
+			"USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value. Nested values are",
+			"    sampled up to <count> times (default: 5, 0 means sample all).",
 		})
 	default:
 		s.subcommandError(c, argv)
@@ -276,8 +281,26 @@ func cmdLatency(s *Server, c *client, argv [][]byte) {
 		c.w.Int(0)
 	case equalFold(sub, "histogram"):
 		s.cmdLatencyHistogram(c, argv[2:])
+	case equalFold(sub, "history") && len(argv) == 3:
+		// The one sample kept per event: the longest pass, as LATEST reports it.
+		var ms int64
+		switch string(argv[2]) {
+		case "expire-cycle":
+			ms = s.stats.expireCycleMaxNs / 1e6
+		case "eviction-cycle":
+			ms = s.stats.evictionMaxNs / 1e6
+		}
+		if ms == 0 {
+			c.w.EmptyArray()
+			return
+		}
+		c.w.Array(1)
+		c.w.Array(2)
+		c.w.Int(s.unixtime)
+		c.w.Int(ms)
 	case equalFold(sub, "help") && len(argv) == 2:
-		writeHelp(c, "LATENCY", []string{"LATEST", "    Return the latest latency samples for all events.", "RESET [<event> ...]", "    Reset latency data of one or more <event> classes.",
+		writeHelp(c, "LATENCY", []string{"HISTORY <event>", "    Return time-latency samples for the <event> class.",
+			"LATEST", "    Return the latest latency samples for all events.", "RESET [<event> ...]", "    Reset latency data of one or more <event> classes.",
 			"    (default: reset all data for all event classes)",
 			"HISTOGRAM [COMMAND ...]", "    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
 			"    If no commands are specified then all histograms are replied."})

@@ -13,18 +13,19 @@ import (
 
 // missingSubcommands are subcommands of implemented containers that iocache does not have.
 var missingSubcommands = map[string]bool{
-	"latency|doctor": true, "latency|graph": true, "latency|history": true,
-	"memory|malloc-stats": true, "script|debug": true,
+	"latency|doctor": true, "latency|graph": true, "script|debug": true,
 }
 
 // partialCommands notes what an implemented command lacks.
 var partialCommands = map[string]string{
-	"debug":             "OBJECT, RELOAD, SLEEP, SET-ACTIVE-EXPIRE and HELP only",
-	"wait":              "no replicas: answers 0",
-	"role":              "always a master without replicas",
-	"config|rewrite":    "answers that there is no config file to rewrite",
-	"memory|doctor":     "a fixed answer",
-	"latency|histogram": "buckets are powers of two of microseconds",
+	"debug":               "OBJECT, RELOAD, SLEEP, SET-ACTIVE-EXPIRE and HELP only",
+	"wait":                "no replicas: answers 0",
+	"role":                "always a master without replicas",
+	"config|rewrite":      "answers that there is no config file to rewrite",
+	"memory|doctor":       "a fixed answer",
+	"latency|histogram":   "buckets are powers of two of microseconds",
+	"latency|history":     "one sample per event, its longest",
+	"memory|malloc-stats": "the Go runtime's heap figures, not jemalloc's report",
 }
 
 // commandStatus is one Redis 7.0 command's state here.

@@ -477,3 +477,13 @@ func TestLatencyHistogramAndInfoSectionsAsRedis(t *testing.T) {
 		t.Errorf("INFO cluster: %q", got)
 	}
 }
+
+// LATENCY HISTORY and MEMORY MALLOC-STATS take Redis's arguments and give its errors; MEMORY
+// HELP lists what Redis lists.
+func TestLatencyHistoryAndMallocStatsAsRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, split("LATENCY HISTORY nosuch", "LATENCY HISTORY", "LATENCY HISTORY a b", "MEMORY MALLOC-STATS x", "MEMORY HELP"))
+	if got := dialPeer(t, addr).do("MEMORY", "MALLOC-STATS"); !strings.Contains(got, "___ Begin Go runtime memory statistics ___\n") {
+		t.Errorf("MEMORY MALLOC-STATS: %.80q", got)
+	}
+}

@@ -3,9 +3,10 @@ package engine
 import (
 	"fmt"
 	"math"
+	"runtime"
 )
 
-// Per-command latency as Redis 7.0 reports it: LATENCY HISTOGRAM (calls and a cumulative
+// Per-command latency as Redis 7.0 reports it (and MEMORY MALLOC-STATS, the allocator's report): LATENCY HISTOGRAM (calls and a cumulative
 // histogram by microseconds) and INFO latencystats (p50, p99 and p99.9). Redis keeps an HDR
 // histogram per command; here execute counts each call in one of latencyBuckets power-of-two
 // buckets (metrics.go), so the bucket bounds are powers of two of microseconds and a
@@ -99,4 +100,21 @@ func formatPercentile(p float64) string {
 		return fmt.Sprintf("%d", int64(p))
 	}
 	return fmt.Sprintf("%g", p)
+}
+
+// mallocStats is MEMORY MALLOC-STATS: where Redis prints jemalloc's report, the Go runtime's
+// figures for its heap.
+func mallocStats() string {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return fmt.Sprintf("___ Begin Go runtime memory statistics ___\n"+
+		"Allocated: %d, active: %d, mapped: %d, retained: %d, released: %d\n"+
+		"Heap objects: %d, allocations: %d, frees: %d\n"+
+		"GC cycles: %d, next GC at: %d, GC CPU fraction: %.6f\n"+
+		"Stacks in use: %d, runtime metadata: %d\n"+
+		"--- End Go runtime memory statistics ---\n",
+		m.HeapAlloc, m.HeapInuse, m.Sys, m.HeapIdle-m.HeapReleased, m.HeapReleased,
+		m.HeapObjects, m.Mallocs, m.Frees,
+		m.NumGC, m.NextGC, m.GCCPUFraction,
+		m.StackInuse, m.MSpanSys+m.MCacheSys+m.BuckHashSys+m.GCSys+m.OtherSys)
 }
