@@ -2,6 +2,7 @@ package engine
 
 import (
 	"crypto/subtle"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -157,6 +158,10 @@ func cmdSelect(s *Server, c *client, argv [][]byte) {
 	v, ok := parseInt(argv[1])
 	if !ok {
 		s.addError(c, "ERR value is not an integer or out of range")
+		return
+	}
+	if v < math.MinInt32 || v > math.MaxInt32 { // Redis reads the index as a C int
+		s.addError(c, "ERR value is out of range, value must between -2147483648 and 2147483647")
 		return
 	}
 	if v < 0 || v >= int64(len(s.dbs)) {

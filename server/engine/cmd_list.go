@@ -179,17 +179,18 @@ func cmdLRange(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdLIndex(s *Server, c *client, argv [][]byte) {
-	idx, ok := parseInt(argv[2])
-	if !ok {
-		s.addError(c, errNotInt)
-		return
-	}
+	// As Redis: the key (missing: nil, wrong type) before the index.
 	l, ok := s.getList(c, argv[1], forRead)
 	if !ok {
 		return
 	}
 	if l == nil {
 		c.w.Null()
+		return
+	}
+	idx, ok := parseInt(argv[2])
+	if !ok {
+		s.addError(c, errNotInt)
 		return
 	}
 	if idx < 0 {
@@ -203,17 +204,18 @@ func cmdLIndex(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdLSet(s *Server, c *client, argv [][]byte) {
-	idx, ok := parseInt(argv[2])
-	if !ok {
-		s.addError(c, errNotInt)
-		return
-	}
+	// As Redis: the key (missing, wrong type) before the index.
 	l, ok := s.getList(c, argv[1], forWrite)
 	if !ok {
 		return
 	}
 	if l == nil {
 		s.addError(c, errNoKey)
+		return
+	}
+	idx, ok := parseInt(argv[2])
+	if !ok {
+		s.addError(c, errNotInt)
 		return
 	}
 	if idx < 0 {
@@ -329,12 +331,25 @@ func cmdLPos(s *Server, c *client, argv [][]byte) {
 		}
 		v, ok := parseInt(argv[i+1])
 		if !ok {
-			s.addError(c, errNotInt)
+			// Redis reads COUNT and MAXLEN with getPositiveLongFromObjectOrReply, whose one
+			// message covers both a non-integer and a negative value.
+			switch {
+			case equalFold(argv[i], "count"):
+				s.addError(c, "ERR COUNT can't be negative")
+			case equalFold(argv[i], "maxlen"):
+				s.addError(c, "ERR MAXLEN can't be negative")
+			default:
+				s.addError(c, errNotInt)
+			}
 			return
 		}
 		switch {
 		case equalFold(argv[i], "rank"):
-			if v == 0 || v == -1<<63 {
+			if v == -1<<63 { // its negation overflows: refused as Redis 7.2 refuses it
+				s.addError(c, errRange)
+				return
+			}
+			if v == 0 {
 				s.addError(c, "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
 				return
 			}

@@ -15,8 +15,8 @@ const errXGroupNoKey = "ERR The XGROUP subcommand requires the key to exist. Not
 
 // streamAndGroup finds key's stream and its group, replying errNoGroup's text when either is
 // missing. noGroup formats the NOGROUP error for (key, group).
-func (s *Server) streamAndGroup(c *client, key, group []byte, noGroup string) (*keyspace.Stream, *keyspace.Group, bool) {
-	st, ok := s.getStream(c, key, forWrite)
+func (s *Server) streamAndGroup(c *client, key, group []byte, noGroup string, mode access) (*keyspace.Stream, *keyspace.Group, bool) {
+	st, ok := s.getStream(c, key, mode)
 	if !ok {
 		return nil, nil, false
 	}
@@ -175,8 +175,11 @@ func cmdXGroup(s *Server, c *client, argv [][]byte) {
 		s.notify(config.NotifyStream, "xgroup-createconsumer", key, c.db)
 		c.w.Int(1)
 	case equalFold(sub, "delconsumer"):
+		existed := g.Consumers[string(argv[4])] != nil
 		c.w.Int(int64(g.DeleteConsumer(string(argv[4]))))
-		s.notify(config.NotifyStream, "xgroup-delconsumer", key, c.db)
+		if existed { // Redis announces only a consumer that was there
+			s.notify(config.NotifyStream, "xgroup-delconsumer", key, c.db)
+		}
 	}
 	s.stats.dirty++
 }
@@ -187,7 +190,6 @@ func cmdXReadGroup(s *Server, c *client, argv [][]byte) {
 	if !ok {
 		return
 	}
-	db := s.dbs[c.db]
 	type target struct {
 		st      *keyspace.Stream
 		g       *keyspace.Group
@@ -196,13 +198,9 @@ func cmdXReadGroup(s *Server, c *client, argv [][]byte) {
 	}
 	targets := make([]target, len(a.keys))
 	for i, k := range a.keys {
-		var st *keyspace.Stream
-		if r, ok := s.lookupLive(db, c.db, k); ok {
-			if db.Type(r) != keyspace.TypeStream {
-				s.wrongType(c)
-				return
-			}
-			st = db.ObjForWrite(r).(*keyspace.Stream)
+		st, ok := s.getStream(c, k, forReadWrite)
+		if !ok {
+			return
 		}
 		var g *keyspace.Group
 		if st != nil {
@@ -246,8 +244,7 @@ func cmdXReadGroup(s *Server, c *client, argv [][]byte) {
 			if len(f.entries) == 0 {
 				continue
 			}
-			consumer, _ := t.g.Consumer(string(a.consumer), s.nowMs, true)
-			consumer.SeenTime = s.nowMs
+			consumer := s.groupConsumer(t.g, a.consumer, a.keys[i], c.db)
 			for _, e := range f.entries {
 				t.st.Advance(t.g, e.ID)
 				if !a.noAck {
@@ -257,8 +254,7 @@ func cmdXReadGroup(s *Server, c *client, argv [][]byte) {
 			s.stats.dirty++
 		} else {
 			// History: this consumer's pending entries after the ID, delivered again.
-			consumer, _ := t.g.Consumer(string(a.consumer), s.nowMs, true)
-			consumer.SeenTime = s.nowMs
+			consumer := s.groupConsumer(t.g, a.consumer, a.keys[i], c.db)
 			for _, id := range keyspace.SortedIDs(consumer.Pending) {
 				if !t.after.Less(id) {
 					continue
@@ -303,9 +299,20 @@ func parseIDs(s *Server, c *client, args [][]byte) ([]keyspace.StreamID, bool) {
 	return ids, true
 }
 
+// groupConsumer finds or creates the consumer name of g and marks it seen; a consumer created
+// here is announced as xgroup-createconsumer, as Redis's streamCreateConsumer does.
+func (s *Server) groupConsumer(g *keyspace.Group, name, key []byte, dbIndex int) *keyspace.Consumer {
+	consumer, created := g.Consumer(string(name), s.nowMs, true)
+	consumer.SeenTime = s.nowMs
+	if created {
+		s.notify(config.NotifyStream, "xgroup-createconsumer", key, dbIndex)
+	}
+	return consumer
+}
+
 // XACK key group id [id ...]: a missing key or group acknowledges nothing, before any ID is read.
 func cmdXAck(s *Server, c *client, argv [][]byte) {
-	st, ok := s.getStream(c, argv[1], forWrite)
+	st, ok := s.getStream(c, argv[1], forReadWrite)
 	if !ok {
 		return
 	}
@@ -373,7 +380,7 @@ func cmdXPending(s *Server, c *client, argv [][]byte) {
 			consumerName = argv[i+3] // Redis ignores what follows the consumer
 		}
 	}
-	st, g, ok := s.streamAndGroup(c, argv[1], argv[2], noGroupXPending)
+	st, g, ok := s.streamAndGroup(c, argv[1], argv[2], noGroupXPending, forReadWrite)
 	if !ok {
 		return
 	}
@@ -446,6 +453,9 @@ func cmdXPending(s *Server, c *client, argv [][]byte) {
 // XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-ms] [RETRYCOUNT count]
 // [FORCE] [JUSTID] [LASTID lastid]
 func cmdXClaim(s *Server, c *client, argv [][]byte) {
+	// Redis looks the key up (a read: hit or miss, keymiss) before it parses the arguments.
+	s.lookupRead(c, argv[1])
+	const lookupMode = forWrite // looked up above
 	minIdle, ok := parseInt(argv[4])
 	if !ok {
 		s.addError(c, "ERR Invalid min-idle-time argument for XCLAIM")
@@ -507,7 +517,7 @@ func cmdXClaim(s *Server, c *client, argv [][]byte) {
 	if deliveryTime == -1 {
 		deliveryTime = s.nowMs
 	}
-	st, g, ok := s.streamAndGroup(c, argv[1], argv[2], noGroupXPending)
+	st, g, ok := s.streamAndGroup(c, argv[1], argv[2], noGroupXPending, lookupMode)
 	if !ok {
 		return
 	}
@@ -532,8 +542,7 @@ func cmdXClaim(s *Server, c *client, argv [][]byte) {
 			continue
 		}
 		if consumer == nil {
-			consumer, _ = g.Consumer(string(argv[3]), s.nowMs, true)
-			consumer.SeenTime = s.nowMs
+			consumer = s.groupConsumer(g, argv[3], argv[1], c.db)
 		}
 		pe = g.Claim(id, consumer)
 		pe.DeliveryTime = deliveryTime
@@ -557,6 +566,9 @@ func cmdXClaim(s *Server, c *client, argv [][]byte) {
 
 // XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
 func cmdXAutoClaim(s *Server, c *client, argv [][]byte) {
+	// Redis looks the key up (a read: hit or miss, keymiss) before it parses the arguments.
+	s.lookupRead(c, argv[1])
+	const lookupMode = forWrite // looked up above
 	minIdle, ok := parseInt(argv[4])
 	if !ok {
 		s.addError(c, "ERR Invalid min-idle-time argument for XAUTOCLAIM")
@@ -586,12 +598,11 @@ func cmdXAutoClaim(s *Server, c *client, argv [][]byte) {
 			return
 		}
 	}
-	st, g, ok := s.streamAndGroup(c, argv[1], argv[2], noGroupXPending)
+	st, g, ok := s.streamAndGroup(c, argv[1], argv[2], noGroupXPending, lookupMode)
 	if !ok {
 		return
 	}
-	consumer, _ := g.Consumer(string(argv[3]), s.nowMs, true)
-	consumer.SeenTime = s.nowMs
+	var consumer *keyspace.Consumer // created on the first claim, as Redis 7.0 does
 	var claimed []keyspace.StreamEntry
 	var deleted []keyspace.StreamID
 	ids := keyspace.SortedIDs(g.Pending)
@@ -613,6 +624,9 @@ func cmdXAutoClaim(s *Server, c *client, argv [][]byte) {
 		}
 		if minIdle > 0 && s.nowMs-pe.DeliveryTime < minIdle {
 			continue
+		}
+		if consumer == nil {
+			consumer = s.groupConsumer(g, argv[3], argv[1], c.db)
 		}
 		g.Claim(id, consumer)
 		pe.DeliveryTime = s.nowMs

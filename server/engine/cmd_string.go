@@ -180,7 +180,10 @@ func cmdGetDel(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdGetEx(s *Server, c *client, argv [][]byte) {
+	// As Redis's getexCommand: the options' syntax first, then the key (missing: nil, wrong
+	// type: WRONGTYPE), and only then the expire time's value.
 	var at int64
+	var expireArg, expireOpt []byte
 	persist, set := false, false
 	for i := 2; i < len(argv); i++ {
 		a := argv[i]
@@ -188,15 +191,7 @@ func cmdGetEx(s *Server, c *client, argv [][]byte) {
 		case equalFold(a, "persist") && !set:
 			persist, set = true, true
 		case (equalFold(a, "ex") || equalFold(a, "px") || equalFold(a, "exat") || equalFold(a, "pxat")) && i+1 < len(argv) && !set:
-			unit := int64(1000)
-			if a[0] == 'p' || a[0] == 'P' {
-				unit = 1
-			}
-			v, ok := s.parseExpire(c, argv[i+1], unit, len(a) == 4, "getex")
-			if !ok {
-				return
-			}
-			at, set = v, true
+			expireOpt, expireArg, set = a, argv[i+1], true
 			i++
 		default:
 			s.addError(c, errSyntax)
@@ -212,6 +207,15 @@ func cmdGetEx(s *Server, c *client, argv [][]byte) {
 	if db.Type(r) != keyspace.TypeString {
 		s.wrongType(c)
 		return
+	}
+	if expireOpt != nil {
+		unit := int64(1000)
+		if expireOpt[0] == 'p' || expireOpt[0] == 'P' {
+			unit = 1
+		}
+		if at, ok = s.parseExpire(c, expireArg, unit, len(expireOpt) == 4, "getex"); !ok {
+			return
+		}
 	}
 	c.w.Bulk(db.Str(r))
 	switch {

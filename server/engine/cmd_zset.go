@@ -137,16 +137,19 @@ func cmdZIncrBy(s *Server, c *client, argv [][]byte) {
 	if !ok {
 		return
 	}
-	cur, _ := z.Score(argv[3])
+	cur, exists := z.Score(argv[3])
 	nv := cur + incr
 	if math.IsNaN(nv) {
 		s.discardIfEmpty(c, argv[1], z.Len())
 		s.addError(c, "ERR resulting score is not a number (NaN)")
 		return
 	}
-	z.Add(argv[3], nv)
-	s.modified(c.db, argv[1])
-	s.notify(config.NotifyZSet, "zincr", argv[1], c.db)
+	// As ZADD INCR in Redis: a score that does not change (an infinite one) is no write.
+	if !exists || nv != cur {
+		z.Add(argv[3], nv)
+		s.modified(c.db, argv[1])
+		s.notify(config.NotifyZSet, "zincr", argv[1], c.db)
+	}
 	c.w.Double(nv)
 }
 

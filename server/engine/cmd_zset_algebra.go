@@ -98,11 +98,7 @@ func zsetAlgebra(s *Server, c *client, argv [][]byte, op zsetOp, numkeysAt int, 
 			j++
 		case cardOnly && rem >= 2 && equalFold(a, "limit"):
 			v, ok := parseInt(argv[j+1])
-			if !ok {
-				s.addError(c, errNotInt)
-				return
-			}
-			if v < 0 {
+			if !ok || v < 0 { // one message for both, as Redis's getPositiveLongFromObjectOrReply
 				s.addError(c, "ERR LIMIT can't be negative")
 				return
 			}
@@ -153,12 +149,20 @@ func combineZSets(inputs []zsetInput, op zsetOp, agg string, cardOnly bool, limi
 		}
 		return v
 	}
+	// combine is Redis's zunionInterAggregate: C comparisons (a NaN b never replaces a) and a
+	// SUM that turns NaN (inf + -inf) into 0.
 	combine := func(a, b float64) float64 {
 		switch agg {
 		case "min":
-			return math.Min(a, b)
+			if b < a {
+				return b
+			}
+			return a
 		case "max":
-			return math.Max(a, b)
+			if b > a {
+				return b
+			}
+			return a
 		}
 		v := a + b
 		if math.IsNaN(v) {
@@ -206,7 +210,7 @@ func combineZSets(inputs []zsetInput, op zsetOp, agg string, cardOnly bool, limi
 				in = false
 				break
 			}
-			v = combine(v, weighted(other, o))
+			v = combine(v, o*other.weight) // unlike the first input's, not NaN-checked: as Redis
 		}
 		if in {
 			result[m] = v

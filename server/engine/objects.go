@@ -15,6 +15,10 @@ const (
 	forRead   access = iota // counts a keyspace hit or miss
 	forWrite                // no hit/miss accounting; missing stays missing
 	forCreate               // a missing key gets an empty collection
+	// forReadWrite looks the key up as a read, as Redis's lookupKeyRead does (hit or miss
+	// counted, keymiss announced), for commands that then modify what they found (XACK,
+	// XREADGROUP, XCLAIM, ...).
+	forReadWrite
 )
 
 // getObject returns the collection of type t stored at key. It returns a zero T (nil) for a
@@ -23,7 +27,7 @@ func getObject[T collection](s *Server, c *client, key []byte, t keyspace.Type, 
 	db := s.dbs[c.db]
 	var r keyspace.Ref
 	var exists bool
-	if mode == forRead {
+	if mode == forRead || mode == forReadWrite {
 		r, exists = s.lookupRead(c, key)
 	} else {
 		r, exists = s.lookupWrite(c, key)

@@ -91,10 +91,29 @@ func geohashDecode(lonRange, latRange geoRange, hash geoBits) geoArea {
 	}
 }
 
+// scoreBits converts a score to geohash bits as Redis's C cast (uint64_t)score does on x86-64,
+// so that GEOPOS on members ZADD gave any score (negative, huge, infinite) answers as Redis does.
+// Go leaves out-of-range float-to-integer conversions implementation-defined, so each case is
+// spelled out: below 2^63 a signed conversion (out of range: the "integer indefinite" value
+// 1<<63), at or above it the same on the value minus 2^63, with the top bit flipped back.
+func scoreBits(f float64) uint64 {
+	const two63 = 9223372036854775808.0
+	signed := func(x float64) uint64 {
+		if x != x || x < -two63 || x >= two63 { // NaN or out of int64's range
+			return 1 << 63
+		}
+		return uint64(int64(x))
+	}
+	if f >= two63 {
+		return signed(f-two63) ^ 1<<63
+	}
+	return signed(f)
+}
+
 // Decode turns a stored score back into the centre of its cell, as GEOPOS reports it.
 func Decode(score float64) (lon, lat float64) {
 	lonR, latR := wgs84Ranges()
-	area := geohashDecode(lonR, latR, geoBits{bits: uint64(score), step: StepMax})
+	area := geohashDecode(lonR, latR, geoBits{bits: scoreBits(score), step: StepMax})
 	lon = (area.longitude.min + area.longitude.max) / 2
 	lon = math.Min(math.Max(lon, LonMin), LonMax)
 	lat = (area.latitude.min + area.latitude.max) / 2
