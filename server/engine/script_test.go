@@ -355,3 +355,17 @@ func TestScriptNestingBounded(t *testing.T) {
 		t.Errorf("long string of brackets: %d %v", v, err)
 	}
 }
+
+// The bit library computes as LuaBitOp does in Redis: rounding, wrapping to 32 bits, signed
+// results, shifts by the low five bits, tohex's widths and cases, and its argument errors.
+func TestLuaBitLibraryMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, [][]string{
+		{"EVAL", "return {bit.tobit(0xffffffff), bit.tobit(2^32+5), bit.bnot(0), bit.band(0xff, 0x0f, 0x3), bit.bor(1,2,4), bit.bxor(7,2), bit.lshift(1,31), bit.rshift(-1, 28), bit.arshift(-256, 4), bit.rol(0x12345678, 8), bit.ror(0x12345678, 8), bit.bswap(0x12345678)}", "0"},
+		{"EVAL", "return {bit.tohex(255), bit.tohex(-1, -4), bit.tohex(0x1234, 2), bit.tohex(1, 0), bit.tohex(7, 12), bit.tohex(-2)}", "0"},
+		{"EVAL", "return {bit.tobit(1.5), bit.tobit(2.5), bit.tobit(-1.5), bit.tobit(-2^31), bit.tobit(2^31), bit.tobit(2^40+3), bit.tobit(-0.4)}", "0"},
+		{"EVAL", "return {bit.band('12', 10), bit.lshift(1, 33), bit.rshift(8, -1), bit.rol(1, 32), bit.bor(1)}", "0"},
+		{"EVAL", "return bit.band()", "0"}, {"EVAL", "return bit.band('x')", "0"}, {"EVAL", "return bit.bor(1, {})", "0"},
+		{"EVAL", "bit.x = 1", "0"}, {"EVAL", "return type(bit)", "0"},
+	})
+}
