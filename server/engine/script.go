@@ -20,8 +20,9 @@ import (
 // script_function.go.
 // Scripts run on the main thread like any command, so each is atomic. The interpreter is
 // gopher-lua (Lua 5.1, the version Redis embeds), opened with the base, table, string and math
-// libraries, and Redis's bit library (script_bit.go): no os, io or package, so a script cannot
-// reach the file system. Redis's cjson, cmsgpack and struct libraries are not provided.
+// libraries, and Redis's bit and cjson libraries (script_bit.go, script_cjson.go): no os, io or
+// package, so a script cannot reach the file system. Redis's cmsgpack and struct libraries are
+// not provided.
 //
 // Unlike Redis, a script that runs past busy-reply-threshold (default 5 s) is stopped with an
 // error, because a main thread that no other command can reach (no SCRIPT KILL while a script
@@ -100,6 +101,7 @@ func (s *Server) scripting() *scripting {
 	redisTable.RawSetString("REDIS_VERSION_NUM", lua.LNumber(versionNum(version.RedisVersion)))
 	g.RawSetString("redis", redisTable)
 	g.RawSetString("bit", openBit(L))
+	g.RawSetString("cjson", openCJSON(L))
 	str := g.RawGetString(lua.StringLibName).(*lua.LTable)
 	s.boundStrings(L, str, g.RawGetString(lua.TabLibName).(*lua.LTable))
 	patternLibrary(L, str, func() bool { return sl.guard != nil && sl.guard.ctx.Err() != nil },

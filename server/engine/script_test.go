@@ -369,3 +369,27 @@ func TestLuaBitLibraryMatchesRedis(t *testing.T) {
 		{"EVAL", "bit.x = 1", "0"}, {"EVAL", "return type(bit)", "0"},
 	})
 }
+
+// cjson encodes and decodes as lua-cjson does in Redis: number format, escapes, arrays against
+// objects, null, nesting and sparse-array limits, and its error texts.
+func TestLuaCJSONLibraryMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	evals := []string{
+		`return cjson.encode({1,2,'a',{x=1}, true, 0.1, 1e20, 1/3, 'q"/\\\n\1\127', -0.0, 123456789012345, 1e-5, 2^53, {}})`,
+		`return cjson.encode({0.1+0.2, 100, 1e15, 1e14, 99999999999999.9, 0.00001234, -1/3, 5e-324, 1.7976931348623157e308})`,
+		`return cjson.encode({[1]=1,[30]=2})`, `return cjson.encode({[1]=1,[3]=2})`, `return cjson.encode(function() end)`,
+		`return cjson.encode(1/0)`, `return cjson.encode({[true]=1})`, `return cjson.encode(cjson.null)`, `return cjson.encode({a={b={}}})`,
+		`return cjson.encode({[2.5]='x'})`, `return cjson.encode(nil)`, `return cjson.encode()`, `return cjson.encode('')`,
+		`local t = cjson.decode('{"a":[1,2,{"b":null}],"c":"\\u00e9x\\ud83d\\ude00"}') return {t.a[1], t.a[3].b == cjson.null and 1 or 0, t.c}`,
+		`return cjson.decode('[1,')`, `return cjson.decode('x')`, `return cjson.decode('123.5')`, `return cjson.decode('[1,2] 3')`,
+		`return cjson.decode('{"a" 1}')`, `return cjson.decode('{1:2}')`, `return cjson.decode('{"a":1 "b"}')`, `return cjson.decode('"\\q"')`,
+		`return cjson.decode('"abc')`, `return cjson.decode('')`, `return cjson.decode('  [ true , false , "x" ]  ')`,
+		`return cjson.decode('[-1.5e3, 0, -0]')`, `return cjson.decode(string.rep('[', 1001))`,
+		`local s = string.rep('{"a":', 1001) return cjson.encode(cjson.decode('1'))`, `cjson.x = 1`, `return type(cjson.null)`,
+	}
+	var cmds [][]string
+	for _, e := range evals {
+		cmds = append(cmds, []string{"EVAL", e, "0"})
+	}
+	differential(t, addr, cmds)
+}
