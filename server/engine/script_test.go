@@ -393,3 +393,27 @@ func TestLuaCJSONLibraryMatchesRedis(t *testing.T) {
 	}
 	differential(t, addr, cmds)
 }
+
+// cmsgpack packs and unpacks as lua-cmsgpack does in Redis: the smallest integer and string
+// forms, float32 where exact, arrays against maps, and unpack's variants and errors.
+func TestLuaCMsgpackLibraryMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	evals := []string{
+		`return cmsgpack.pack(1, -1, 127, 128, 255, 256, 65535, 65536, -32, -33, -128, -129, -32768, -32769, 2^32, -2^31-1, 2^53, -2^40)`,
+		`return cmsgpack.pack(0.5, 0.1, -0.0, 1e300, -2.25)`,
+		`return cmsgpack.pack('', 'abc', string.rep('x', 31), string.rep('x', 32), string.rep('x', 255), string.rep('x', 256), string.rep('y', 70000))`,
+		`return cmsgpack.pack({1,2,3}, {a=1}, {}, true, false, nil, {[1]=1,[3]=3}, {{{{{{{{{{{{{{{{{{1}}}}}}}}}}}}}}}}}})`,
+		`local t = {} for i = 1, 20 do t[i] = i end return cmsgpack.pack(t)`,
+		`local a,b,c = cmsgpack.unpack(cmsgpack.pack(1,'x',{1,{y=2}})) return {a,b,c[1],c[2].y}`,
+		`return {cmsgpack.unpack_one(cmsgpack.pack(1,2))}`, `return {cmsgpack.unpack_one(cmsgpack.pack(1,2), 1)}`,
+		`return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 2)}`, `return cmsgpack.pack()`,
+		`return cmsgpack.unpack(string.char(0xc1))`, `return cmsgpack.unpack(string.char(0xcd, 1))`,
+		`return {cmsgpack.unpack(cmsgpack.pack(-1.5, 2^53, -2^40, 0.1))}`, `return cmsgpack.unpack(string.char(0x92, 1))`,
+		`cmsgpack.x = 1`,
+	}
+	var cmds [][]string
+	for _, e := range evals {
+		cmds = append(cmds, []string{"EVAL", e, "0"})
+	}
+	differential(t, addr, cmds)
+}
