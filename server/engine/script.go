@@ -20,9 +20,9 @@ import (
 // script_function.go.
 // Scripts run on the main thread like any command, so each is atomic. The interpreter is
 // gopher-lua (Lua 5.1, the version Redis embeds), opened with the base, table, string and math
-// libraries, and Redis's bit, cjson and cmsgpack libraries (script_bit.go, script_cjson.go,
-// script_cmsgpack.go): no os, io or package, so a script cannot reach the file system. Redis's
-// struct library is not provided.
+// libraries, and Redis's bit, cjson, cmsgpack and struct libraries (script_bit.go,
+// script_cjson.go, script_cmsgpack.go, script_struct.go): no os, io or package, so a script
+// cannot reach the file system.
 //
 // Unlike Redis, a script that runs past busy-reply-threshold (default 5 s) is stopped with an
 // error, because a main thread that no other command can reach (no SCRIPT KILL while a script
@@ -103,6 +103,7 @@ func (s *Server) scripting() *scripting {
 	g.RawSetString("bit", openBit(L))
 	g.RawSetString("cjson", openCJSON(L))
 	g.RawSetString("cmsgpack", openCMsgpack(L))
+	g.RawSetString("struct", openStruct(L))
 	str := g.RawGetString(lua.StringLibName).(*lua.LTable)
 	s.boundStrings(L, str, g.RawGetString(lua.TabLibName).(*lua.LTable))
 	patternLibrary(L, str, func() bool { return sl.guard != nil && sl.guard.ctx.Err() != nil },

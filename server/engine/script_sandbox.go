@@ -60,7 +60,7 @@ func (sl *scripting) sandbox(L *lua.LState) {
 		L.Push(lua.LNil)
 		return 3
 	}))
-	for _, name := range []string{lua.StringLibName, lua.MathLibName, lua.TabLibName, "redis", "bit", "cjson", "cmsgpack"} {
+	for _, name := range []string{lua.StringLibName, lua.MathLibName, lua.TabLibName, "redis", "bit", "cjson", "cmsgpack", "struct"} {
 		g.RawSetString(name, sl.protect(L, g.RawGetString(name).(*lua.LTable), readonly))
 	}
 	// The string library is also the metatable of every string, which getmetatable('') returns

@@ -417,3 +417,27 @@ func TestLuaCMsgpackLibraryMatchesRedis(t *testing.T) {
 	}
 	differential(t, addr, cmds)
 }
+
+// struct packs, unpacks and sizes as Redis's struct library does: byte order, alignment,
+// integer widths and signs, strings, and its errors.
+func TestLuaStructLibraryMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	evals := []string{
+		`return struct.pack('>i4<h!4bi', 1, -2, 3, 4)`, `return struct.pack('bBhHlLTiI2i8', -1, 255, -2, 65535, -3, 4, 5, 6, 7, -8)`,
+		`return struct.pack('fd>fd', 0.5, 0.1, 0.5, 0.1)`, `return struct.pack('c3sx', 'abcd', 'hi')`, `return struct.pack('c0', 'xyz')`,
+		`return struct.size('>i4h!8d')`, `return {struct.unpack('>i4<h', struct.pack('>i4<h', -7, 300))}`,
+		`return {struct.unpack('c2s', 'abxy\0zz')}`, `return struct.unpack('i4', 'ab')`, `return struct.pack('z', 1)`,
+		`return struct.pack('i', 'x')`, `return struct.pack('i17', 1)`, `return {struct.unpack('bc0', struct.pack('b', 2) .. 'hello')}`,
+		`return struct.size('s')`, `return struct.size('c0')`, `return struct.pack('!3i', 1)`, `return {struct.unpack('i', struct.pack('i', 7), 1)}`,
+		`return {struct.unpack('B', 'xyz', 2)}`, `return struct.unpack('s', 'abc')`, `return struct.pack('c5', 'ab')`,
+		`return struct.pack('s', 'a\0b')`, `return struct.pack('i', 2^40)`, `return struct.pack('I', -1)`, `return struct.pack('>I3', 0x123456)`,
+		`return {struct.unpack('>h<H!2bi2', struct.pack('>h<H!2bi2', -300, 60000, -1, -2))}`, `return {struct.unpack('>fd', struct.pack('>fd', 1.5, -2.25))}`,
+		`return {struct.unpack('b', 'x', 5)}`, `return {struct.unpack('b', 'x', 0)}`, `return {struct.unpack('', 'x', 7)}`,
+		`return struct.size('bx hi !8 d')`, `return struct.pack('i')`, `return struct.pack('s')`, `return struct.unpack('i')`, `struct.x = 1`,
+	}
+	var cmds [][]string
+	for _, e := range evals {
+		cmds = append(cmds, []string{"EVAL", e, "0"})
+	}
+	differential(t, addr, cmds)
+}
