@@ -37,14 +37,16 @@ const (
 
 // ownedDirectives are rendered from other spec fields (or would break the pod: a log file on a
 // read-only filesystem, daemonizing away from the container's main process), so spec.config may not
-// set them. The CRD's CEL rule on spec.config lists the same names; a test keeps the two in step.
+// set them. user and aclfile are refused because their passwords would sit in the ConfigMap (ACL
+// users belong in Secrets), protected-mode because the operator sets it from spec.auth. The CRD's
+// CEL rule on spec.config lists the same names; a test keeps the two in step.
 var ownedDirectives = []string{
 	"port", "bind", "unixsocket",
 	"io-threads", "io-threads-do-reads",
 	"server_cpulist", "server-cpulist", "bio_cpulist", "bio-cpulist",
 	"aof_rewrite_cpulist", "aof-rewrite-cpulist", "bgsave_cpulist", "bgsave-cpulist", "cpulist-mode",
 	"maxmemory", "maxmemory-policy", "benchspace-maxmemory",
-	"requirepass", "requirepass-file", "masterauth",
+	"requirepass", "requirepass-file", "masterauth", "user", "aclfile", "protected-mode",
 	"metrics-port", "dir", "logfile", "daemonize", "supervised", "include", "pidfile", "save",
 }
 
@@ -161,6 +163,9 @@ func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads fu
 	line("benchspace-maxmemory %d", cfg.BenchSpaceMaxMemory)
 	if s.Auth != nil {
 		line("requirepass-file %s", authFilePath(s.Auth))
+	} else {
+		// Without a password the server's protected mode (on by default, as in Redis) would refuse every client from outside the pod.
+		line("protected-mode no")
 	}
 	if s.Persistence.Mode == cachev1alpha1.PersistenceRDB {
 		line("# persistence RDB: snapshots on the pod's volume claim at these save points and at every shutdown, loaded at start.")

@@ -28,6 +28,21 @@ const NumClasses = numClasses
 
 var classNames = [numClasses]string{"normal", "replica", "pubsub"}
 
+// CommandRename is one rename-command line: From is renamed To ("" removes it). Line and Text say
+// where it was read, for the startup error when From names no command.
+type CommandRename struct {
+	From, To string
+	Line     int
+	Text     string
+}
+
+// UserLine is one "user <name> <rules...>" line, with where it was read.
+type UserLine struct {
+	Args []string
+	Line int
+	Text string
+}
+
 // Config is the whole server configuration. New returns it with Redis's defaults.
 type Config struct {
 	Port           int
@@ -127,9 +142,24 @@ type Config struct {
 	// clients only).
 	EnableDebugCommand string
 	Daemonize          bool
-	PidFile            string
-	SupervisedMode     string
-	RenameCommand      map[string]string
+	SyslogEnabled      bool
+	// Users are the config file's user lines; ACLFile names a file of them that ACL LOAD and ACL
+	// SAVE read and write. Redis refuses both at once, and so does the engine.
+	Users   []UserLine
+	ACLFile string
+	// ACLPubsubDefault is the channel permission of new users and selectors: "resetchannels"
+	// (none, Redis 7.0's default) or "allchannels".
+	ACLPubsubDefault string
+	// ACLLogMaxLen bounds ACL LOG's entries (Redis's acllog-max-len).
+	ACLLogMaxLen   int
+	PidFile        string
+	SupervisedMode string
+	// RenameCommands are the rename-command lines in the order they were read; a rename to ""
+	// removes the command.
+	RenameCommands []CommandRename
+	// loadingLine is the config file line being read (0 on the command line), so that an error
+	// found later, when the engine applies a rename, can point at it.
+	loadingLine int
 
 	// Compat holds directives accepted only so that existing redis.conf files load: they tune
 	// Redis internals (encodings, jemalloc, rehashing) that iocache does not have.
@@ -145,7 +175,7 @@ func New() *Config {
 		MaxClients:     10000,
 		TCPKeepAlive:   300,
 		TCPBacklog:     511,
-		ProtectedMode:  false,
+		ProtectedMode:  true,
 
 		IOThreads:           1,
 		IOThreadsDoReads:    true,
@@ -195,6 +225,8 @@ func New() *Config {
 		BusyReplyThreshold:      5000,
 		EnableDebugCommand:      "no",
 		SupervisedMode:          "no",
+		ACLLogMaxLen:            128,
+		ACLPubsubDefault:        "resetchannels",
 	}
 }
 

@@ -27,10 +27,19 @@ type directive struct {
 	// hidden directives, like Redis's HIDDEN_CONFIG ones, answer CONFIG GET only by their exact
 	// name, not a pattern.
 	hidden bool
+	// fileOnly directives (rename-command) exist only in a config file or on the command line:
+	// CONFIG GET does not list them and CONFIG SET does not know them, as in Redis.
+	fileOnly bool
 }
 
 // errInvalid is the cause used when a value does not parse; callers add the directive's name.
 var errInvalid = errors.New("argument couldn't be parsed")
+
+// alias adds Redis's older names of a directive (the ziplist spellings of Redis 6).
+func alias(d directive, names ...string) directive {
+	d.aliases = append(d.aliases, names...)
+	return d
+}
 
 func hide(d directive) directive {
 	d.hidden = true
@@ -174,6 +183,15 @@ func buildTable() map[string]*directive {
 			},
 			get: func(c *Config) string { return strconv.FormatUint(uint64(c.UnixSocketPerm), 8) }},
 		stringDirective("requirepass", true, func(c *Config) *string { return &c.RequirePass }),
+		// user lines define ACL users (config file and command line only), as in Redis.
+		{name: "user", multiArg: true, fileOnly: true,
+			set: func(c *Config, a []string) error {
+				c.Users = append(c.Users, UserLine{Args: append([]string(nil), a...), Line: c.loadingLine, Text: "user " + strings.Join(a, " ")})
+				return nil
+			}},
+		stringDirective("aclfile", false, func(c *Config) *string { return &c.ACLFile }),
+		enumDirective("acl-pubsub-default", true, []string{"allchannels", "resetchannels"}, func(c *Config) *string { return &c.ACLPubsubDefault }),
+		intDirective("acllog-max-len", true, 0, 1<<31-1, func(c *Config) *int { return &c.ACLLogMaxLen }),
 		{name: "requirepass-file",
 			set: func(c *Config, a []string) error {
 				b, err := os.ReadFile(a[0])
@@ -245,7 +263,8 @@ func buildTable() map[string]*directive {
 		{name: "save", mutable: true, multiArg: true,
 			set: func(c *Config, a []string) error { return setSave(c, a) },
 			get: func(c *Config) string { return c.Save }},
-		boolDirective("appendonly", true, func(c *Config) *bool { return &c.AppendOnly }),
+		refuse(boolDirective("appendonly", true, func(c *Config) *bool { return &c.AppendOnly }), "yes",
+			"AOF is not implemented by iocache yet; RDB snapshots (save, BGSAVE) are"),
 		stringDirective("appendfilename", false, func(c *Config) *string { return &c.AppendFilename }),
 		enumDirective("appendfsync", true, []string{"always", "everysec", "no"}, func(c *Config) *string { return &c.AppendFsync }),
 		boolDirective("stop-writes-on-bgsave-error", true, func(c *Config) *bool { return &c.StopWritesOnBGSaveError }),
@@ -264,30 +283,44 @@ func buildTable() map[string]*directive {
 			get: func(c *Config) string { return c.NotifyKeyspaceEvents }},
 		intDirective("active-expire-effort", true, 1, 10, func(c *Config) *int { return &c.ActiveExpireEffort }),
 		intDirective("list-max-listpack-size", true, -5, 1<<31-1, func(c *Config) *int { return &c.ListMaxListpackSize }),
-		intDirective("hash-max-listpack-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.HashMaxListpackEntries }),
+		alias(intDirective("hash-max-listpack-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.HashMaxListpackEntries }), "hash-max-ziplist-entries"),
 		intDirective("set-max-intset-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.SetMaxIntsetEntries }),
-		intDirective("zset-max-listpack-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.ZSetMaxListpackEntries }),
+		alias(intDirective("zset-max-listpack-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.ZSetMaxListpackEntries }), "zset-max-ziplist-entries"),
 		memDirective("stream-node-max-bytes", true, 0, func(c *Config) *int64 { return &c.StreamNodeMaxBytes }),
 		int64Directive("stream-node-max-entries", true, 0, func(c *Config) *int64 { return &c.StreamNodeMaxEntries }),
 		intDirective("busy-reply-threshold", true, 0, 1<<31-1, func(c *Config) *int { return &c.BusyReplyThreshold }),
 		hide(intDirective("watchdog-period", true, 0, 1<<31-1, func(c *Config) *int { return &c.WatchdogPeriod })),
 		{name: "maxmemory-clients", mutable: true, set: setMaxMemoryClients, get: getMaxMemoryClients},
 		enumDirective("enable-debug-command", false, []string{"no", "yes", "local"}, func(c *Config) *string { return &c.EnableDebugCommand }),
-		boolDirective("daemonize", false, func(c *Config) *bool { return &c.Daemonize }),
+		refuse(boolDirective("daemonize", false, func(c *Config) *bool { return &c.Daemonize }), "yes",
+			"daemonize yes is not supported: run iocache-server in the foreground under a supervisor (systemd with 'supervised systemd', a container runtime)"),
+		refuse(boolDirective("syslog-enabled", false, func(c *Config) *bool { return &c.SyslogEnabled }), "yes",
+			"syslog-enabled yes is not supported: iocache logs to logfile or standard output"),
+		// oom-score-adj: iocache does not write /proc/self/oom_score_adj; only "no" is honoured.
+		{name: "oom-score-adj", mutable: true,
+			set: func(c *Config, a []string) error {
+				switch strings.ToLower(a[0]) {
+				case "no":
+					return nil
+				case "yes", "relative", "absolute":
+					return errors.New("oom-score-adj is not supported: set the OOM score of the process from outside (systemd OOMScoreAdjust, Kubernetes QoS)")
+				}
+				return fmt.Errorf("argument(s) must be one of the following: no, yes, relative, absolute")
+			},
+			get: func(c *Config) string { return "no" }},
 		stringDirective("pidfile", false, func(c *Config) *string { return &c.PidFile }),
 		enumDirective("supervised", false, []string{"no", "upstart", "systemd", "auto"}, func(c *Config) *string { return &c.SupervisedMode }),
-		{name: "rename-command", multiArg: true,
+		// rename-command is read from the config file and the command line only, as in Redis: the
+		// engine applies the renames, in order, to its command table at start.
+		{name: "rename-command", multiArg: true, fileOnly: true,
 			set: func(c *Config, a []string) error {
 				if len(a) != 2 {
 					return errWrongArgs
 				}
-				if c.RenameCommand == nil {
-					c.RenameCommand = map[string]string{}
-				}
-				c.RenameCommand[strings.ToLower(a[0])] = a[1]
+				c.RenameCommands = append(c.RenameCommands, CommandRename{From: a[0], To: a[1],
+					Line: c.loadingLine, Text: "rename-command " + a[0] + " " + a[1]})
 				return nil
-			},
-			get: func(c *Config) string { return "" }},
+			}},
 	}
 	t := make(map[string]*directive, len(ds)*2)
 	for i := range ds {
@@ -297,8 +330,12 @@ func buildTable() map[string]*directive {
 			t[a] = d
 		}
 	}
-	// Accepted for compatibility; the hash table layouts they tune do not exist here.
-	for _, name := range []string{"hash-max-ziplist-entries", "hash-max-listpack-value", "hash-max-ziplist-value", "zset-max-listpack-value", "zset-max-ziplist-entries", "zset-max-ziplist-value", "set-max-listpack-entries", "set-max-listpack-value", "list-compress-depth", "activerehashing", "jemalloc-bg-thread", "lazyfree-lazy-server-del", "replica-lazy-flush", "always-show-logo", "set-proc-title", "no-appendfsync-on-rewrite", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "aof-load-truncated", "aof-use-rdb-preamble", "dynamic-hz", "aof-rewrite-incremental-fsync", "rdb-save-incremental-fsync", "syslog-enabled", "crash-log-enabled", "enable-protected-configs", "enable-module-command", "oom-score-adj", "disable-thp", "repl-diskless-sync"} {
+	// The directives of noEffect that have no field: kept as text, so that CONFIG GET shows what
+	// was set. enable-protected-configs is one of them, read by Set.
+	for _, name := range append(sortedKeys(noEffect), "enable-protected-configs") {
+		if _, typed := t[name]; typed {
+			continue
+		}
 		name := name
 		t[name] = &directive{name: name, mutable: true,
 			set: func(c *Config, a []string) error {
@@ -314,6 +351,15 @@ func buildTable() map[string]*directive {
 }
 
 var errWrongArgs = errors.New("wrong number of arguments")
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
 
 // setMaxMemoryClients reads maxmemory-clients as Redis does: a memory value, or a percentage of
 // maxmemory ("10%", at most 100).
@@ -347,6 +393,19 @@ func (c *Config) ClientMemoryLimit() int64 {
 		return c.MaxMemory * int64(c.MaxMemoryClientsPercent) / 100
 	}
 	return c.MaxMemoryClients
+}
+
+// refuse makes a directive refuse one value at start and on CONFIG SET, with why as the error:
+// for settings iocache cannot honour, which must not be accepted and silently ignored.
+func refuse(d directive, value, why string) directive {
+	set := d.set
+	d.set = func(c *Config, a []string) error {
+		if strings.EqualFold(a[0], value) {
+			return errors.New(why)
+		}
+		return set(c, a)
+	}
+	return d
 }
 
 func protect(d directive) directive {

@@ -71,6 +71,9 @@ func (c *Config) Set(name string, args []string, running bool) error {
 	if !ok {
 		return ErrUnknown
 	}
+	if running && d.fileOnly {
+		return ErrUnknown
+	}
 	if running && d.protected && c.Compat["enable-protected-configs"] != "yes" {
 		return ErrProtected
 	}
@@ -105,7 +108,7 @@ func (c *Config) Get(pattern string) [][2]string {
 	seen := map[string]bool{}
 	for _, name := range Names() {
 		d := table[name]
-		if d.hidden && !strings.EqualFold(pattern, name) {
+		if d.fileOnly || (d.hidden && !strings.EqualFold(pattern, name)) {
 			continue
 		}
 		if glob.MatchString(pattern, name, true) || aliasMatches(d, pattern) {
@@ -203,7 +206,10 @@ func (c *Config) ReadConfig(r io.Reader) error {
 		if strings.EqualFold(argv[0], "include") {
 			return &FileError{Line: line, Text: text, Message: "include is not supported; pass one file and --flags"}
 		}
-		if err := c.Set(argv[0], argv[1:], false); err != nil {
+		c.loadingLine = line
+		err = c.Set(argv[0], argv[1:], false)
+		c.loadingLine = 0
+		if err != nil {
 			return &FileError{Line: line, Text: text, Message: message(err)}
 		}
 	}

@@ -42,7 +42,8 @@ type client struct {
 	db            int
 	name          string
 	authed        bool
-	guest         bool // in the bench space (benchspace.go)
+	user          *aclUser // the ACL user: the default user until AUTH or HELLO AUTH
+	guest         bool     // in the bench space (benchspace.go)
 	lastCmd       string
 	multiQueue    []queuedCommand
 	watched       []watchedKey

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"crypto/subtle"
 	"math"
 	"sort"
 	"strconv"
@@ -34,40 +33,26 @@ func cmdPing(s *Server, c *client, argv [][]byte) {
 
 func cmdEcho(s *Server, c *client, argv [][]byte) { c.w.Bulk(argv[1]) }
 
-// checkPassword compares in constant time, so response timing does not leak the password.
-func (s *Server) checkPassword(user, pass []byte) bool {
-	if user != nil && string(user) != "default" {
-		return false
-	}
-	return subtle.ConstantTimeCompare(pass, []byte(s.cfg.RequirePass)) == 1
-}
+const errWrongPass = "WRONGPASS invalid username-password pair or user is disabled."
 
+// cmdAuth is AUTH <password> (the default user) and AUTH <username> <password>; passwords are
+// compared by their SHA-256 in constant time (acl.go).
 func cmdAuth(s *Server, c *client, argv [][]byte) {
 	if len(argv) > 3 {
 		s.addError(c, errSyntax)
 		return
 	}
-	var user, pass []byte
+	user, pass := "default", argv[1]
 	if len(argv) == 3 {
-		user, pass = argv[1], argv[2]
-	} else {
-		pass = argv[1]
-	}
-	if s.cfg.RequirePass == "" && user == nil {
+		user, pass = string(argv[1]), argv[2]
+	} else if s.acl.defaultUser.nopass {
 		s.addError(c, "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 		return
 	}
-	if s.cfg.RequirePass == "" && string(user) == "default" {
-		c.authed = true
-		c.w.OK()
+	if !s.authenticate(c, "AUTH", user, pass) {
+		s.addError(c, errWrongPass)
 		return
 	}
-	if !s.checkPassword(user, pass) {
-		s.logf(logVerbose, "AUTH failed for client id=%d addr=%s", c.id, c.addr)
-		s.addError(c, "WRONGPASS invalid username-password pair or user is disabled.")
-		return
-	}
-	c.authed = true
 	c.w.OK()
 }
 
@@ -85,28 +70,15 @@ func cmdHello(s *Server, c *client, argv [][]byte) {
 		}
 		proto = int(v)
 	}
-	var setName []byte
-	hasName := false
+	var setName, user, pass []byte
+	hasName, hasAuth := false, false
 	for i := 2; i < len(argv); i++ {
 		more := len(argv) - i - 1
 		switch {
 		case equalFold(argv[i], "auth") && more >= 2:
-			if !s.checkPassword(argv[i+1], argv[i+2]) {
-				if s.cfg.RequirePass == "" && string(argv[i+1]) == "default" {
-					c.authed = true
-				} else {
-					s.addError(c, "WRONGPASS invalid username-password pair or user is disabled.")
-					return
-				}
-			} else {
-				c.authed = true
-			}
+			user, pass, hasAuth = argv[i+1], argv[i+2], true
 			i += 2
 		case equalFold(argv[i], "setname") && more >= 1:
-			if !validClientName(argv[i+1]) {
-				s.addError(c, "ERR Client names cannot contain spaces, newlines or special characters.")
-				return
-			}
 			setName, hasName = argv[i+1], true
 			i++
 		default:
@@ -114,8 +86,16 @@ func cmdHello(s *Server, c *client, argv [][]byte) {
 			return
 		}
 	}
+	if hasAuth && !s.authenticate(c, "HELLO", string(user), pass) {
+		s.addError(c, errWrongPass)
+		return
+	}
 	if !c.authed {
 		s.addError(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	if hasName && !validClientName(setName) {
+		s.addError(c, "ERR Client names cannot contain spaces, newlines or special characters.")
 		return
 	}
 	if hasName {
@@ -189,7 +169,7 @@ func cmdReset(s *Server, c *client, argv [][]byte) {
 	c.db = 0
 	c.name = ""
 	c.w.RESP3 = false
-	c.authed = s.cfg.RequirePass == ""
+	c.user, c.authed = s.acl.defaultUser, s.defaultAuthenticated()
 	c.w.Simple("RESET")
 }
 
@@ -375,7 +355,11 @@ func (s *Server) clientInfoLine(x *client, argv [][]byte) string {
 	b.WriteString(" tot-mem=" + itoa(qbuf+omem+argvMem+multiMem))
 	b.WriteString(" events=" + events)
 	b.WriteString(" cmd=" + cmd)
-	b.WriteString(" user=default")
+	user := "default"
+	if x.user != nil {
+		user = x.user.name
+	}
+	b.WriteString(" user=" + user)
 	b.WriteString(" redir=" + itoa(redir))
 	b.WriteString(" resp=" + strconv.Itoa(resp))
 	return b.String()
@@ -460,7 +444,8 @@ func (s *Server) clientKill(c *client, argv [][]byte) {
 		return
 	}
 	var id int64
-	addr, laddr, user := "", "", ""
+	addr, laddr := "", ""
+	var user *aclUser
 	skipMe := true
 	for i := 2; i < len(argv); i += 2 {
 		v := string(argv[i+1])
@@ -477,7 +462,10 @@ func (s *Server) clientKill(c *client, argv [][]byte) {
 		case equalFold(argv[i], "laddr"):
 			laddr = v
 		case equalFold(argv[i], "user"):
-			user = v
+			if user = s.acl.users[v]; user == nil {
+				s.addError(c, "ERR No such user '"+v+"'")
+				return
+			}
 		case equalFold(argv[i], "skipme"):
 			switch strings.ToLower(v) {
 			case "yes":
@@ -497,7 +485,7 @@ func (s *Server) clientKill(c *client, argv [][]byte) {
 	killed := 0
 	for _, x := range s.clients {
 		if (id != 0 && x.id != id) || (addr != "" && x.addr != addr) || (laddr != "" && x.laddr != laddr) ||
-			(user != "" && user != "default") || (skipMe && x == c) {
+			(user != nil && x.user != user) || (skipMe && x == c) {
 			continue
 		}
 		if x == c {

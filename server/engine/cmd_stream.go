@@ -449,7 +449,7 @@ func cmdXRead(s *Server, c *client, argv [][]byte) {
 	for _, id := range after {
 		rerun = append(rerun, id.AppendTo(nil))
 	}
-	s.block(c, s.commands["xread"], rerun, a.keys, c.blockDeadline(a.deadline), keyspace.TypeStream)
+	s.block(c, s.builtin["xread"], rerun, a.keys, c.blockDeadline(a.deadline), keyspace.TypeStream)
 }
 
 // streamsAfter collects, for each key, the entries after its ID (up to count; 0: all).

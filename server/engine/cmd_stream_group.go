@@ -282,7 +282,7 @@ func cmdXReadGroup(s *Server, c *client, argv [][]byte) {
 		c.w.NullArray()
 		return
 	}
-	s.block(c, s.commands["xreadgroup"], argv, a.keys, c.blockDeadline(a.deadline), keyspace.TypeStream)
+	s.block(c, s.builtin["xreadgroup"], argv, a.keys, c.blockDeadline(a.deadline), keyspace.TypeStream)
 }
 
 // parseIDs reads stream IDs (a missing sequence is 0; no "-" or "+"), as XDEL and XACK take them.

@@ -26,7 +26,7 @@ func cmdWait(s *Server, c *client, argv [][]byte) {
 	if timeout > 0 {
 		deadline = s.nowMs + timeout
 	}
-	s.block(c, s.commands["wait"], argv, nil, deadline, 0)
+	s.block(c, s.builtin["wait"], argv, nil, deadline, 0)
 }
 
 // waitCommands registers this file's commands (see table.go).

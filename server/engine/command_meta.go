@@ -164,47 +164,11 @@ func subcommandNames(container string) []string {
 	return out
 }
 
-// commandACLCategories are the ACL categories of a command (a full name), without the '@':
-// Redis's for the commands it has, and for iocache's own derived from the flags and the group as
-// Redis derives the implicit ones. The ACL code can take its categories from here.
+// commandACLCategories are the ACL categories of a command or subcommand (a full name, "get",
+// "config|get"), without the '@', as the ACL code assigns them (acl_categories.go).
 func commandACLCategories(name string, cmd *command) []string {
-	if e := commandInfoEntry(name); e != nil {
-		var out []string
-		for _, cat := range e.elems[6].strings() {
-			out = append(out, strings.TrimPrefix(cat, "@"))
-		}
-		return out
+	if strings.Contains(name, "|") {
+		return strings.Fields(subcommandCategories[name])
 	}
-	var out []string
-	if cmd == nil {
-		return nil
-	}
-	if cmd.flags&cmdWrite != 0 {
-		out = append(out, "write")
-	}
-	if cmd.flags&cmdReadonly != 0 {
-		out = append(out, "read")
-	}
-	if cmd.flags&cmdAdmin != 0 {
-		out = append(out, "admin", "dangerous")
-	}
-	if cmd.flags&cmdPubSub != 0 {
-		out = append(out, "pubsub")
-	}
-	if cmd.flags&cmdFast != 0 {
-		out = append(out, "fast")
-	} else {
-		out = append(out, "slow")
-	}
-	if cmd.flags&cmdBlocking != 0 {
-		out = append(out, "blocking")
-	}
-	switch cmd.group {
-	case "generic":
-		out = append(out, "keyspace")
-	case "server":
-	default:
-		out = append(out, strings.ReplaceAll(cmd.group, "-", ""))
-	}
-	return out
+	return categoryNames(commandCategories(cmd))
 }

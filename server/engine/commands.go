@@ -178,6 +178,13 @@ func (s *Server) call(c *client, argv [][]byte) {
 		s.reject(c, cmd, "NOAUTH Authentication required.")
 		return
 	}
+	if c.user.restricted {
+		// The one branch the default user (allcommands, allkeys, allchannels) pays.
+		if reason, object := s.acl.aclCheck(c.user, cmd, argv); reason != aclDeniedNone {
+			s.aclDeny(c, cmd, reason, object)
+			return
+		}
+	}
 	if c.guest {
 		s.callGuest(c, cmd.name, argv)
 		return
@@ -207,7 +214,7 @@ func (s *Server) call(c *client, argv [][]byte) {
 func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 	// A blocked command that runs again once its key is ready was shown when it first ran.
 	if len(s.pubsub.monitors) > 0 && c.rerunDeadline == 0 && !hiddenFromMonitors(cmd, argv) {
-		s.feedMonitors(c, argv)
+		s.feedMonitors(c, redactSecrets(argv))
 	}
 	errsBefore := s.stats.errorReplies
 	start := nanotime()

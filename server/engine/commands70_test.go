@@ -487,3 +487,21 @@ func TestLatencyHistoryAndMallocStatsAsRedis(t *testing.T) {
 		t.Errorf("MEMORY MALLOC-STATS: %.80q", got)
 	}
 }
+
+// Shard channels are checked against a user's channel patterns, as Redis 7.0 checks them.
+func TestShardChannelsObeyACLAsRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	redisAddr := startRedisPeer(t)
+	transcript := func(a string) string {
+		p := dialPeer(t, a)
+		var out strings.Builder
+		for _, cmd := range split("ACL SETUSER u on nopass +@all ~* resetchannels &news:*", "AUTH u x", "SPUBLISH news:1 hi",
+			"SPUBLISH other hi", "SSUBSCRIBE other", "SSUBSCRIBE news:2") {
+			out.WriteString(p.do(cmd...))
+		}
+		return out.String()
+	}
+	if want, got := transcript(redisAddr), transcript(addr); want != got {
+		t.Fatalf("transcripts differ:\n redis:   %q\n iocache: %q", want, got)
+	}
+}

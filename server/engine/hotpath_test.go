@@ -37,7 +37,7 @@ func hotPathRunner(tb testing.TB) func(req []byte) {
 	}
 	tb.Cleanup(s.closeListeners)
 	c := newClient(1, -1, 0)
-	c.authed = true
+	c.user, c.authed = s.acl.defaultUser, true
 	lim := resp.DefaultLimits
 	var qbuf []byte
 	serve := func(req []byte) {

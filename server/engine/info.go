@@ -230,6 +230,11 @@ func (s *Server) infoStats(f func(string, any)) {
 	f("total_writes_processed", out)
 	f("io_threaded_reads_processed", in-main.Reads)
 	f("io_threaded_writes_processed", out-main.Writes)
+	// Redis 7.2's counts of ACL denials, failed AUTH and HELLO AUTH included.
+	f("acl_access_denied_auth", s.acl.deniedAuth)
+	f("acl_access_denied_cmd", s.acl.deniedCmd)
+	f("acl_access_denied_key", s.acl.deniedKey)
+	f("acl_access_denied_channel", s.acl.deniedChannel)
 }
 
 // infoThreads prints Redis 8's per-thread lines with iocache's additions after them: the CPUs the

@@ -42,8 +42,8 @@ func hiddenFromMonitors(cmd *command, argv [][]byte) bool {
 const redacted = "(redacted)"
 
 // redactSecrets returns argv with its passwords replaced by "(redacted)" (AUTH's arguments,
-// HELLO's AUTH username and password, MIGRATE's AUTH and AUTH2), or argv itself when it holds
-// none. Only monitors and the slow log call it, so the copy costs nothing on the hot path.
+// HELLO's AUTH username and password, MIGRATE's AUTH and AUTH2, everything after ACL SETUSER,
+// CONFIG SET's requirepass and masterauth values), or argv itself when it holds none. Only monitors and the slow log call it, so the copy costs nothing on the hot path.
 func redactSecrets(argv [][]byte) [][]byte {
 	var out [][]byte
 	hide := func(i int) {
@@ -66,6 +66,16 @@ func redactSecrets(argv [][]byte) [][]byte {
 				hide(i + 1)
 				hide(i + 2)
 				i += 2
+			}
+		}
+	case equalFold(argv[0], "acl") && len(argv) > 2 && equalFold(argv[1], "setuser"):
+		for i := 2; i < len(argv); i++ {
+			hide(i)
+		}
+	case equalFold(argv[0], "config") && len(argv) > 3 && equalFold(argv[1], "set"):
+		for i := 2; i+1 < len(argv); i += 2 {
+			if equalFold(argv[i], "requirepass") || equalFold(argv[i], "masterauth") {
+				hide(i + 1)
 			}
 		}
 	case equalFold(argv[0], "migrate"):

@@ -72,6 +72,14 @@ func (s *Server) execTransaction(c *client) {
 	c.w.Array(len(queue))
 	c.flags |= flagExecuting
 	for _, q := range queue {
+		if c.user.restricted {
+			// Permissions may have changed since the command was queued.
+			if reason, object := s.acl.aclCheck(c.user, q.cmd, q.argv); reason != aclDeniedNone {
+				s.addACLLog(c, reason, "multi", object, c.user.name)
+				s.addError(c, aclExecError(reason))
+				continue
+			}
+		}
 		if q.cmd.flags&cmdDenyOOM != 0 && s.cfg.MaxMemory > 0 && !s.freeMemoryIfNeeded() {
 			s.addError(c, "OOM command not allowed when used memory > 'maxmemory'.")
 			continue

@@ -192,9 +192,6 @@ func syncDir(dir string) error {
 // loadRDB fills the keyspace from dir/dbfilename at start, if the file exists. Keys whose TTL
 // has passed are skipped, as a Redis master does.
 func (s *Server) loadRDB() error {
-	if s.cfg.AppendOnly {
-		s.logf(logWarning, "appendonly yes is ignored: %s", errNoAOF)
-	}
 	removeStaleTempFiles(s.cfg.Dir, func(name string) { s.logf(logNotice, "Removed %s, left by a save that did not finish", name) })
 	s.hookNewKeys(false) // loading announces nothing, as in Redis
 	defer s.hookNewKeys(true)

@@ -82,10 +82,10 @@ func TestSnapshotsCrossWithRedis(t *testing.T) {
 	for _, key := range keys {
 		for _, cmd := range append(readBack(key), []string{"SELECT", "3"}, []string{"GET", "in-db3"}, []string{"SELECT", "0"}) {
 			want := r.do(cmd...)
-			if got := a.do(cmd...); got != want {
+			if got := a.do(cmd...); !sameReadBack(cmd, want, got) {
 				t.Errorf("iocache on Redis's file %q:\n redis:   %.200q\n iocache: %.200q", cmd, want, got)
 			}
-			if got := b.do(cmd...); got != want {
+			if got := b.do(cmd...); !sameReadBack(cmd, want, got) {
 				t.Errorf("Redis on iocache's file %q:\n redis:   %.200q\n got:     %.200q", cmd, want, got)
 			}
 		}

@@ -34,6 +34,7 @@ type scripting struct {
 	scripts    map[string]*lua.LFunction // by lower-case SHA1 of the body
 	flags      map[string]scriptFlags    // each script's shebang flags, by the same SHA1
 	sc         *client                   // the client redis.call runs commands as
+	caller     *client                   // the client running the script (its user is sc's)
 	sha        string                    // the running script's SHA1
 	line       int                       // the script line of the last redis.call
 	chunk      string                    // the running code's chunk name: "user_script" or "user_function"
@@ -202,6 +203,7 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 	L.Env = sl.env // setfenv(0, t) in an earlier script must not last
 	sl.sha, sl.line, sl.readOnly, sl.chunk = sha, 0, readOnly, "user_script"
 	sl.sc.db = c.db
+	sl.sc.user, sl.caller = c.user, c
 	sl.sc.scriptAllowOOM = flags&scriptAllowOOM != 0
 	sl.sc.w.RESP3 = false
 	guard, stop := s.guardScript()
@@ -381,6 +383,12 @@ func (s *Server) luaRedisCall(L *lua.LState, raise bool) int {
 		return fail("ERR Write commands are not allowed from read-only scripts.")
 	}
 	sc := sl.sc
+	if sc.user.restricted {
+		if reason, object := s.acl.aclCheck(sc.user, cmd, argv); reason != aclDeniedNone {
+			s.addACLLog(sl.caller, reason, "lua", object, sc.user.name)
+			return fail(aclScriptError(reason))
+		}
+	}
 	sc.w.Buf = sc.w.Buf[:0]
 	sc.flags = flagExecuting // blocking commands answer at once, as inside MULTI
 	s.call(sc, argv)

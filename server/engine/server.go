@@ -57,9 +57,13 @@ type Server struct {
 	authRequired    atomic.Bool
 
 	// Main-thread state.
-	dbs          []*keyspace.DB
-	seed         maphash.Seed
+	dbs  []*keyspace.DB
+	seed maphash.Seed
+	// commands is the table clients call, after rename-command; builtin has every command under
+	// its original name, for the server's own lookups (rename.go).
 	commands     map[string]*command
+	builtin      map[string]*command
+	acl          aclState
 	clients      map[int64]*client
 	nextClientID int64
 	nowMs        int64
@@ -126,8 +130,19 @@ func New(cfg *config.Config) (*Server, error) {
 		s.dbs[i] = keyspace.NewDB(s.seed)
 	}
 	s.commands = buildCommandTable()
+	s.builtin = make(map[string]*command, len(s.commands))
+	for name, cmd := range s.commands {
+		s.builtin[name] = cmd
+	}
+	if err := s.applyRenames(); err != nil {
+		return nil, err
+	}
+	s.acl = newACLState(s.builtin)
 	s.goMemLimit = applyMemoryLimit()
 	s.applyLiveConfig()
+	if err := s.loadConfiguredUsers(); err != nil {
+		return nil, err
+	}
 	s.updateClock(time.Now())
 	s.persist = persistState{lastSave: s.unixtime, lastBgsaveOK: true, lastBgsaveSec: -1}
 	if err := s.loadRDB(); err != nil {
@@ -169,7 +184,8 @@ func (s *Server) applyLiveConfig() {
 	s.protoMaxBulkLen.Store(s.cfg.ProtoMaxBulkLen)
 	s.outLimits.store(s.cfg)
 	s.clientMemLimit = s.cfg.ClientMemoryLimit()
-	s.authRequired.Store(s.cfg.RequirePass != "")
+	s.syncDefaultUser()
+	s.acl.allChannelsDefault = s.cfg.ACLPubsubDefault == "allchannels"
 	s.applyWatchdogPeriod()
 	s.applyNotifyConfig()
 	if s.logger != nil {
@@ -246,8 +262,11 @@ func (s *Server) Serve() error {
 	}
 	s.bio.confineRuntimeThreads() // again: starting the metrics server may have added threads
 	s.logf(logNotice, "Ready to accept connections tcp %s (io-threads %d, server CPUs %s, bio CPUs %s)", s.Addr(), s.plan.IOThreads, cpuset.Format(s.plan.Server), cpuset.Format(s.plan.Bio))
+	s.writePidFile()
+	s.notifySupervisorReady()
 	s.readyOnce.Do(func() { close(s.ready) })
 	s.mainLoop()
+	s.notifySupervisorStopping()
 	s.stopAll()
 	return ErrServerClosed
 }
@@ -382,6 +401,12 @@ func (s *Server) acceptAll(l *netio.Listener) {
 			s.stats.rejectedConns++
 			continue
 		}
+		if protectedModeDenies(s.cfg.ProtectedMode, s.defaultUserNoPass(), l.Unix, remote) {
+			_, _, _ = netio.Write(nfd, []byte(errProtectedMode))
+			netio.Close(nfd)
+			s.stats.rejectedConns++
+			continue
+		}
 		if !l.Unix {
 			netio.ConfigureConn(nfd, s.cfg.TCPKeepAlive)
 		}
@@ -393,7 +418,7 @@ func (s *Server) acceptAll(l *netio.Listener) {
 		} else {
 			c.addr, c.laddr = remote, netio.LocalAddr(nfd)
 		}
-		c.authed = s.cfg.RequirePass == ""
+		c.user, c.authed = s.acl.defaultUser, s.defaultAuthenticated()
 		s.clients[c.id] = c
 		s.stats.connectionsReceived++
 		s.io.Assign(c.conn)
@@ -469,6 +494,7 @@ func (s *Server) stopAll() {
 	s.stopWatchdog()
 	s.wg.Wait()
 	s.stopMetrics()
+	s.removePidFile()
 	s.logf(logNotice, "iocache is now ready to exit, bye bye...")
 }
 

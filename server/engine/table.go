@@ -17,6 +17,7 @@ type commandSpec struct {
 }
 
 var commandFamilies = [][]commandSpec{
+	aclCommands,
 	benchspaceCommands,
 	bitmapCommands,
 	connCommands,
