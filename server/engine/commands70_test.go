@@ -505,3 +505,16 @@ func TestShardChannelsObeyACLAsRedis(t *testing.T) {
 		t.Fatalf("transcripts differ:\n redis:   %q\n iocache: %q", want, got)
 	}
 }
+
+// PFDEBUG and PFSELFTEST answer as Redis does: registers, the sparse opcodes, encodings and the
+// conversion to dense, with Redis's errors.
+func TestPFDebugMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, split(
+		"PFADD hh a b c", "PFDEBUG ENCODING hh", "PFDEBUG DECODE hh", "PFDEBUG GETREG hh", "PFDEBUG ENCODING hh", "PFDEBUG TODENSE hh",
+		"PFDEBUG DECODE hh", "PFADD h2 x", "PFDEBUG TODENSE h2", "PFDEBUG TODENSE h2", "GET h2", "PFCOUNT h2",
+		"PFADD h3 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20", "PFDEBUG DECODE h3", "PFADD h4", "PFDEBUG DECODE h4",
+		"PFDEBUG FOO hh", "PFDEBUG GETREG nokey", "PFDEBUG FOO nokey", "SET str x", "PFDEBUG GETREG str", "LPUSH l x",
+		"PFDEBUG ENCODING l", "PFDEBUG GETREG", "PFDEBUG GETREG hh x", "PFSELFTEST", "PFSELFTEST x",
+	))
+}
