@@ -6,6 +6,7 @@ import (
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/version"
 )
 
 func cmdDBSize(s *Server, c *client, argv [][]byte) { c.w.Int(int64(s.dbs[c.db].Len())) }
@@ -95,6 +96,17 @@ func cmdTime(s *Server, c *client, argv [][]byte) {
 	c.w.Array(2)
 	c.w.BulkInt(now.Unix())
 	c.w.BulkInt(int64(now.Nanosecond() / 1000))
+}
+
+// cmdLOLWUT is LOLWUT [VERSION v] [...]: the server's version line. Redis draws art first for
+// versions 5 and 6; iocache draws none.
+func cmdLOLWUT(s *Server, c *client, argv [][]byte) {
+	if len(argv) >= 3 && equalFold(argv[1], "version") {
+		if _, ok := s.intArg(c, argv[2]); !ok {
+			return
+		}
+	}
+	c.w.Verbatim("Redis ver. " + version.RedisVersion + "\n")
 }
 
 func cmdRole(s *Server, c *client, argv [][]byte) {
@@ -351,5 +363,6 @@ var serverCommands = []commandSpec{
 	{"memory", cmdMemory, -2, cmdReadonly, 0, 0, 0, "server", "A container for memory diagnostics commands."},
 	{"latency", cmdLatency, -2, cmdAdmin | cmdLoading | cmdStale, 0, 0, 0, "server", "A container for latency diagnostics commands."},
 	{"debug", cmdDebug, -2, cmdAdmin | cmdLoading | cmdStale | cmdNoScript, 0, 0, 0, "server", "A container for debugging commands."},
+	{"lolwut", cmdLOLWUT, -1, cmdReadonly | cmdFast, 0, 0, 0, "server", "Displays computer art and the Redis version"},
 	{"role", cmdRole, 1, cmdFast | cmdLoading | cmdStale | cmdNoScript, 0, 0, 0, "server", "Returns the replication role."},
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/iocache/iocache/server/version"
 )
 
 // Issue 18: commands of Redis 7.0 that iocache lacked, each compared byte for byte with Debian's
@@ -517,4 +519,16 @@ func TestPFDebugMatchesRedis(t *testing.T) {
 		"PFDEBUG FOO hh", "PFDEBUG GETREG nokey", "PFDEBUG FOO nokey", "SET str x", "PFDEBUG GETREG str", "LPUSH l x",
 		"PFDEBUG ENCODING l", "PFDEBUG GETREG", "PFDEBUG GETREG hh x", "PFSELFTEST", "PFSELFTEST x",
 	))
+}
+
+// LOLWUT ends with the version line, and checks VERSION as Redis does.
+func TestLOLWUTAsRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, split("LOLWUT VERSION x", "LOLWUT VERSION -1.5"))
+	p := dialPeer(t, addr)
+	for _, cmd := range [][]string{{"LOLWUT"}, {"LOLWUT", "VERSION", "7"}, {"LOLWUT", "FOO"}} {
+		if got := p.do(cmd...); !strings.HasSuffix(got, "Redis ver. "+version.RedisVersion+"\n\r\n") {
+			t.Errorf("%v: %q", cmd, got)
+		}
+	}
 }
