@@ -45,7 +45,7 @@ var noEffect = map[string]string{
 	"always-show-logo":      "no ASCII-art logo is printed",
 	"set-proc-title":        "the process title is not rewritten",
 	"crash-log-enabled":     "a crash prints Go's stack trace to the log",
-	"enable-module-command": "no modules: the MODULE command does not exist",
+	"enable-module-command": "no modules: MODULE LOAD is refused either way (with this directive's error while it is no)",
 }
 
 // NoEffect says why an accepted directive changes nothing in iocache, or "" when it is honoured.

@@ -532,3 +532,10 @@ func TestLOLWUTAsRedis(t *testing.T) {
 		}
 	}
 }
+
+// MODULE answers as a Redis 7.0 without modules and with enable-module-command no does.
+func TestModuleAsRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, split("MODULE LIST", "MODULE LOAD /nonexistent.so", "MODULE LOADEX /x.so", "MODULE UNLOAD foo", "MODULE HELP",
+		"MODULE FOO", "MODULE", "MODULE LIST x", "MODULE UNLOAD", "MODULE LOAD"))
+}

@@ -105,6 +105,7 @@ var containerSubcommands = map[string][]string{
 	"function": {"delete", "dump", "flush", "help", "kill", "list", "load", "restore", "stats"},
 	"latency":  {"doctor", "graph", "help", "histogram", "history", "latest", "reset"},
 	"memory":   {"doctor", "help", "malloc-stats", "purge", "stats", "usage"},
+	"module":   {"help", "list", "load", "loadex", "unload"},
 	"object":   {"encoding", "freq", "help", "idletime", "refcount"},
 	"pubsub":   {"channels", "help", "numpat", "numsub", "shardchannels", "shardnumsub"},
 	"script":   {"debug", "exists", "flush", "help", "kill", "load"},

@@ -29,6 +29,7 @@ var commandFamilies = [][]commandSpec{
 	infoCommands,
 	keysCommands,
 	listCommands,
+	moduleCommands,
 	mpopCommands,
 	multiCommands,
 	persistCommands,
