@@ -62,14 +62,21 @@ func cmdCommand(s *Server, c *client, argv [][]byte) {
 }
 
 // lookupFullName finds a command by its full name, "get" or "config|get": the container must be
-// one of iocache's commands and the subcommand one Redis lists for it. It returns the lower-case
-// full name and the (container's) command.
+// one of iocache's commands and the subcommand one Redis lists for it. It returns the full name
+// under the command's original name (a renamed command reports that, as in Redis) and the
+// (container's) command.
 func (s *Server) lookupFullName(b []byte) (string, *command) {
-	name := lowerASCII(string(b))
-	base, subName, isSub := strings.Cut(name, "|")
+	base, subName, isSub := strings.Cut(lowerASCII(string(b)), "|")
 	cmd := s.commands[base]
-	if cmd == nil || (isSub && commandInfoEntry(name) == nil) || strings.Contains(subName, "|") {
+	if cmd == nil || strings.Contains(subName, "|") {
 		return "", nil
+	}
+	name := cmd.name
+	if isSub {
+		name += "|" + subName
+		if commandInfoEntry(name) == nil {
+			return "", nil
+		}
 	}
 	return name, cmd
 }
