@@ -67,6 +67,10 @@ generate: ## Generate DeepCopy methods for the API types.
 dashboards: ## Regenerate the Grafana dashboards in charts/iocache/dashboards from hack/dashboards/gen.py.
 	python3 hack/dashboards/gen.py
 
+.PHONY: redis-commands
+redis-commands: ## Rewrite server/engine/redis_commands.resp (COMMAND INFO and DOCS) from the installed redis-server.
+	go run ./hack/redis-commands
+
 .PHONY: verify
 verify: ## Fail when make manifests generate fmt dashboards would change a file (CI runs it first, on a fresh clone).
 	hack/verify-generated.sh

@@ -138,13 +138,20 @@ type Config struct {
 	// save points instead of replacing them (see addSavePoints).
 	saveLoaded bool
 
-	NotifyKeyspaceEvents   string
+	NotifyKeyspaceEvents string
+	// NotifyFlags are notify-keyspace-events' classes as set: the string above is what CONFIG GET
+	// shows, which, as in Redis 7.0, leaves out "n" when "A" is there.
+	NotifyFlags            int
 	ActiveExpireEffort     int
 	ListMaxListpackSize    int
 	HashMaxListpackEntries int
 	SetMaxIntsetEntries    int
 	ZSetMaxListpackEntries int
-	BusyReplyThreshold     int
+	// StreamNodeMaxBytes and StreamNodeMaxEntries bound the nodes a stream is kept in, as in
+	// Redis: XADD and XTRIM with "~" remove whole nodes only.
+	StreamNodeMaxBytes   int64
+	StreamNodeMaxEntries int64
+	BusyReplyThreshold   int
 	// WatchdogPeriod (ms, 0 off) is how long the main thread may stay away from its event loop
 	// before the watchdog logs its stack.
 	WatchdogPeriod int
@@ -242,6 +249,8 @@ func New() *Config {
 		HashMaxListpackEntries:  128,
 		SetMaxIntsetEntries:     512,
 		ZSetMaxListpackEntries:  128,
+		StreamNodeMaxBytes:      4096,
+		StreamNodeMaxEntries:    100,
 		BusyReplyThreshold:      5000,
 		EnableDebugCommand:      "no",
 		SupervisedMode:          "no",

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -83,8 +84,11 @@ func int64Directive(name string, mutable bool, min int64, field func(*Config) *i
 	return directive{name: name, mutable: mutable,
 		set: func(c *Config, a []string) error {
 			v, err := strconv.ParseInt(a[0], 10, 64)
-			if err != nil || v < min {
+			if err != nil {
 				return fmt.Errorf("argument couldn't be parsed into an integer")
+			}
+			if v < min {
+				return fmt.Errorf("argument must be between %d and %d inclusive", min, int64(math.MaxInt64))
 			}
 			*field(c) = v
 			return nil
@@ -296,6 +300,7 @@ func buildTable() map[string]*directive {
 					return err
 				}
 				c.NotifyKeyspaceEvents = FormatNotifyFlags(flags)
+				c.NotifyFlags = flags
 				return nil
 			},
 			get: func(c *Config) string { return c.NotifyKeyspaceEvents }},
@@ -304,6 +309,8 @@ func buildTable() map[string]*directive {
 		alias(intDirective("hash-max-listpack-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.HashMaxListpackEntries }), "hash-max-ziplist-entries"),
 		intDirective("set-max-intset-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.SetMaxIntsetEntries }),
 		alias(intDirective("zset-max-listpack-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.ZSetMaxListpackEntries }), "zset-max-ziplist-entries"),
+		memDirective("stream-node-max-bytes", true, 0, func(c *Config) *int64 { return &c.StreamNodeMaxBytes }),
+		int64Directive("stream-node-max-entries", true, 0, func(c *Config) *int64 { return &c.StreamNodeMaxEntries }),
 		intDirective("busy-reply-threshold", true, 0, 1<<31-1, func(c *Config) *int { return &c.BusyReplyThreshold }),
 		hide(intDirective("watchdog-period", true, 0, 1<<31-1, func(c *Config) *int { return &c.WatchdogPeriod })),
 		{name: "maxmemory-clients", mutable: true, set: setMaxMemoryClients, get: getMaxMemoryClients},

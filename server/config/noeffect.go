@@ -30,7 +30,7 @@ var noEffect = map[string]string{
 	"replica-lazy-flush":         "no replication",
 	"repl-diskless-sync":         "no replication",
 	"io-threads-do-reads":        "I/O threads always read and parse, as in Redis 8, where this directive has no effect either",
-	"latency-tracking":           "INFO latencystats is not implemented; per-command histograms are on /metrics",
+	"latency-tracking":           "per-command latency is always counted (one increment per call, for /metrics too); LATENCY HISTOGRAM and INFO latencystats report it whatever this says",
 	"rdb-save-incremental-fsync": "a snapshot is fsynced once, before its rename",
 	// AOF: appendonly yes is refused, so these only ever describe an AOF that is off.
 	"appendfilename":                "appendonly yes is refused",
@@ -45,7 +45,7 @@ var noEffect = map[string]string{
 	"always-show-logo":      "no ASCII-art logo is printed",
 	"set-proc-title":        "the process title is not rewritten",
 	"crash-log-enabled":     "a crash prints Go's stack trace to the log",
-	"enable-module-command": "no modules: the MODULE command does not exist",
+	"enable-module-command": "no modules: MODULE LOAD is refused either way (with this directive's error while it is no)",
 }
 
 // NoEffect says why an accepted directive changes nothing in iocache, or "" when it is honoured.

@@ -18,7 +18,7 @@ var honoured = []string{
 	"notify-keyspace-events", "oom-score-adj", "pidfile", "port", "protected-mode", "proto-max-bulk-len",
 	"rdbchecksum", "rdbcompression", "rename-command", "requirepass", "requirepass-file", "save",
 	"server_cpulist", "set-max-intset-entries", "slowlog-log-slower-than", "slowlog-max-len",
-	"stop-writes-on-bgsave-error", "supervised", "syslog-enabled", "tcp-backlog", "tcp-keepalive",
+	"stop-writes-on-bgsave-error", "stream-node-max-bytes", "stream-node-max-entries", "supervised", "syslog-enabled", "tcp-backlog", "tcp-keepalive",
 	"timeout", "unixsocket", "unixsocketperm", "user", "watchdog-period", "zset-max-listpack-entries",
 	// Replication (server/engine/replication_*_test.go).
 	"masterauth", "masteruser", "min-replicas-max-lag", "min-replicas-to-write", "repl-backlog-size",

@@ -653,9 +653,9 @@ func hasArg(args [][]byte, lower string) bool {
 // permission, as in Redis).
 func commandChannels(cmd *command, argv [][]byte) [][]byte {
 	switch cmd.name {
-	case "publish":
+	case "publish", "spublish":
 		return argv[1:2]
-	case "subscribe", "psubscribe":
+	case "subscribe", "psubscribe", "ssubscribe":
 		return argv[1:]
 	}
 	return nil

@@ -228,7 +228,8 @@ func (s *Server) killRevokedSubscribers(u *aclUser, current *client) {
 	}
 }
 
-// subscribedBeyond reports whether the client listens to a channel or pattern u may not.
+// subscribedBeyond reports whether the client listens to a channel, shard channel or pattern u may
+// not.
 func (x *client) subscribedBeyond(u *aclUser) bool {
 	for ch := range x.channels {
 		if !u.mayUseChannel([]byte(ch), false) {
@@ -237,6 +238,11 @@ func (x *client) subscribedBeyond(u *aclUser) bool {
 	}
 	for p := range x.patterns {
 		if !u.mayUseChannel([]byte(p), true) {
+			return true
+		}
+	}
+	for ch := range x.shardChannels {
+		if !u.mayUseChannel([]byte(ch), false) {
 			return true
 		}
 	}

@@ -42,7 +42,7 @@ func (s *Server) addACLLog(caller *client, reason int, context, object, username
 		s.acl.log.entries = nil
 		return
 	}
-	info := s.clientInfoLine(caller)
+	info := s.clientInfoLine(caller, nil)
 	l := &s.acl.log
 	// Like Redis, only the ten newest entries are candidates for grouping.
 	for i := 0; i < len(l.entries) && i < 10; i++ {

@@ -71,8 +71,9 @@ type rdbSnapshot struct {
 	startUnix int64
 	spentNs   int64
 	lastCmds  int64
-	activeNs  int64 // when a command last ran, as the walk saw it
-	dirty     int64 // the dirty counter at the cut
+	activeNs  int64    // when a command last ran, as the walk saw it
+	dirty     int64    // the dirty counter at the cut
+	functions [][]byte // the function libraries' codes at the cut
 
 	chunk   *snapChunk
 	seq     uint64
@@ -137,7 +138,7 @@ func (s *Server) startBGSave() error {
 func (s *Server) startSnapshot(sink *replSink) {
 	p := &s.persist
 	sn := &rdbSnapshot{s: s, path: s.rdbPath(), startNs: nanotime(), startUnix: s.unixtime, dirty: s.stats.dirty,
-		shared: map[any]uint64{}, lastCmds: s.stats.commandsProcessed, activeNs: nanotime(), sink: sink}
+		shared: map[any]uint64{}, lastCmds: s.stats.commandsProcessed, activeNs: nanotime(), sink: sink, functions: s.functionCodes()}
 	sn.cond = sync.NewCond(&sn.mu)
 	for i := 0; i < chunkPool; i++ {
 		sn.free = append(sn.free, &snapChunk{data: make([]byte, 0, chunkBytes+4096)})
@@ -379,7 +380,7 @@ func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64) {
 	_ = unix.Setpriority(unix.PRIO_PROCESS, cpuset.Gettid(), writerNice)
 	encode := func(w io.Writer) error {
 		e := rdb.NewEncoder(w, opts)
-		sn.s.writeRDBHeader(e, sn.startUnix, usedMem)
+		sn.s.writeRDBHeader(e, sn.startUnix, usedMem, sn.functions)
 		selected, resized := -1, map[int]bool{}
 		for {
 			ch, ok := sn.next()

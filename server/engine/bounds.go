@@ -106,3 +106,25 @@ func (s *Server) debugAllowed(c *client) bool {
 	}
 	return false
 }
+
+// randomPickArgs reads "key [count [WITH...]]" as HRANDFIELD and ZRANDMEMBER take it, with their
+// checks in Redis's order: the count's range, the option word, then a count whose doubled reply
+// length would overflow.
+func (s *Server) randomPickArgs(c *client, argv [][]byte, withWord string) (count int64, hasCount, with, ok bool) {
+	if len(argv) < 3 {
+		return 0, false, false, true
+	}
+	if count, ok = s.rangedCount(c, argv[2]); !ok {
+		return 0, false, false, false
+	}
+	if len(argv) > 4 || (len(argv) == 4 && !equalFold(argv[3], withWord)) {
+		s.addError(c, errSyntax)
+		return 0, false, false, false
+	}
+	with = len(argv) == 4
+	if with && (count > (1<<63-1)/2 || count < -(1<<63-1)/2) {
+		s.addError(c, "ERR value is out of range")
+		return 0, false, false, false
+	}
+	return count, true, with, true
+}

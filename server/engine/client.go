@@ -49,6 +49,7 @@ type client struct {
 	watched       []watchedKey
 	channels      map[string]struct{}
 	patterns      map[string]struct{}
+	shardChannels map[string]struct{}
 	blocked       *blockState
 	rerunDeadline int64 // while a blocked command runs again: its deadline (-1: none)
 	// CLIENT REPLY: replyOff drops every reply; replySkip drops this command's, and

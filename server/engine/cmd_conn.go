@@ -91,7 +91,7 @@ func cmdHello(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	if !c.authed {
-		s.addError(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		s.addError(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
 	}
 	if hasName && !validClientName(setName) {
@@ -205,7 +205,7 @@ func cmdClient(s *Server, c *client, argv [][]byte) {
 	case equalFold(sub, "list"):
 		s.clientList(c, argv)
 	case equalFold(sub, "info") && len(argv) == 2:
-		c.w.Verbatim(s.clientInfoLine(c) + "\n")
+		c.w.Verbatim(s.clientInfoLine(c, argv) + "\n")
 	case equalFold(sub, "kill"):
 		s.clientKill(c, argv)
 	case equalFold(sub, "no-evict") && len(argv) == 3:
@@ -271,43 +271,31 @@ func cmdClient(s *Server, c *client, argv [][]byte) {
 	}
 }
 
-// clientInfoLine formats one CLIENT LIST line as Redis 7.2 does, plus io-thread as Redis 8 adds.
-func (s *Server) clientInfoLine(x *client) string {
+// clientInfoLine formats one CLIENT LIST line with Redis 7.0's fields, in its order; argv is the
+// CLIENT command being run, whose arguments are the caller's argv-mem.
+func (s *Server) clientInfoLine(x *client, argv [][]byte) string {
 	var b strings.Builder
+	// In Redis's order (getClientInfoString).
 	flags := ""
-	switch {
-	case x.replLink != nil:
-		flags += "S"
-	case x.isMaster:
-		flags += "M"
+	add := func(on bool, letter string) {
+		if on {
+			flags += letter
+		}
 	}
-	if x.flags&flagMulti != 0 {
-		flags += "x"
-	}
-	if x.flags&flagBlocked != 0 {
-		flags += "b"
-	}
-	if x.flags&flagPubSub != 0 {
-		flags += "P"
-	}
-	if x.flags&flagMonitor != 0 {
-		flags += "O"
-	}
-	if x.flags&flagDirtyCAS != 0 {
-		flags += "d"
-	}
-	if x.flags&(flagCloseAfterReply) != 0 {
-		flags += "c"
-	}
-	if x.flags&flagCloseASAP != 0 {
-		flags += "A"
-	}
-	if x.flags&flagNoEvict != 0 {
-		flags += "e"
-	}
-	if x.unix {
-		flags += "U"
-	}
+	add(x.flags&flagMonitor != 0, "O") // a monitor is a replica to Redis, flagged O instead of S
+	add(x.replLink != nil && x.flags&flagMonitor == 0, "S")
+	add(x.isMaster, "M")
+	add(x.flags&flagPubSub != 0, "P")
+	add(x.flags&flagMulti != 0, "x")
+	add(x.flags&flagBlocked != 0, "b")
+	add(x.tracking != nil, "t")
+	add(x.tracking != nil && x.tracking.redirect > 0 && s.clients[x.tracking.redirect] == nil, "R")
+	add(x.tracking != nil && x.tracking.bcast, "B")
+	add(x.flags&flagDirtyCAS != 0, "d")
+	add(x.flags&flagCloseAfterReply != 0, "c")
+	add(x.flags&flagCloseASAP != 0, "A")
+	add(x.unix, "U")
+	add(x.flags&flagNoEvict != 0, "e")
 	if flags == "" {
 		flags = "N"
 	}
@@ -323,6 +311,27 @@ func (s *Server) clientInfoLine(x *client) string {
 	if cmd == "" {
 		cmd = "NULL"
 	}
+	redir := int64(-1)
+	if x.tracking != nil {
+		redir = x.tracking.redirect
+	}
+	// argv-mem is the command being run: CLIENT LIST's or CLIENT INFO's own, for the caller.
+	var argvMem int64
+	if x == s.executing {
+		for _, a := range argv {
+			argvMem += int64(len(a))
+		}
+	}
+	var multiMem int64
+	for _, q := range x.multiQueue {
+		for _, a := range q.argv {
+			multiMem += int64(len(a)) + 8 // and its pointer, as Redis counts argv_len_sums
+		}
+	}
+	events := "r"
+	if x != s.executing && x.pendingOutput() > 0 {
+		events = "rw"
+	}
 	now := s.unixtime
 	qbuf := x.conn.QbufLen.Load()
 	omem := x.conn.Omem.Load()
@@ -337,20 +346,24 @@ func (s *Server) clientInfoLine(x *client) string {
 	b.WriteString(" db=" + itoa(int64(x.db)))
 	b.WriteString(" sub=" + itoa(int64(len(x.channels))))
 	b.WriteString(" psub=" + itoa(int64(len(x.patterns))))
-	b.WriteString(" ssub=0")
+	b.WriteString(" ssub=" + itoa(int64(len(x.shardChannels))))
 	b.WriteString(" multi=" + itoa(int64(multi)))
 	b.WriteString(" qbuf=" + itoa(qbuf))
-	b.WriteString(" qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0")
-	b.WriteString(" obl=0 oll=0 omem=" + itoa(omem))
-	b.WriteString(" tot-mem=" + itoa(qbuf+omem))
-	b.WriteString(" events=r cmd=" + cmd)
+	b.WriteString(" qbuf-free=0")
+	b.WriteString(" argv-mem=" + itoa(argvMem))
+	b.WriteString(" multi-mem=" + itoa(multiMem))
+	b.WriteString(" rbs=1024 rbp=0 obl=0 oll=0")
+	b.WriteString(" omem=" + itoa(omem))
+	b.WriteString(" tot-mem=" + itoa(qbuf+omem+argvMem+multiMem))
+	b.WriteString(" events=" + events)
+	b.WriteString(" cmd=" + cmd)
 	user := "default"
 	if x.user != nil {
 		user = x.user.name
 	}
-	b.WriteString(" user=" + user + " redir=-1 resp=" + strconv.Itoa(resp))
-	b.WriteString(" lib-name= lib-ver=")
-	b.WriteString(" io-thread=" + strconv.Itoa(x.conn.ThreadID()))
+	b.WriteString(" user=" + user)
+	b.WriteString(" redir=" + itoa(redir))
+	b.WriteString(" resp=" + strconv.Itoa(resp))
 	return b.String()
 }
 
@@ -412,7 +425,7 @@ func (s *Server) clientList(c *client, argv [][]byte) {
 				continue
 			}
 		}
-		b.WriteString(s.clientInfoLine(x))
+		b.WriteString(s.clientInfoLine(x, argv))
 		b.WriteByte('\n')
 	}
 	c.w.Verbatim(b.String())

@@ -38,6 +38,8 @@ func (s *Server) rdbOptions() rdb.Options {
 	o.HashMaxListpackEntries = s.cfg.HashMaxListpackEntries
 	o.SetMaxIntsetEntries = s.cfg.SetMaxIntsetEntries
 	o.ZSetMaxListpackEntries = s.cfg.ZSetMaxListpackEntries
+	o.StreamNodeMaxBytes = int(s.cfg.StreamNodeMaxBytes)
+	o.StreamNodeMaxEntries = int(min(s.cfg.StreamNodeMaxEntries, 1<<31-1))
 	compat := func(name string, dst *int) {
 		if v, err := strconv.Atoi(s.cfg.Compat[name]); err == nil && v >= 0 {
 			*dst = v

@@ -465,7 +465,7 @@ func geoSearch(s *Server, c *client, argv [][]byte, srcAt int, flags int) {
 			}
 			out.Add([]byte(p.member), score)
 		}
-		db.SetObject(storeKey, keyspace.TypeZSet, out, s.initialClock())
+		s.storeObject(db, storeKey, keyspace.TypeZSet, out, existed)
 	}
 	event := "georadiusstore"
 	if flags&geoSearchCmd != 0 {

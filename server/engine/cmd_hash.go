@@ -260,28 +260,9 @@ func cmdHScan(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdHRandField(s *Server, c *client, argv [][]byte) {
-	withValues := false
-	count, hasCount := int64(0), len(argv) >= 3
-	if hasCount {
-		var ok bool
-		if count, ok = s.rangedCount(c, argv[2]); !ok {
-			return
-		}
-		if len(argv) == 4 {
-			if !equalFold(argv[3], "withvalues") {
-				s.addError(c, errSyntax)
-				return
-			}
-			withValues = true
-		} else if len(argv) > 4 {
-			s.addError(c, errSyntax)
-			return
-		}
-		// Redis refuses counts whose doubled reply length would overflow.
-		if withValues && (count > (1<<63-1)/2 || count < -(1<<63-1)/2) {
-			s.addError(c, "ERR value is out of range")
-			return
-		}
+	count, hasCount, withValues, ok := s.randomPickArgs(c, argv, "withvalues")
+	if !ok {
+		return
 	}
 	h, ok := s.getHash(c, argv[1], forRead)
 	if !ok {

@@ -30,7 +30,7 @@ func cmdUnlink(s *Server, c *client, argv [][]byte) { delGeneric(s, c, argv) }
 func cmdExists(s *Server, c *client, argv [][]byte) {
 	n := 0
 	for _, k := range argv[1:] {
-		if _, ok := s.lookupRead(c, k); ok {
+		if _, ok := s.lookupReadNoTouch(c, k); ok {
 			n++
 		}
 	}
@@ -38,7 +38,7 @@ func cmdExists(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdType(s *Server, c *client, argv [][]byte) {
-	r, ok := s.lookupRead(c, argv[1])
+	r, ok := s.lookupReadNoTouch(c, argv[1])
 	if !ok {
 		c.w.Simple("none")
 		return
@@ -223,7 +223,7 @@ func cmdPExpireAt(s *Server, c *client, argv [][]byte) { expireGeneric(s, c, arg
 // ttlGeneric replies -2 for a missing key, -1 without TTL, else the remaining time (or, with
 // absolute, the expiry time).
 func ttlGeneric(s *Server, c *client, key []byte, unitMs int64, absolute bool) {
-	r, ok := s.lookupRead(c, key)
+	r, ok := s.lookupReadNoTouch(c, key)
 	if !ok {
 		c.w.Int(-2)
 		return
@@ -426,8 +426,11 @@ func cmdCopy(s *Server, c *client, argv [][]byte) {
 		case equalFold(argv[i], "replace"):
 			replace = true
 		case equalFold(argv[i], "db") && i+1 < len(argv):
-			v, ok := parseInt(argv[i+1])
-			if !ok || v < 0 || v >= int64(len(s.dbs)) {
+			v, ok := s.intArg(c, argv[i+1])
+			if !ok {
+				return
+			}
+			if v < 0 || v >= int64(len(s.dbs)) {
 				s.addError(c, errInvalidDB)
 				return
 			}
@@ -459,8 +462,11 @@ func cmdCopy(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdMove(s *Server, c *client, argv [][]byte) {
-	v, ok := parseInt(argv[2])
-	if !ok || v < 0 || v >= int64(len(s.dbs)) {
+	v, ok := s.intArg(c, argv[2])
+	if !ok {
+		return
+	}
+	if v < 0 || v >= int64(len(s.dbs)) {
 		s.addError(c, errInvalidDB)
 		return
 	}
@@ -569,7 +575,7 @@ func cmdObject(s *Server, c *client, argv [][]byte) {
 	case equalFold(sub, "idletime"):
 		p := s.cfg.MaxMemoryPolicy
 		if len(p) >= 3 && p[len(p)-3:] == "lfu" {
-			s.addError(c, "ERR An LRU maxmemory policy is not selected, no sense in accessing idle time. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+			s.addError(c, "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 			return
 		}
 		c.w.Int(s.idleMs(db.LRU(r)) / 1000)

@@ -2,11 +2,11 @@ package engine
 
 import (
 	"errors"
-	"sort"
 	"time"
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/version"
 )
 
 func cmdDBSize(s *Server, c *client, argv [][]byte) { c.w.Int(int64(s.dbs[c.db].Len())) }
@@ -26,6 +26,7 @@ func (s *Server) flushDB(i int) {
 	s.stats.dirty += int64(s.dbs[i].Len())
 	s.dbs[i] = keyspace.NewDB(s.seed)
 	s.adoptDB(s.dbs[i], i)
+	s.hookNewKeys(true)
 	s.touchAllWatched(i)
 	if s.blocking.waiting > 0 {
 		s.blocking.signalDB(i) // XREADGROUP waiters learn their stream is gone
@@ -95,6 +96,17 @@ func cmdTime(s *Server, c *client, argv [][]byte) {
 	c.w.Array(2)
 	c.w.BulkInt(now.Unix())
 	c.w.BulkInt(int64(now.Nanosecond() / 1000))
+}
+
+// cmdLOLWUT is LOLWUT [VERSION v] [...]: the server's version line. Redis draws art first for
+// versions 5 and 6; iocache draws none.
+func cmdLOLWUT(s *Server, c *client, argv [][]byte) {
+	if len(argv) >= 3 && equalFold(argv[1], "version") {
+		if _, ok := s.intArg(c, argv[2]); !ok {
+			return
+		}
+	}
+	c.w.Verbatim("Redis ver. " + version.RedisVersion + "\n")
 }
 
 func cmdConfig(s *Server, c *client, argv [][]byte) {
@@ -186,146 +198,6 @@ func (s *Server) resetStats() {
 	s.slowlog.entries = nil
 }
 
-func cmdCommand(s *Server, c *client, argv [][]byte) {
-	if len(argv) == 1 {
-		s.commandInfoAll(c)
-		return
-	}
-	sub := argv[1]
-	switch {
-	case equalFold(sub, "count") && len(argv) == 2:
-		c.w.Int(int64(len(s.commands)))
-	case equalFold(sub, "info"):
-		if len(argv) == 2 {
-			s.commandInfoAll(c)
-			return
-		}
-		c.w.Array(len(argv) - 2)
-		for _, n := range argv[2:] {
-			if cmd := s.lookupCommand(n); cmd != nil {
-				writeCommandInfo(c, cmd)
-			} else {
-				c.w.Null() // Redis's addReplyNull, not a null array
-			}
-		}
-	case equalFold(sub, "docs"):
-		var cmds []*command
-		if len(argv) == 2 {
-			cmds = s.sortedCommands()
-		} else {
-			for _, n := range argv[2:] {
-				if cmd := s.lookupCommand(n); cmd != nil {
-					cmds = append(cmds, cmd)
-				}
-			}
-		}
-		c.w.Map(len(cmds))
-		for _, cmd := range cmds {
-			c.w.BulkString(cmd.name)
-			c.w.Map(3)
-			c.w.BulkString("summary")
-			c.w.BulkString(cmd.summary)
-			c.w.BulkString("since")
-			c.w.BulkString("1.0.0")
-			c.w.BulkString("group")
-			c.w.BulkString(cmd.group)
-		}
-	case equalFold(sub, "list") && len(argv) == 2:
-		cmds := s.sortedCommands()
-		c.w.Array(len(cmds))
-		for _, cmd := range cmds {
-			c.w.BulkString(cmd.name)
-		}
-	case equalFold(sub, "getkeys") && len(argv) >= 3:
-		cmd := s.lookupCommand(argv[2])
-		if cmd == nil {
-			s.addError(c, "ERR Invalid command specified")
-			return
-		}
-		keys := commandKeys(cmd, argv[2:])
-		if len(keys) == 0 {
-			s.addError(c, "ERR The command has no key arguments")
-			return
-		}
-		c.w.Array(len(keys))
-		for _, k := range keys {
-			c.w.Bulk(k)
-		}
-	case equalFold(sub, "help") && len(argv) == 2:
-		writeHelp(c, "COMMAND", []string{
-			"(no subcommand)", "    Return details about all Redis commands.",
-			"COUNT", "    Return the total number of commands in this Redis server.",
-			"LIST", "    Return a list of all commands in this Redis server.",
-			"INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
-			"DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
-			"GETKEYS <full-command>", "    Return the keys from a full Redis command.",
-		})
-	default:
-		s.subcommandError(c, argv)
-	}
-}
-
-func (s *Server) sortedCommands() []*command {
-	out := make([]*command, 0, len(s.commands))
-	for _, cmd := range s.commands {
-		out = append(out, cmd)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out
-}
-
-func (s *Server) commandInfoAll(c *client) {
-	cmds := s.sortedCommands()
-	c.w.Array(len(cmds))
-	for _, cmd := range cmds {
-		writeCommandInfo(c, cmd)
-	}
-}
-
-// writeCommandInfo writes the 10-element COMMAND INFO entry of Redis 7.
-func writeCommandInfo(c *client, cmd *command) {
-	c.w.Array(10)
-	c.w.BulkString(cmd.name)
-	c.w.Int(int64(cmd.arity))
-	var flags []string
-	for i, n := range flagNames {
-		if n != "" && cmd.flags&(1<<i) != 0 {
-			flags = append(flags, n)
-		}
-	}
-	c.w.Set(len(flags))
-	for _, f := range flags {
-		c.w.Simple(f)
-	}
-	c.w.Int(int64(cmd.firstKey))
-	c.w.Int(int64(cmd.lastKey))
-	c.w.Int(int64(cmd.step))
-	cats := categoryNames(commandCategories(cmd))
-	c.w.Set(len(cats))
-	for _, cat := range cats {
-		c.w.Simple("@" + cat)
-	}
-	c.w.EmptyArray() // tips
-	c.w.EmptyArray() // key specs
-	c.w.EmptyArray() // subcommands
-}
-
-// commandKeys extracts key arguments by the command's first/last/step.
-func commandKeys(cmd *command, argv [][]byte) [][]byte {
-	if cmd.firstKey == 0 {
-		return nil
-	}
-	last := cmd.lastKey
-	if last < 0 {
-		last = len(argv) + last
-	}
-	var keys [][]byte
-	for i := cmd.firstKey; i <= last && i < len(argv); i += cmd.step {
-		keys = append(keys, argv[i])
-	}
-	return keys
-}
-
 func cmdMemory(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
 	switch {
@@ -349,11 +221,16 @@ func cmdMemory(s *Server, c *client, argv [][]byte) {
 		c.w.Verbatim("Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.")
 	case equalFold(sub, "purge") && len(argv) == 2:
 		c.w.OK()
+	case equalFold(sub, "malloc-stats") && len(argv) == 2:
+		c.w.Verbatim(mallocStats())
 	case equalFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "MEMORY", []string{
 			"DOCTOR", "    Return memory problems reports.",
+			"MALLOC-STATS", "    Return internal statistics report from the memory allocator.",
+			"PURGE", "    Attempt to purge dirty pages for reclamation by the allocator.",
 			"STATS", "    Return information about the memory usage of the server.",
-			"USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value.",
+			"USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value. Nested values are",
+			"    sampled up to <count> times (default: 5, 0 means sample all).",
 		})
 	default:
 		s.subcommandError(c, argv)
@@ -407,8 +284,31 @@ func cmdLatency(s *Server, c *client, argv [][]byte) {
 	case equalFold(sub, "reset"):
 		s.stats.expireCycleMaxNs, s.stats.evictionMaxNs = 0, 0
 		c.w.Int(0)
+	case equalFold(sub, "histogram"):
+		s.cmdLatencyHistogram(c, argv[2:])
+	case equalFold(sub, "history") && len(argv) == 3:
+		// The one sample kept per event: the longest pass, as LATEST reports it.
+		var ms int64
+		switch string(argv[2]) {
+		case "expire-cycle":
+			ms = s.stats.expireCycleMaxNs / 1e6
+		case "eviction-cycle":
+			ms = s.stats.evictionMaxNs / 1e6
+		}
+		if ms == 0 {
+			c.w.EmptyArray()
+			return
+		}
+		c.w.Array(1)
+		c.w.Array(2)
+		c.w.Int(s.unixtime)
+		c.w.Int(ms)
 	case equalFold(sub, "help") && len(argv) == 2:
-		writeHelp(c, "LATENCY", []string{"LATEST", "    Return the latest latency samples for all events.", "RESET [<event> ...]", "    Reset latency data of one or more <event> classes."})
+		writeHelp(c, "LATENCY", []string{"HISTORY <event>", "    Return time-latency samples for the <event> class.",
+			"LATEST", "    Return the latest latency samples for all events.", "RESET [<event> ...]", "    Reset latency data of one or more <event> classes.",
+			"    (default: reset all data for all event classes)",
+			"HISTOGRAM [COMMAND ...]", "    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+			"    If no commands are specified then all histograms are replied."})
 	default:
 		s.subcommandError(c, argv)
 	}
@@ -456,4 +356,5 @@ var serverCommands = []commandSpec{
 	{"memory", cmdMemory, -2, cmdReadonly, 0, 0, 0, "server", "A container for memory diagnostics commands."},
 	{"latency", cmdLatency, -2, cmdAdmin | cmdLoading | cmdStale, 0, 0, 0, "server", "A container for latency diagnostics commands."},
 	{"debug", cmdDebug, -2, cmdAdmin | cmdLoading | cmdStale | cmdNoScript, 0, 0, 0, "server", "A container for debugging commands."},
+	{"lolwut", cmdLOLWUT, -1, cmdReadonly | cmdFast, 0, 0, 0, "server", "Displays computer art and the Redis version"},
 }

@@ -321,14 +321,14 @@ func setOpStore(s *Server, c *client, argv [][]byte, op string) {
 	if existed {
 		s.deleteKey(db, r)
 	}
-	s.notifyStore(c, config.NotifySet, "s"+op+"store", argv[1], len(out) > 0, existed)
 	if len(out) > 0 {
 		st := keyspace.NewSet()
 		for _, m := range out {
 			st.Add([]byte(m))
 		}
-		db.SetObject(argv[1], keyspace.TypeSet, st, s.initialClock())
+		s.storeObject(db, argv[1], keyspace.TypeSet, st, existed)
 	}
+	s.notifyStore(c, config.NotifySet, "s"+op+"store", argv[1], len(out) > 0, existed)
 	s.modified(c.db, argv[1])
 	c.w.Int(int64(len(out)))
 }

@@ -186,14 +186,14 @@ func sortGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 	if existed {
 		s.deleteKey(db, r)
 	}
-	s.notifyStore(c, config.NotifyList, "sortstore", storeKey, len(out) > 0, existed)
 	if len(out) > 0 {
 		l := keyspace.NewList()
 		for _, v := range out {
 			l.PushBack(v) // a missing GET value is stored as an empty string
 		}
-		db.SetObject(storeKey, keyspace.TypeList, l, s.initialClock())
+		s.storeObject(db, storeKey, keyspace.TypeList, l, existed)
 	}
+	s.notifyStore(c, config.NotifyList, "sortstore", storeKey, len(out) > 0, existed)
 	s.modified(c.db, storeKey)
 	c.w.Int(int64(len(out)))
 }

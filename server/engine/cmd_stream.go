@@ -132,26 +132,26 @@ func (s *Server) checkTrim(c *client, t *trimSpec) bool {
 	return true
 }
 
-// trim applies a trimSpec. "~" trims exactly too: it promises at least MAXLEN entries, and an
-// exact trim keeps that promise (Redis trims whole 100-entry nodes and may keep more). LIMIT
-// caps the entries removed; with "~" and no LIMIT Redis's default cap (100 x 100) applies.
-func trimStream(st *keyspace.Stream, t *trimSpec) int {
-	limit := 0
+// streamNodeLimits are stream-node-max-bytes and stream-node-max-entries.
+func (s *Server) streamNodeLimits() keyspace.NodeLimits {
+	return keyspace.NodeLimits{MaxBytes: s.cfg.StreamNodeMaxBytes, MaxEntries: s.cfg.StreamNodeMaxEntries}
+}
+
+// trimStream applies a trimSpec as Redis does: with "~", whole nodes only (stream_nodes.go).
+// LIMIT caps the entries removed; with "~" and no LIMIT, Redis's default cap of 100 nodes' worth
+// applies, and LIMIT 0 lifts the cap.
+func (s *Server) trimStream(st *keyspace.Stream, t *trimSpec) int {
+	spec := keyspace.TrimSpec{MaxLen: t.maxLen, MinID: t.minID, ByMinID: t.strategy == 'i', Approx: t.approx}
 	switch {
-	case t.limit > 0:
-		limit = int(t.limit)
-	case t.limit == 0:
-		limit = 0 // LIMIT 0 lifts the cap, as in Redis
+	case t.limit >= 0:
+		spec.Limit = t.limit
 	case t.approx:
-		limit = 100 * 100
+		spec.Limit = 100 * s.cfg.StreamNodeMaxEntries
+		if spec.Limit <= 0 {
+			spec.Limit = 100 * 100
+		}
 	}
-	switch t.strategy {
-	case 'l':
-		return st.TrimFront(func(_ keyspace.StreamEntry, live int) bool { return int64(live) <= t.maxLen }, limit)
-	case 'i':
-		return st.TrimFront(func(e keyspace.StreamEntry, _ int) bool { return !e.ID.Less(t.minID) }, limit)
-	}
-	return 0
+	return int(st.Trim(spec))
 }
 
 func (s *Server) writeStreamID(c *client, id keyspace.StreamID) {
@@ -247,11 +247,11 @@ func cmdXAdd(s *Server, c *client, argv [][]byte) {
 			return
 		}
 	}
-	st.Append(id, argv[i+1:])
+	st.AppendIn(id, argv[i+1:], s.streamNodeLimits())
 	s.writeStreamID(c, id)
 	trimmed := 0
 	if trim.strategy != 0 {
-		trimmed = trimStream(st, &trim)
+		trimmed = s.trimStream(st, &trim)
 	}
 	s.modified(c.db, argv[1])
 	s.notify(config.NotifyStream, "xadd", argv[1], c.db)
@@ -398,7 +398,7 @@ func cmdXTrim(s *Server, c *client, argv [][]byte) {
 	if !s.checkTrim(c, &trim) {
 		return
 	}
-	s.removeFromStream(c, argv[1], "xtrim", func(st *keyspace.Stream) int { return trimStream(st, &trim) })
+	s.removeFromStream(c, argv[1], "xtrim", func(st *keyspace.Stream) int { return s.trimStream(st, &trim) })
 }
 
 // XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]
@@ -481,18 +481,18 @@ func (s *Server) streamsAfter(c *client, keys [][]byte, after []keyspace.StreamI
 	return res
 }
 
-// XINFO STREAM key (without FULL) and XINFO HELP.
+// XINFO STREAM key [FULL [COUNT count]], XINFO GROUPS, XINFO CONSUMERS and XINFO HELP.
 func cmdXInfo(s *Server, c *client, argv [][]byte) {
 	if equalFold(argv[1], "help") && len(argv) == 2 {
 		writeHelp(c, "XINFO", []string{
 			"CONSUMERS <key> <groupname>", "    Show consumers of <groupname>.",
 			"GROUPS <key>", "    Show the stream consumer groups.",
-			"STREAM <key>", "    Show information about the stream.",
+			"STREAM <key> [FULL [COUNT <count>]", "    Show information about the stream.",
 		})
 		return
 	}
 	switch {
-	case equalFold(argv[1], "stream") && len(argv) == 3:
+	case equalFold(argv[1], "stream") && len(argv) >= 3:
 	case equalFold(argv[1], "groups") && len(argv) == 3:
 	case equalFold(argv[1], "consumers") && len(argv) == 4:
 	default:
@@ -518,18 +518,36 @@ func cmdXInfo(s *Server, c *client, argv [][]byte) {
 		s.xinfoConsumers(c, argv[2], st, argv[3])
 		return
 	}
+	full, count := false, int64(0)
+	if len(argv) > 3 {
+		if (len(argv) != 4 && len(argv) != 6) || !equalFold(argv[3], "full") || (len(argv) == 6 && !equalFold(argv[4], "count")) {
+			s.addError(c, "ERR unknown subcommand or wrong number of arguments for '"+truncate(string(argv[1]), 128)+"'. Try XINFO HELP.")
+			return
+		}
+		full, count = true, 10
+		if len(argv) == 6 {
+			if count, ok = s.intArg(c, argv[5]); !ok {
+				return
+			}
+			if count < 0 {
+				count = 10
+			}
+		}
+	}
+	if full {
+		s.xinfoStreamFull(c, st, count)
+		return
+	}
 	first, hasFirst := st.First()
 	last, hasLast := st.Last()
-	// There is no radix tree here; the node figures are those of Redis's layout at its default
-	// stream-node-max-entries (100), so tools that chart them see comparable numbers.
-	nodes := int64((st.Len() + 99) / 100)
+	// The nodes and the radix tree are those Redis would have (stream_nodes.go).
 	c.w.Map(10)
 	c.w.BulkString("length")
 	c.w.Int(int64(st.Len()))
 	c.w.BulkString("radix-tree-keys")
-	c.w.Int(nodes)
+	c.w.Int(int64(st.Nodes()))
 	c.w.BulkString("radix-tree-nodes")
-	c.w.Int(nodes + 1)
+	c.w.Int(int64(st.RadixNodes()))
 	c.w.BulkString("last-generated-id")
 	s.writeStreamID(c, st.LastID)
 	c.w.BulkString("max-deleted-entry-id")
@@ -554,6 +572,74 @@ func cmdXInfo(s *Server, c *client, argv [][]byte) {
 	}
 }
 
+// XSETID key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id] sets the
+// stream's bookkeeping, with Redis 7.0.15's checks in its order: the arguments first, then the
+// key, then the ID against the newest live entry (not against the stream's own max deleted ID,
+// which 7.0 does not check).
+func cmdXSetID(s *Server, c *client, argv [][]byte) {
+	id, ok := parseStreamID(argv[2], 0, true, nil)
+	if !ok {
+		s.addError(c, errInvalidStreamID)
+		return
+	}
+	entriesAdded := int64(-1)
+	var maxDeleted keyspace.StreamID
+	for i := 3; i < len(argv); i += 2 {
+		switch {
+		case equalFold(argv[i], "entriesadded") && i+1 < len(argv):
+			n, ok := s.intArg(c, argv[i+1])
+			if !ok {
+				return
+			}
+			if n < 0 {
+				s.addError(c, "ERR entries_added must be positive")
+				return
+			}
+			entriesAdded = n
+		case equalFold(argv[i], "maxdeletedid") && i+1 < len(argv):
+			if maxDeleted, ok = parseStreamID(argv[i+1], 0, true, nil); !ok {
+				s.addError(c, errInvalidStreamID)
+				return
+			}
+			if id.Less(maxDeleted) {
+				s.addError(c, "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id")
+				return
+			}
+		default:
+			s.addError(c, errSyntax)
+			return
+		}
+	}
+	st, ok := s.getStream(c, argv[1], forWrite)
+	if !ok {
+		return
+	}
+	if st == nil {
+		s.addError(c, errNoKey)
+		return
+	}
+	if top, ok := st.Last(); ok {
+		if id.Less(top.ID) {
+			s.addError(c, "ERR The ID specified in XSETID is smaller than the target stream top item")
+			return
+		}
+		if entriesAdded >= 0 && int64(st.Len()) > entriesAdded {
+			s.addError(c, "ERR The entries_added specified in XSETID is smaller than the target stream length")
+			return
+		}
+	}
+	st.LastID = id
+	if entriesAdded >= 0 {
+		st.EntriesAdded = uint64(entriesAdded)
+	}
+	if !maxDeleted.IsZero() {
+		st.MaxDeletedID = maxDeleted
+	}
+	s.modified(c.db, argv[1])
+	s.notify(config.NotifyStream, "xsetid", argv[1], c.db)
+	c.w.OK()
+}
+
 // streamCommands registers this file's commands (see table.go).
 var streamCommands = []commandSpec{
 	{"xadd", cmdXAdd, -5, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "stream", "Appends a new message to a stream. Creates the key if it doesn't exist."},
@@ -563,5 +649,6 @@ var streamCommands = []commandSpec{
 	{"xdel", cmdXDel, -3, cmdWrite | cmdFast, 1, 1, 1, "stream", "Returns the number of messages after removing them from a stream."},
 	{"xtrim", cmdXTrim, -4, cmdWrite, 1, 1, 1, "stream", "Deletes messages from the beginning of a stream."},
 	{"xread", cmdXRead, -4, cmdReadonly | cmdBlocking, 0, 0, 0, "stream", "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise."},
+	{"xsetid", cmdXSetID, -3, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "stream", "An internal command for replicating stream values."},
 	{"xinfo", cmdXInfo, -2, cmdReadonly, 0, 0, 0, "stream", "A container for stream introspection commands."},
 }

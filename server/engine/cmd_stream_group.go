@@ -706,6 +706,101 @@ func (s *Server) xinfoConsumers(c *client, key []byte, st *keyspace.Stream, grou
 	}
 }
 
+// xinfoStreamFull is XINFO STREAM key FULL [COUNT count]: the stream's figures, its first count
+// entries (all for 0), and each group with its first count pending entries and its consumers with
+// theirs, as Redis 7.0 lays them out.
+func (s *Server) xinfoStreamFull(c *client, st *keyspace.Stream, count int64) {
+	first, _ := st.First()
+	c.w.Map(9)
+	c.w.BulkString("length")
+	c.w.Int(int64(st.Len()))
+	c.w.BulkString("radix-tree-keys")
+	c.w.Int(int64(st.Nodes()))
+	c.w.BulkString("radix-tree-nodes")
+	c.w.Int(int64(st.RadixNodes()))
+	c.w.BulkString("last-generated-id")
+	s.writeStreamID(c, st.LastID)
+	c.w.BulkString("max-deleted-entry-id")
+	s.writeStreamID(c, st.MaxDeletedID)
+	c.w.BulkString("entries-added")
+	c.w.Int(int64(st.EntriesAdded))
+	c.w.BulkString("recorded-first-entry-id")
+	s.writeStreamID(c, first.ID)
+	c.w.BulkString("entries")
+	var entries []keyspace.StreamEntry
+	st.Range(keyspace.StreamID{}, keyspace.MaxStreamID, false, func(e keyspace.StreamEntry) bool {
+		entries = append(entries, e)
+		return count == 0 || int64(len(entries)) < count
+	})
+	c.w.Array(len(entries))
+	for _, e := range entries {
+		s.writeStreamEntry(c, e)
+	}
+	limited := func(ids []keyspace.StreamID) []keyspace.StreamID {
+		if count > 0 && int64(len(ids)) > count {
+			return ids[:count]
+		}
+		return ids
+	}
+	c.w.BulkString("groups")
+	groups := st.SortedGroups()
+	c.w.Array(len(groups))
+	for _, g := range groups {
+		c.w.Map(7)
+		c.w.BulkString("name")
+		c.w.BulkString(g.Name)
+		c.w.BulkString("last-delivered-id")
+		s.writeStreamID(c, g.LastID)
+		c.w.BulkString("entries-read")
+		if g.EntriesRead != keyspace.InvalidEntriesRead {
+			c.w.Int(g.EntriesRead)
+		} else {
+			c.w.Null()
+		}
+		c.w.BulkString("lag")
+		if lag, ok := st.Lag(g); ok {
+			c.w.Int(lag)
+		} else {
+			c.w.Null()
+		}
+		c.w.BulkString("pel-count")
+		c.w.Int(int64(len(g.Pending)))
+		c.w.BulkString("pending")
+		ids := limited(keyspace.SortedIDs(g.Pending))
+		c.w.Array(len(ids))
+		for _, id := range ids {
+			p := g.Pending[id]
+			c.w.Array(4)
+			s.writeStreamID(c, id)
+			c.w.BulkString(p.Consumer.Name)
+			c.w.Int(p.DeliveryTime)
+			c.w.Int(p.DeliveryCount)
+		}
+		c.w.BulkString("consumers")
+		consumers := g.SortedConsumers()
+		c.w.Array(len(consumers))
+		for _, cons := range consumers {
+			c.w.Map(4)
+			c.w.BulkString("name")
+			c.w.BulkString(cons.Name)
+			c.w.BulkString("seen-time")
+			c.w.Int(cons.SeenTime)
+			c.w.BulkString("pel-count")
+			c.w.Int(int64(len(cons.Pending)))
+			c.w.BulkString("pending")
+			ids := limited(keyspace.SortedIDs(cons.Pending))
+			c.w.Array(len(ids))
+			for _, id := range ids {
+				p := cons.Pending[id]
+				c.w.Array(3)
+				s.writeStreamID(c, id)
+				c.w.Int(p.DeliveryTime)
+				c.w.Int(p.DeliveryCount)
+			}
+		}
+	}
+}
+
 // streamGroupCommands registers this file's commands (see table.go).
 var streamGroupCommands = []commandSpec{
 	{"xgroup", cmdXGroup, -2, cmdWrite, 0, 0, 0, "stream", "A container for consumer groups commands."},

@@ -541,6 +541,7 @@ func cmdSetRange(s *Server, c *client, argv [][]byte) {
 
 // stringCommands registers this file's commands (see table.go).
 var stringCommands = []commandSpec{
+	{"lcs", cmdLCS, -3, cmdReadonly, 1, 2, 1, "string", "Finds the longest common substring."},
 	{"get", cmdGet, 2, cmdReadonly | cmdFast, 1, 1, 1, "string", "Returns the string value of a key."},
 	{"set", cmdSet, -3, cmdWrite | cmdDenyOOM, 1, 1, 1, "string", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist."},
 	{"setnx", cmdSetNX, 3, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "string", "Set the string value of a key only when the key doesn't exist."},

@@ -703,6 +703,73 @@ func cmdZScan(s *Server, c *client, argv [][]byte) {
 	}
 }
 
+// cmdZRandMember picks random members as HRANDFIELD picks fields: one without a count, distinct
+// ones for a positive count, repeats for a negative one, whose reply is bounded by replyFits.
+func cmdZRandMember(s *Server, c *client, argv [][]byte) {
+	count, hasCount, withScores, ok := s.randomPickArgs(c, argv, "withscores")
+	if !ok {
+		return
+	}
+	z, ok := s.getZSet(c, argv[1], forRead)
+	if !ok {
+		return
+	}
+	if z == nil {
+		if hasCount {
+			c.w.EmptyArray()
+		} else {
+			c.w.Null()
+		}
+		return
+	}
+	size := z.Len()
+	if !hasCount {
+		c.w.BulkString(z.At(setRand.IntN(size)).Member)
+		return
+	}
+	emit := func(i int) {
+		e := z.At(i)
+		if withScores && c.w.RESP3 {
+			c.w.Array(2)
+		}
+		c.w.BulkString(e.Member)
+		if withScores {
+			c.w.Double(e.Score)
+		}
+	}
+	header := func(n int) {
+		if withScores && !c.w.RESP3 {
+			n *= 2
+		}
+		c.w.Array(n)
+	}
+	switch {
+	case count < 0:
+		// Repeats allowed: the reply grows with the count, not with the sorted set.
+		n := -count
+		per := bulkReplySize(max(z.Bytes()/int64(size)-96, 0))
+		if withScores {
+			per += 4 + minBulkReply // the score, and RESP3's pair header
+		}
+		if !s.replyFits(c, n, per) {
+			return
+		}
+		header(int(n))
+		for i := int64(0); i < n; i++ {
+			emit(setRand.IntN(size))
+		}
+	case count >= int64(size):
+		// The whole set, highest score first, as Redis answers for a listpack-encoded one.
+		header(size)
+		for i := size - 1; i >= 0; i-- {
+			emit(i)
+		}
+	default:
+		header(int(count))
+		sampleDistinct(size, int(count), setRand, emit)
+	}
+}
+
 // zsetCommands registers this file's commands (see table.go).
 var zsetCommands = []commandSpec{
 	{"zadd", cmdZAdd, -4, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "sorted-set", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."},
@@ -728,5 +795,6 @@ var zsetCommands = []commandSpec{
 	{"zremrangebyrank", cmdZRemRangeByRank, 4, cmdWrite, 1, 1, 1, "sorted-set", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed."},
 	{"zremrangebyscore", cmdZRemRangeByScore, 4, cmdWrite, 1, 1, 1, "sorted-set", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed."},
 	{"zremrangebylex", cmdZRemRangeByLex, 4, cmdWrite, 1, 1, 1, "sorted-set", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed."},
+	{"zrandmember", cmdZRandMember, -2, cmdReadonly, 1, 1, 1, "sorted-set", "Returns one or more random members from a sorted set."},
 	{"zscan", cmdZScan, -3, cmdReadonly, 1, 1, 1, "sorted-set", "Iterates over members and scores of a sorted set."},
 }

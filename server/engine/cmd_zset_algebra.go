@@ -118,14 +118,14 @@ func zsetAlgebra(s *Server, c *client, argv [][]byte, op zsetOp, numkeysAt int, 
 		if existed {
 			s.deleteKey(db, r)
 		}
-		s.notifyStore(c, config.NotifyZSet, lowerASCII(string(argv[0])), dest, len(result) > 0, existed)
 		if len(result) > 0 {
 			z := keyspace.NewZSet()
 			for m, sc := range result {
 				z.Add([]byte(m), sc)
 			}
-			db.SetObject(dest, keyspace.TypeZSet, z, s.initialClock())
+			s.storeObject(db, dest, keyspace.TypeZSet, z, existed)
 		}
+		s.notifyStore(c, config.NotifyZSet, lowerASCII(string(argv[0])), dest, len(result) > 0, existed)
 		s.modified(c.db, dest)
 		c.w.Int(int64(len(result)))
 	default:
@@ -257,14 +257,14 @@ func cmdZRangeStore(s *Server, c *client, argv [][]byte) {
 	if existed {
 		s.deleteKey(db, r)
 	}
-	s.notifyStore(c, config.NotifyZSet, "zrangestore", argv[1], len(entries) > 0, existed)
 	if len(entries) > 0 {
 		z := keyspace.NewZSet()
 		for _, e := range entries {
 			z.Add([]byte(e.Member), e.Score)
 		}
-		db.SetObject(argv[1], keyspace.TypeZSet, z, s.initialClock())
+		s.storeObject(db, argv[1], keyspace.TypeZSet, z, existed)
 	}
+	s.notifyStore(c, config.NotifyZSet, "zrangestore", argv[1], len(entries) > 0, existed)
 	s.modified(c.db, argv[1])
 	c.w.Int(int64(len(entries)))
 }

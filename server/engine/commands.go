@@ -41,9 +41,28 @@ type command struct {
 	step     int
 	group    string
 	summary  string
+	// subNames maps a container's subcommands to their full names ("list" → "client|list"), for
+	// CLIENT LIST's cmd field; nil for other commands.
+	subNames map[string]string
 
 	calls, usecNs, rejected, failed int64
 	hist                            [latencyBuckets]int64 // execution time, log2 µs buckets
+}
+
+// fullName is the full name of a container's subcommand, as Redis reports the last command
+// ("client|list"), or "" (NULL) for a subcommand it does not have. It does not allocate.
+func (cmd *command) fullName(sub []byte) string {
+	var buf [32]byte
+	if len(sub) > len(buf) {
+		return ""
+	}
+	for i, ch := range sub {
+		if ch >= 'A' && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		buf[i] = ch
+	}
+	return cmd.subNames[string(buf[:len(sub)])]
 }
 
 // lookupCommand finds a command by name, case-insensitively, without allocating.
@@ -143,8 +162,14 @@ func (s *Server) call(c *client, argv [][]byte) {
 	s.stats.commandsProcessed++
 	cmd := s.lookupCommand(argv[0])
 	if cmd == nil {
+		c.lastCmd = ""
 		s.rejectUnknown(c, argv)
 		return
+	}
+	// CLIENT LIST's cmd: the last command received, queued or refused too, as Redis records it.
+	c.lastCmd = cmd.name
+	if cmd.subNames != nil && len(argv) > 1 {
+		c.lastCmd = cmd.fullName(argv[1])
 	}
 	if (cmd.arity > 0 && len(argv) != cmd.arity) || len(argv) < -cmd.arity {
 		s.reject(c, cmd, "ERR wrong number of arguments for '"+cmd.name+"' command")
@@ -228,7 +253,6 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 	if s.stats.errorReplies != errsBefore {
 		cmd.failed++
 	}
-	c.lastCmd = cmd.name
 	if s.cfg.SlowlogLogSlowerThan >= 0 && dur/1000 >= s.cfg.SlowlogLogSlowerThan {
 		s.slowlog.add(s, c, redactSecrets(argv), dur/1000)
 	}
@@ -346,6 +370,17 @@ func equalFold(b []byte, lower string) bool {
 // lookupRead finds a live key for reading: expired keys are deleted on access (lazy expiry), and
 // hits, misses and the LRU clock are updated.
 func (s *Server) lookupRead(c *client, key []byte) (keyspace.Ref, bool) {
+	r, ok := s.lookupReadNoTouch(c, key)
+	if ok {
+		s.touch(s.dbs[c.db], r)
+	}
+	return r, ok
+}
+
+// lookupReadNoTouch is lookupRead that leaves the key's access time alone, as Redis's
+// LOOKUP_NOTOUCH does for TYPE, EXISTS and the TTL family: asking about a key is not using it,
+// and OBJECT IDLETIME and LRU eviction must not count it.
+func (s *Server) lookupReadNoTouch(c *client, key []byte) (keyspace.Ref, bool) {
 	db := s.dbs[c.db]
 	r, ok := s.lookupLive(db, c.db, key)
 	if !ok {
@@ -354,7 +389,6 @@ func (s *Server) lookupRead(c *client, key []byte) (keyspace.Ref, bool) {
 		return 0, false
 	}
 	s.stats.keyspaceHits++
-	s.touch(db, r)
 	return r, true
 }
 

@@ -22,7 +22,7 @@ func TestGarbageArgumentsNeverCrash(t *testing.T) {
 	p := dialPeer(t, addr)
 	skip := map[string]bool{
 		"shutdown": true, "quit": true, "reset": true, "monitor": true, "subscribe": true, "psubscribe": true,
-		"unsubscribe": true, "punsubscribe": true, "client": true, "config": true, "hello": true, "auth": true,
+		"unsubscribe": true, "punsubscribe": true, "ssubscribe": true, "sunsubscribe": true, "client": true, "config": true, "hello": true, "auth": true,
 		"debug": true, "sync": true, "psync": true, "replicaof": true, "slaveof": true,
 	}
 	var names []string

@@ -14,8 +14,8 @@ import (
 // INFO in Redis's format: "# Section" headers, "field:value" lines, CRLF line ends, so that
 // redis-cli, redis_exporter and dashboards parse it unchanged.
 
-var defaultSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "threads", "cpu", "errorstats", "keyspace"}
-var allSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "threads", "cpu", "commandstats", "errorstats", "keyspace"}
+var defaultSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "threads", "cpu", "modules", "errorstats", "cluster", "keyspace"}
+var allSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "threads", "cpu", "modules", "commandstats", "errorstats", "latencystats", "cluster", "keyspace"}
 
 func cmdInfo(s *Server, c *client, argv [][]byte) {
 	c.w.Verbatim(s.infoString(argv[1:]))
@@ -62,8 +62,11 @@ func (s *Server) infoString(args [][]byte) string {
 	section("Replication", s.infoReplication)
 	section("Threads", s.infoThreads)
 	section("CPU", s.infoCPU)
+	section("Modules", func(func(string, any)) {})
 	section("Commandstats", s.infoCommandstats)
 	section("Errorstats", s.infoErrorstats)
+	section("Latencystats", s.infoLatencystats)
+	section("Cluster", func(f func(string, any)) { f("cluster_enabled", 0) })
 	section("Keyspace", s.infoKeyspace)
 	return b.String()
 }
@@ -209,6 +212,7 @@ func (s *Server) infoStats(f func(string, any)) {
 	f("keyspace_misses", s.stats.keyspaceMisses)
 	f("pubsub_channels", len(s.pubsub.channels))
 	f("pubsub_patterns", len(s.pubsub.patterns))
+	f("pubsubshard_channels", len(s.pubsub.shardChannels))
 	f("pubsub_messages_published", s.stats.pubsubMessages)
 	f("sync_full", s.stats.syncFull)
 	f("sync_partial_ok", s.stats.syncPartialOK)

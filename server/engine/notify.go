@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/keyspace"
 )
 
 // Keyspace notifications (notify-keyspace-events): commands announce what they did to a key on
@@ -13,7 +14,43 @@ import (
 // flag test.
 
 func (s *Server) applyNotifyConfig() {
-	s.notifyFlags, _ = config.ParseNotifyFlags(s.cfg.NotifyKeyspaceEvents)
+	s.notifyFlags = s.cfg.NotifyFlags
+	s.hookNewKeys(true)
+}
+
+// hookNewKeys sets each database to announce the keys added to it ("new", class n) while that
+// class is on and on is true; off, or while a file loads, nothing is called.
+func (s *Server) hookNewKeys(on bool) {
+	for _, db := range s.dbs {
+		if db == nil {
+			continue
+		}
+		db.OnNew = nil
+		if on && s.notifyFlags&config.NotifyNew != 0 {
+			db.OnNew = func(key []byte) { s.notifyNew(db, key) }
+		}
+	}
+}
+
+// storeObject stores a STORE command's result under key, whose old value the caller deleted: as
+// Redis's setKey overwrites a key that existed, that is no new key ("new" is not announced).
+func (s *Server) storeObject(db *keyspace.DB, key []byte, t keyspace.Type, obj any, replaced bool) {
+	s.quietNew = replaced
+	db.SetObject(key, t, obj, s.initialClock())
+	s.quietNew = false
+}
+
+// notifyNew announces a key added to db, found by identity: SWAPDB moves databases around.
+func (s *Server) notifyNew(db *keyspace.DB, key []byte) {
+	if s.quietNew {
+		return
+	}
+	for i, d := range s.dbs {
+		if d == db {
+			s.publishEvent("new", key, i)
+			return
+		}
+	}
 }
 
 // notifyStore announces a STORE command's result: its event when it stored something, "del"

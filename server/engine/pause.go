@@ -26,6 +26,9 @@ func (s *Server) pauseHolds(cmd *command, argv [][]byte) bool {
 	if cmd.name == "eval" || cmd.name == "evalsha" {
 		return s.pausedScript(argv)
 	}
+	if cmd.name == "fcall" && len(argv) > 1 {
+		return s.pausedFunction(argv)
+	}
 	return true
 }
 

@@ -70,14 +70,26 @@ func (s *Server) savePoints() []savePoint {
 // rdbPath is where snapshots go.
 func (s *Server) rdbPath() string { return filepath.Join(s.cfg.Dir, s.cfg.DBFilename) }
 
-// writeRDBHeader writes the magic, version and Redis's aux fields.
-func (s *Server) writeRDBHeader(e *rdb.Encoder, ctime int64, usedMem int64) {
+// writeRDBHeader writes the magic, version and Redis's aux fields, then the function libraries.
+func (s *Server) writeRDBHeader(e *rdb.Encoder, ctime int64, usedMem int64, functions [][]byte) {
 	e.Header()
 	e.Aux("redis-ver", version.RedisVersion)
 	e.Aux("redis-bits", "64")
 	e.Aux("ctime", strconv.FormatInt(ctime, 10))
 	e.Aux("used-mem", strconv.FormatInt(usedMem, 10))
 	e.Aux("aof-base", "0")
+	for _, code := range functions {
+		e.Function(code)
+	}
+}
+
+// functionCodes are the libraries' codes, in name order, for a file or FUNCTION DUMP.
+func (s *Server) functionCodes() [][]byte {
+	var codes [][]byte
+	for _, lib := range s.functions.sortedLibraries() {
+		codes = append(codes, []byte(lib.code))
+	}
+	return codes
 }
 
 // keyMeta is what a file records about a record besides its value: the TTL, and the LRU idle
@@ -102,7 +114,7 @@ func (s *Server) saveRDB(path string) error {
 	start := time.Now()
 	err := writeFileAtomically(path, func(f *os.File) error {
 		e := rdb.NewEncoder(f, s.rdbOptions())
-		s.writeRDBHeader(e, start.Unix(), s.usedMemory())
+		s.writeRDBHeader(e, start.Unix(), s.usedMemory(), s.functionCodes())
 		for i, db := range s.dbs {
 			if db.Len() == 0 {
 				continue
@@ -181,6 +193,8 @@ func syncDir(dir string) error {
 // has passed are skipped, as a Redis master does.
 func (s *Server) loadRDB() error {
 	removeStaleTempFiles(s.cfg.Dir, func(name string) { s.logf(logNotice, "Removed %s, left by a save that did not finish", name) })
+	s.hookNewKeys(false) // loading announces nothing, as in Redis
+	defer s.hookNewKeys(true)
 	path := s.rdbPath()
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -207,6 +221,18 @@ func (s *Server) loadRDB() error {
 					s.logf(logNotice, "RDB memory usage when created %.2f Mb", float64(n)/(1024*1024))
 				}
 			}
+		},
+		Function: func(code []byte) error {
+			lib, errText := s.loadLibrary(code)
+			if errText == "" {
+				s.functions.init()
+				errText = s.functions.conflicts(lib)
+			}
+			if errText != "" {
+				return fmt.Errorf("Failed loading library: %s", strings.TrimPrefix(errText, "ERR "))
+			}
+			s.functions.add(lib)
+			return nil
 		},
 		Entry: func(e *rdb.Entry) error {
 			if e.DB >= len(s.dbs) {
@@ -251,6 +277,7 @@ func (s *Server) debugReload(c *client, save bool) {
 		s.dbs[i] = keyspace.NewDB(s.seed)
 		s.touchAllWatched(i)
 	}
+	s.functions = functionRegistry{} // the file holds them
 	if err := s.loadRDB(); err != nil {
 		s.logf(logWarning, "%v", err)
 		s.addError(c, "ERR Error trying to load the RDB dump, check server logs.")

@@ -11,9 +11,10 @@ import (
 // pubsubState holds channel and pattern subscriptions and MONITOR clients. Subscribers stay on
 // their I/O threads; the main thread sends them messages as out-of-band output.
 type pubsubState struct {
-	channels map[string]map[*client]struct{}
-	patterns map[string]map[*client]struct{}
-	monitors []*client
+	channels      map[string]map[*client]struct{}
+	patterns      map[string]map[*client]struct{}
+	shardChannels map[string]map[*client]struct{} // pubsub_shard.go
+	monitors      []*client
 }
 
 func (p *pubsubState) removeMonitor(c *client) {
@@ -38,7 +39,7 @@ func subscriptionReply(w *resp.Writer, kind string, name []byte, count int, null
 }
 
 func (s *Server) updatePubSubFlag(c *client) {
-	if c.subscriptions() > 0 {
+	if c.subscriptions()+len(c.shardChannels) > 0 {
 		c.flags |= flagPubSub
 	} else {
 		c.flags &^= flagPubSub
@@ -140,6 +141,9 @@ func (s *Server) pubsubUnsubscribeAll(c *client, notify bool) {
 	}
 	for _, name := range sortedKeys(c.patterns) {
 		s.unsubscribePattern(c, name, notify)
+	}
+	for _, name := range sortedKeys(c.shardChannels) {
+		s.unsubscribeShardChannel(c, name, notify)
 	}
 	s.updatePubSubFlag(c)
 }
@@ -255,7 +259,7 @@ func cmdPubsub(s *Server, c *client, argv [][]byte) {
 			c.w.BulkString(n)
 		}
 	case equalFold(sub, "numsub"):
-		c.w.Map(len(argv) - 2)
+		c.w.Array(2 * (len(argv) - 2)) // an array in RESP3 too, as Redis 7.0 sends it
 		for _, ch := range argv[2:] {
 			c.w.Bulk(ch)
 			c.w.Int(int64(len(s.pubsub.channels[string(ch)])))
@@ -263,19 +267,21 @@ func cmdPubsub(s *Server, c *client, argv [][]byte) {
 	case equalFold(sub, "numpat") && len(argv) == 2:
 		c.w.Int(int64(len(s.pubsub.patterns)))
 	case equalFold(sub, "shardchannels") && len(argv) <= 3:
-		c.w.EmptyArray()
-	case equalFold(sub, "shardnumsub"):
-		c.w.Map(len(argv) - 2)
-		for _, ch := range argv[2:] {
-			c.w.Bulk(ch)
-			c.w.Int(0)
+		var pattern []byte
+		if len(argv) == 3 {
+			pattern = argv[2]
 		}
+		s.pubsubShardChannels(c, pattern)
+	case equalFold(sub, "shardnumsub"):
+		s.pubsubShardNumSub(c, argv[2:])
 	case equalFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "PUBSUB", []string{
 			"CHANNELS [<pattern>]", "    Return the currently active channels matching a <pattern> (default: '*').",
 			"NUMPAT", "    Return number of subscriptions to patterns.",
 			"NUMSUB [<channel> ...]", "    Return the number of subscribers for the specified channels, excluding",
 			"    pattern subscriptions(default: no channels).",
+			"SHARDCHANNELS [<pattern>]", "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+			"SHARDNUMSUB [<shardchannel> ...]", "    Return the number of subscribers for the specified shard level channel(s)",
 		})
 	default:
 		s.subcommandError(c, argv)

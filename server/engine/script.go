@@ -10,15 +10,19 @@ import (
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/iocache/iocache/server/version"
 )
 
 // Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD|EXISTS|FLUSH|KILL, with
 // Redis 7.0's conversions between RESP and Lua values, its read-only globals, its error texts
-// and its "#!lua flags=..." shebang (script_shebang.go).
+// and its "#!lua flags=..." shebang (script_shebang.go); functions, FUNCTION and FCALL, are in
+// script_function.go.
 // Scripts run on the main thread like any command, so each is atomic. The interpreter is
 // gopher-lua (Lua 5.1, the version Redis embeds), opened with the base, table, string and math
-// libraries only: no os, io or package, so a script cannot reach the file system. Redis's cjson,
-// cmsgpack, bit and struct libraries are not provided.
+// libraries, and Redis's bit, cjson, cmsgpack and struct libraries (script_bit.go,
+// script_cjson.go, script_cmsgpack.go, script_struct.go): no os, io or package, so a script
+// cannot reach the file system.
 //
 // Unlike Redis, a script that runs past busy-reply-threshold (default 5 s) is stopped with an
 // error, because a main thread that no other command can reach (no SCRIPT KILL while a script
@@ -33,6 +37,7 @@ type scripting struct {
 	caller     *client                   // the client running the script (its user is sc's)
 	sha        string                    // the running script's SHA1
 	line       int                       // the script line of the last redis.call
+	chunk      string                    // the running code's chunk name: "user_script" or "user_function"
 	readOnly   bool
 	globals    *lua.LTable                 // the global table behind the read-only proxy scripts see
 	env        *lua.LTable                 // that proxy
@@ -41,7 +46,17 @@ type scripting struct {
 	guarded    map[*lua.LTable]*lua.LTable // each read-only proxy and the table it guards
 }
 
-const scriptChunk = "@user_script"
+// The chunk names of EVAL scripts and of FUNCTION libraries, as errors name them.
+const (
+	scriptChunk   = "@user_script"
+	functionChunk = "@user_function"
+)
+
+// chunkText words gopher-lua's "@user_script:3:" positions as Lua's "user_script:3:".
+func chunkText(s string) string {
+	s = strings.ReplaceAll(s, scriptChunk+":", "user_script:")
+	return strings.ReplaceAll(s, functionChunk+":", "user_function:")
+}
 
 func (s *Server) scripting() *scripting {
 	if s.lua != nil {
@@ -83,7 +98,13 @@ func (s *Server) scripting() *scripting {
 	for name, v := range map[string]int{"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3, "REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3} {
 		redisTable.RawSetString(name, lua.LNumber(v))
 	}
+	redisTable.RawSetString("REDIS_VERSION", lua.LString(version.RedisVersion))
+	redisTable.RawSetString("REDIS_VERSION_NUM", lua.LNumber(versionNum(version.RedisVersion)))
 	g.RawSetString("redis", redisTable)
+	g.RawSetString("bit", openBit(L))
+	g.RawSetString("cjson", openCJSON(L))
+	g.RawSetString("cmsgpack", openCMsgpack(L))
+	g.RawSetString("struct", openStruct(L))
 	str := g.RawGetString(lua.StringLibName).(*lua.LTable)
 	s.boundStrings(L, str, g.RawGetString(lua.TabLibName).(*lua.LTable))
 	patternLibrary(L, str, func() bool { return sl.guard != nil && sl.guard.ctx.Err() != nil },
@@ -91,6 +112,16 @@ func (s *Server) scripting() *scripting {
 	sl.sandbox(L)
 	s.lua = sl
 	return sl
+}
+
+// versionNum is a version as redis.REDIS_VERSION_NUM gives it: 7.2.5 is 0x070205.
+func versionNum(v string) int {
+	n := 0
+	for _, part := range strings.SplitN(v, ".", 3) {
+		d, _ := strconv.Atoi(part)
+		n = n<<8 | d
+	}
+	return n
 }
 
 func sha1Hex(b []byte) string {
@@ -170,7 +201,7 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 	sl.globals.RawSetString("KEYS", luaStrings(L, keys))
 	sl.globals.RawSetString("ARGV", luaStrings(L, args))
 	L.Env = sl.env // setfenv(0, t) in an earlier script must not last
-	sl.sha, sl.line, sl.readOnly = sha, 0, readOnly
+	sl.sha, sl.line, sl.readOnly, sl.chunk = sha, 0, readOnly, "user_script"
 	sl.sc.db = c.db
 	sl.sc.user, sl.caller = c.user, c
 	sl.sc.scriptAllowOOM = flags&scriptAllowOOM != 0
@@ -224,8 +255,8 @@ func luaStrings(L *lua.LState, args [][]byte) *lua.LTable {
 }
 
 var (
-	syntaxErrAt  = regexp.MustCompile(`^@user_script line:(\d+)\(column:\d+\) near '(.*)':\s+(.*)$`)
-	syntaxErrEOF = regexp.MustCompile(`^@user_script at EOF:\s+(.*)$`)
+	syntaxErrAt  = regexp.MustCompile(`^@(user_script|user_function) line:(\d+)\(column:\d+\) near '(.*)':\s+(.*)$`)
+	syntaxErrEOF = regexp.MustCompile(`^@(user_script|user_function) at EOF:\s+(.*)$`)
 )
 
 // compileError words gopher-lua's syntax errors as Lua's ("user_script:3: ... near 'x'"), which
@@ -233,10 +264,10 @@ var (
 func compileError(err error, body []byte) error {
 	msg := strings.TrimSpace(err.Error())
 	if m := syntaxErrAt.FindStringSubmatch(msg); m != nil {
-		return fmt.Errorf("user_script:%s: %s near '%s'", m[1], m[3], m[2])
+		return fmt.Errorf("%s:%s: %s near '%s'", m[1], m[2], m[4], m[3])
 	}
 	if m := syntaxErrEOF.FindStringSubmatch(msg); m != nil {
-		return fmt.Errorf("user_script:%d: %s near '<eof>'", 1+strings.Count(string(body), "\n"), m[1])
+		return fmt.Errorf("%s:%d: %s near '<eof>'", m[1], 1+strings.Count(string(body), "\n"), m[2])
 	}
 	return err
 }
@@ -248,7 +279,7 @@ func luaErrorText(err error) string {
 	if errors.As(err, &apiErr) {
 		msg = apiErr.Object.String()
 	}
-	msg = strings.ReplaceAll(msg, scriptChunk+":", "user_script:")
+	msg = chunkText(msg)
 	if i := strings.Index(msg, "\nstack traceback:"); i >= 0 {
 		msg = msg[:i]
 	}
@@ -273,7 +304,7 @@ func (sl *scripting) errorReply(err error) string {
 		msg = "ERR " + msg
 	}
 	msg = strings.TrimPrefix(msg, "-")
-	return fmt.Sprintf("%s script: %s, on @user_script:%d.", msg, sl.sha, line)
+	return fmt.Sprintf("%s script: %s, on @%s:%d.", msg, sl.sha, sl.chunk, line)
 }
 
 func isErrTable(v lua.LValue) bool {
@@ -281,11 +312,13 @@ func isErrTable(v lua.LValue) bool {
 	return ok && t.RawGetString("err").Type() == lua.LTString
 }
 
-// lineOf reads N from a "user_script:N: message" error.
+// lineOf reads N from a "user_script:N: message" (or "user_function:N: ...") error.
 func lineOf(msg string) int {
 	rest, ok := strings.CutPrefix(msg, "user_script:")
 	if !ok {
-		return 0
+		if rest, ok = strings.CutPrefix(msg, "user_function:"); !ok {
+			return 0
+		}
 	}
 	n, _ := strconv.Atoi(rest[:max(strings.IndexByte(rest, ':'), 0)])
 	return n
@@ -309,7 +342,7 @@ func scriptForbidden(cmd *command) bool {
 func (s *Server) luaRedisCall(L *lua.LState, raise bool) int {
 	sl := s.lua
 	if d := L.Where(1); d != "" {
-		sl.line = lineOf(strings.ReplaceAll(d, scriptChunk+":", "user_script:"))
+		sl.line = lineOf(chunkText(d))
 	}
 	n := L.GetTop()
 	fail := func(msg string) int {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -61,7 +60,7 @@ func (sl *scripting) sandbox(L *lua.LState) {
 		L.Push(lua.LNil)
 		return 3
 	}))
-	for _, name := range []string{lua.StringLibName, lua.MathLibName, lua.TabLibName, "redis"} {
+	for _, name := range []string{lua.StringLibName, lua.MathLibName, lua.TabLibName, "redis", "bit", "cjson", "cmsgpack", "struct"} {
 		g.RawSetString(name, sl.protect(L, g.RawGetString(name).(*lua.LTable), readonly))
 	}
 	// The string library is also the metatable of every string, which getmetatable('') returns
@@ -139,7 +138,7 @@ func callWith(L *lua.LState, fn lua.LValue) int {
 // line the error was raised on, which Redis 7.0 names in its reply ("on @user_script:N.").
 func (sl *scripting) raise(L *lua.LState) {
 	for level := 0; level < 8; level++ {
-		if n := lineOf(strings.ReplaceAll(L.Where(level), scriptChunk+":", "user_script:")); n > 0 {
+		if n := lineOf(chunkText(L.Where(level))); n > 0 {
 			sl.line = n
 			break
 		}

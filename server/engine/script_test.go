@@ -355,3 +355,89 @@ func TestScriptNestingBounded(t *testing.T) {
 		t.Errorf("long string of brackets: %d %v", v, err)
 	}
 }
+
+// The bit library computes as LuaBitOp does in Redis: rounding, wrapping to 32 bits, signed
+// results, shifts by the low five bits, tohex's widths and cases, and its argument errors.
+func TestLuaBitLibraryMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, [][]string{
+		{"EVAL", "return {bit.tobit(0xffffffff), bit.tobit(2^32+5), bit.bnot(0), bit.band(0xff, 0x0f, 0x3), bit.bor(1,2,4), bit.bxor(7,2), bit.lshift(1,31), bit.rshift(-1, 28), bit.arshift(-256, 4), bit.rol(0x12345678, 8), bit.ror(0x12345678, 8), bit.bswap(0x12345678)}", "0"},
+		{"EVAL", "return {bit.tohex(255), bit.tohex(-1, -4), bit.tohex(0x1234, 2), bit.tohex(1, 0), bit.tohex(7, 12), bit.tohex(-2)}", "0"},
+		{"EVAL", "return {bit.tobit(1.5), bit.tobit(2.5), bit.tobit(-1.5), bit.tobit(-2^31), bit.tobit(2^31), bit.tobit(2^40+3), bit.tobit(-0.4)}", "0"},
+		{"EVAL", "return {bit.band('12', 10), bit.lshift(1, 33), bit.rshift(8, -1), bit.rol(1, 32), bit.bor(1)}", "0"},
+		{"EVAL", "return bit.band()", "0"}, {"EVAL", "return bit.band('x')", "0"}, {"EVAL", "return bit.bor(1, {})", "0"},
+		{"EVAL", "bit.x = 1", "0"}, {"EVAL", "return type(bit)", "0"},
+	})
+}
+
+// cjson encodes and decodes as lua-cjson does in Redis: number format, escapes, arrays against
+// objects, null, nesting and sparse-array limits, and its error texts.
+func TestLuaCJSONLibraryMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	evals := []string{
+		`return cjson.encode({1,2,'a',{x=1}, true, 0.1, 1e20, 1/3, 'q"/\\\n\1\127', -0.0, 123456789012345, 1e-5, 2^53, {}})`,
+		`return cjson.encode({0.1+0.2, 100, 1e15, 1e14, 99999999999999.9, 0.00001234, -1/3, 5e-324, 1.7976931348623157e308})`,
+		`return cjson.encode({[1]=1,[30]=2})`, `return cjson.encode({[1]=1,[3]=2})`, `return cjson.encode(function() end)`,
+		`return cjson.encode(1/0)`, `return cjson.encode({[true]=1})`, `return cjson.encode(cjson.null)`, `return cjson.encode({a={b={}}})`,
+		`return cjson.encode({[2.5]='x'})`, `return cjson.encode(nil)`, `return cjson.encode()`, `return cjson.encode('')`,
+		`local t = cjson.decode('{"a":[1,2,{"b":null}],"c":"\\u00e9x\\ud83d\\ude00"}') return {t.a[1], t.a[3].b == cjson.null and 1 or 0, t.c}`,
+		`return cjson.decode('[1,')`, `return cjson.decode('x')`, `return cjson.decode('123.5')`, `return cjson.decode('[1,2] 3')`,
+		`return cjson.decode('{"a" 1}')`, `return cjson.decode('{1:2}')`, `return cjson.decode('{"a":1 "b"}')`, `return cjson.decode('"\\q"')`,
+		`return cjson.decode('"abc')`, `return cjson.decode('')`, `return cjson.decode('  [ true , false , "x" ]  ')`,
+		`return cjson.decode('[-1.5e3, 0, -0]')`, `return cjson.decode(string.rep('[', 1001))`,
+		`local s = string.rep('{"a":', 1001) return cjson.encode(cjson.decode('1'))`, `cjson.x = 1`, `return type(cjson.null)`,
+	}
+	var cmds [][]string
+	for _, e := range evals {
+		cmds = append(cmds, []string{"EVAL", e, "0"})
+	}
+	differential(t, addr, cmds)
+}
+
+// cmsgpack packs and unpacks as lua-cmsgpack does in Redis: the smallest integer and string
+// forms, float32 where exact, arrays against maps, and unpack's variants and errors.
+func TestLuaCMsgpackLibraryMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	evals := []string{
+		`return cmsgpack.pack(1, -1, 127, 128, 255, 256, 65535, 65536, -32, -33, -128, -129, -32768, -32769, 2^32, -2^31-1, 2^53, -2^40)`,
+		`return cmsgpack.pack(0.5, 0.1, -0.0, 1e300, -2.25)`,
+		`return cmsgpack.pack('', 'abc', string.rep('x', 31), string.rep('x', 32), string.rep('x', 255), string.rep('x', 256), string.rep('y', 70000))`,
+		`return cmsgpack.pack({1,2,3}, {a=1}, {}, true, false, nil, {[1]=1,[3]=3}, {{{{{{{{{{{{{{{{{{1}}}}}}}}}}}}}}}}}})`,
+		`local t = {} for i = 1, 20 do t[i] = i end return cmsgpack.pack(t)`,
+		`local a,b,c = cmsgpack.unpack(cmsgpack.pack(1,'x',{1,{y=2}})) return {a,b,c[1],c[2].y}`,
+		`return {cmsgpack.unpack_one(cmsgpack.pack(1,2))}`, `return {cmsgpack.unpack_one(cmsgpack.pack(1,2), 1)}`,
+		`return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 2)}`, `return cmsgpack.pack()`,
+		`return cmsgpack.unpack(string.char(0xc1))`, `return cmsgpack.unpack(string.char(0xcd, 1))`,
+		`return {cmsgpack.unpack(cmsgpack.pack(-1.5, 2^53, -2^40, 0.1))}`, `return cmsgpack.unpack(string.char(0x92, 1))`,
+		`cmsgpack.x = 1`,
+	}
+	var cmds [][]string
+	for _, e := range evals {
+		cmds = append(cmds, []string{"EVAL", e, "0"})
+	}
+	differential(t, addr, cmds)
+}
+
+// struct packs, unpacks and sizes as Redis's struct library does: byte order, alignment,
+// integer widths and signs, strings, and its errors.
+func TestLuaStructLibraryMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	evals := []string{
+		`return struct.pack('>i4<h!4bi', 1, -2, 3, 4)`, `return struct.pack('bBhHlLTiI2i8', -1, 255, -2, 65535, -3, 4, 5, 6, 7, -8)`,
+		`return struct.pack('fd>fd', 0.5, 0.1, 0.5, 0.1)`, `return struct.pack('c3sx', 'abcd', 'hi')`, `return struct.pack('c0', 'xyz')`,
+		`return struct.size('>i4h!8d')`, `return {struct.unpack('>i4<h', struct.pack('>i4<h', -7, 300))}`,
+		`return {struct.unpack('c2s', 'abxy\0zz')}`, `return struct.unpack('i4', 'ab')`, `return struct.pack('z', 1)`,
+		`return struct.pack('i', 'x')`, `return struct.pack('i17', 1)`, `return {struct.unpack('bc0', struct.pack('b', 2) .. 'hello')}`,
+		`return struct.size('s')`, `return struct.size('c0')`, `return struct.pack('!3i', 1)`, `return {struct.unpack('i', struct.pack('i', 7), 1)}`,
+		`return {struct.unpack('B', 'xyz', 2)}`, `return struct.unpack('s', 'abc')`, `return struct.pack('c5', 'ab')`,
+		`return struct.pack('s', 'a\0b')`, `return struct.pack('i', 2^40)`, `return struct.pack('I', -1)`, `return struct.pack('>I3', 0x123456)`,
+		`return {struct.unpack('>h<H!2bi2', struct.pack('>h<H!2bi2', -300, 60000, -1, -2))}`, `return {struct.unpack('>fd', struct.pack('>fd', 1.5, -2.25))}`,
+		`return {struct.unpack('b', 'x', 5)}`, `return {struct.unpack('b', 'x', 0)}`, `return {struct.unpack('', 'x', 7)}`,
+		`return struct.size('bx hi !8 d')`, `return struct.pack('i')`, `return struct.pack('s')`, `return struct.unpack('i')`, `struct.x = 1`,
+	}
+	var cmds [][]string
+	for _, e := range evals {
+		cmds = append(cmds, []string{"EVAL", e, "0"})
+	}
+	differential(t, addr, cmds)
+}

@@ -33,12 +33,15 @@ type Server struct {
 	cfg  *config.Config
 	plan cpuset.Plan
 	lua  *scripting // created by the first script command
+	// functions are the libraries FUNCTION LOAD installed (script_function.go).
+	functions functionRegistry
 
 	tracking  trackingState
 	executing *client // the client whose command is running, for tracking's NOLOOP and ordering
 
 	nextConfine int64 // unix ms of the next check that runtime threads stay on bio_cpulist
 	notifyFlags int   // notify-keyspace-events, parsed
+	quietNew    bool  // a STORE command replaces its destination: no "new" event (storeObject)
 
 	listeners []*netio.Listener
 	// io is the threads that serve the sockets: the main thread's own loop and the I/O threads.

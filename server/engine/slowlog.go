@@ -98,18 +98,20 @@ func cmdSlowlog(s *Server, c *client, argv [][]byte) {
 // containerSubcommands are the subcommands Redis 7.0 registers for its container commands. For
 // these, an unknown subcommand and a known one with the wrong arguments get different errors.
 var containerSubcommands = map[string][]string{
-	"acl":     {"cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load", "log", "save", "setuser", "users", "whoami"},
-	"client":  {"caching", "getname", "getredir", "help", "id", "info", "kill", "list", "no-evict", "pause", "reply", "setname", "tracking", "trackinginfo", "unblock", "unpause"},
-	"command": {"count", "docs", "getkeys", "getkeysandflags", "help", "info", "list"},
-	"config":  {"get", "help", "resetstat", "rewrite", "set"},
-	"latency": {"doctor", "graph", "help", "histogram", "history", "latest", "reset"},
-	"memory":  {"doctor", "help", "malloc-stats", "purge", "stats", "usage"},
-	"object":  {"encoding", "freq", "help", "idletime", "refcount"},
-	"pubsub":  {"channels", "help", "numpat", "numsub", "shardchannels", "shardnumsub"},
-	"script":  {"debug", "exists", "flush", "help", "kill", "load"},
-	"slowlog": {"get", "help", "len", "reset"},
-	"xgroup":  {"create", "createconsumer", "delconsumer", "destroy", "help", "setid"},
-	"xinfo":   {"consumers", "groups", "help", "stream"},
+	"acl":      {"cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load", "log", "save", "setuser", "users", "whoami"},
+	"client":   {"caching", "getname", "getredir", "help", "id", "info", "kill", "list", "no-evict", "pause", "reply", "setname", "tracking", "trackinginfo", "unblock", "unpause"},
+	"command":  {"count", "docs", "getkeys", "getkeysandflags", "help", "info", "list"},
+	"config":   {"get", "help", "resetstat", "rewrite", "set"},
+	"function": {"delete", "dump", "flush", "help", "kill", "list", "load", "restore", "stats"},
+	"latency":  {"doctor", "graph", "help", "histogram", "history", "latest", "reset"},
+	"memory":   {"doctor", "help", "malloc-stats", "purge", "stats", "usage"},
+	"module":   {"help", "list", "load", "loadex", "unload"},
+	"object":   {"encoding", "freq", "help", "idletime", "refcount"},
+	"pubsub":   {"channels", "help", "numpat", "numsub", "shardchannels", "shardnumsub"},
+	"script":   {"debug", "exists", "flush", "help", "kill", "load"},
+	"slowlog":  {"get", "help", "len", "reset"},
+	"xgroup":   {"create", "createconsumer", "delconsumer", "destroy", "help", "setid"},
+	"xinfo":    {"consumers", "groups", "help", "stream"},
 }
 
 // subcommandError is Redis 7.0's reply to an unknown subcommand, or to a known one with the wrong
@@ -133,7 +135,7 @@ func (s *Server) subcommandError(c *client, argv [][]byte) {
 
 func writeHelp(c *client, name string, lines []string) {
 	all := append([]string{name + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"}, lines...)
-	all = append(all, "HELP", "    Print this help.")
+	all = append(all, "HELP", "    Prints this help.")
 	c.w.Array(len(all))
 	for _, l := range all {
 		c.w.Simple(l)

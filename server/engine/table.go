@@ -22,12 +22,14 @@ var commandFamilies = [][]commandSpec{
 	bitmapCommands,
 	connCommands,
 	dumpCommands,
+	functionCommands,
 	geoCommands,
 	hashCommands,
 	hyperloglogCommands,
 	infoCommands,
 	keysCommands,
 	listCommands,
+	moduleCommands,
 	mpopCommands,
 	multiCommands,
 	persistCommands,
@@ -36,6 +38,7 @@ var commandFamilies = [][]commandSpec{
 	scriptCommands,
 	serverCommands,
 	setCommands,
+	shardPubsubCommands,
 	slowlogCommands,
 	sortCommands,
 	streamCommands,
@@ -52,8 +55,15 @@ func buildCommandTable() map[string]*command {
 			if _, dup := t[sp.name]; dup {
 				panic("command registered twice: " + sp.name)
 			}
-			t[sp.name] = &command{name: sp.name, handler: sp.h, arity: sp.arity, flags: sp.flags,
+			cmd := &command{name: sp.name, handler: sp.h, arity: sp.arity, flags: sp.flags,
 				firstKey: sp.first, lastKey: sp.last, step: sp.stp, group: sp.group, summary: sp.summary}
+			for _, sub := range containerSubcommands[sp.name] {
+				if cmd.subNames == nil {
+					cmd.subNames = map[string]string{}
+				}
+				cmd.subNames[sub] = sp.name + "|" + sub
+			}
+			t[sp.name] = cmd
 		}
 	}
 	return t

@@ -331,3 +331,9 @@ func CachedCount(v []byte) (uint64, bool) {
 
 // SetCachedCount stores a fresh count in a value's header, as Redis does on PFCOUNT.
 func SetCachedCount(v []byte, n uint64) { binary.LittleEndian.PutUint64(v[8:16], n) }
+
+// Registers is how many registers a sketch has.
+const Registers = registers
+
+// Register is register i's value.
+func (h *Sketch) Register(i int) uint8 { return h.regs[i] }

@@ -16,7 +16,10 @@ type Ref = handle
 
 // DB is one logical database (SELECT n).
 type DB struct {
-	seed maphash.Seed
+	// OnNew, when set, is told of each key added (not of one replaced): keyspace notifications'
+	// "new" event, which Redis sends from dbAdd.
+	OnNew func(key []byte)
+	seed  maphash.Seed
 	// hashMask is all ones; tests narrow it to make keys collide in index and over.
 	hashMask uint64
 	arena    *arena
@@ -233,6 +236,9 @@ func (db *DB) SetString(key, val []byte, expireAt int64, keepTTL bool, clock uin
 	if !exists {
 		h := db.newString(key, val, expireAt, clock)
 		db.register(key, h)
+		if db.OnNew != nil {
+			db.OnNew(key)
+		}
 		return h, nil
 	}
 	db.beforeChange(old)
@@ -316,6 +322,9 @@ func (db *DB) SetObject(key []byte, t Type, obj any, clock uint32) Ref {
 	writeHeader(rec(b), t, false, clock, 0, key, id)
 	b[0] |= db.visited
 	db.register(key, h)
+	if db.OnNew != nil {
+		db.OnNew(key)
+	}
 	return h
 }
 

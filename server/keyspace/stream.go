@@ -71,6 +71,7 @@ type Stream struct {
 	MaxDeletedID StreamID
 	EntriesAdded uint64
 	Groups       map[string]*Group // consumer groups by name; nil until the first
+	nodes        []streamNode      // Redis's nodes, modelled (stream_nodes.go)
 }
 
 // NewStream returns an empty stream.
@@ -81,8 +82,11 @@ func (s *Stream) Len() int { return len(s.entries) - s.head - s.tombstones }
 
 // Bytes is the memory the stream accounts for.
 func (s *Stream) Bytes() int64 {
-	return s.bytes + int64(cap(s.entries))*int64(streamEntryOverhead) + s.groupBytes()
+	return s.bytes + int64(cap(s.entries))*int64(streamEntryOverhead) + int64(cap(s.nodes))*streamNodeOverhead + s.groupBytes()
 }
+
+// streamNodeOverhead is a modelled node's own size (stream_nodes.go) and its field names'.
+const streamNodeOverhead = 96
 
 // streamEntryOverhead is a StreamEntry's own size: ID, slice header.
 const streamEntryOverhead = 16 + 24
@@ -95,8 +99,12 @@ func fieldBytes(fields [][]byte) int64 {
 	return n
 }
 
-// Append adds an entry with copies of fields; the caller checks that id is above LastID.
-func (s *Stream) Append(id StreamID, fields [][]byte) {
+// Append adds an entry with copies of fields, in nodes of Redis's default sizes; the caller checks
+// that id is above LastID.
+func (s *Stream) Append(id StreamID, fields [][]byte) { s.AppendIn(id, fields, DefaultNodeLimits) }
+
+// AppendIn is Append with the node limits configured.
+func (s *Stream) AppendIn(id StreamID, fields [][]byte, lim NodeLimits) {
 	if s.head > 0 && s.head >= len(s.entries)/2 && len(s.entries) == cap(s.entries) {
 		s.compact()
 	}
@@ -105,6 +113,7 @@ func (s *Stream) Append(id StreamID, fields [][]byte) {
 		own[i] = append([]byte(nil), f...)
 	}
 	s.entries = append(s.entries, StreamEntry{ID: id, Fields: own})
+	s.placeInNode(id, own, lim)
 	s.bytes += fieldBytes(own)
 	s.LastID = id
 	s.EntriesAdded++
@@ -181,6 +190,7 @@ func (s *Stream) Delete(id StreamID) bool {
 	s.bytes -= fieldBytes(s.entries[i].Fields)
 	s.entries[i].Fields = nil
 	s.tombstones++
+	s.deleteFromNode(id)
 	if s.MaxDeletedID.Less(id) {
 		s.MaxDeletedID = id
 	}
@@ -203,34 +213,11 @@ func (s *Stream) dropLeadingTombstones() {
 	}
 }
 
-// TrimFront removes the oldest live entries while keep says so, at most limit of them (0: no
-// limit), and returns how many it removed. XTRIM and XADD's MAXLEN and MINID use it.
-func (s *Stream) TrimFront(keep func(e StreamEntry, live int) bool, limit int) int {
-	removed := 0
-	for s.head < len(s.entries) && (limit == 0 || removed < limit) {
-		e := s.entries[s.head]
-		if e.Fields != nil {
-			if keep(e, s.Len()) {
-				break
-			}
-			s.bytes -= fieldBytes(e.Fields)
-			removed++ // trimming, unlike XDEL, leaves MaxDeletedID alone, as in Redis 7.0
-		} else {
-			s.tombstones--
-		}
-		s.entries[s.head] = StreamEntry{}
-		s.head++
-	}
-	s.dropLeadingTombstones()
-	if s.head > 1024 && s.head > len(s.entries)/2 {
-		s.compact()
-	}
-	return removed
-}
-
 // Clone returns a deep copy of the stream.
 func (s *Stream) Clone() *Stream {
 	n := &Stream{LastID: s.LastID, MaxDeletedID: s.MaxDeletedID, EntriesAdded: s.EntriesAdded}
+	n.nodes = make([]streamNode, len(s.nodes))
+	copy(n.nodes, s.nodes) // master field names are never changed, so they may be shared
 	n.entries = make([]StreamEntry, 0, s.Len())
 	for _, e := range s.entries[s.head:] {
 		if e.Fields == nil {

@@ -30,7 +30,7 @@ func TestStreamAgainstModel(t *testing.T) {
 			}
 		case op < 9:
 			keep := rng.IntN(len(model) + 1)
-			removed := st.TrimFront(func(_ StreamEntry, live int) bool { return live <= keep }, 0)
+			removed := int(st.Trim(TrimSpec{MaxLen: int64(keep)}))
 			if want := len(model) - keep; removed != max(want, 0) {
 				t.Fatalf("step %d: trim to %d removed %d, want %d", step, keep, removed, want)
 			}

@@ -246,6 +246,12 @@ func (z *ZSet) RangeByRank(start, stop int, rev bool, fn func(Entry) bool) {
 	}
 }
 
+// At returns the entry of 0-based ascending rank i, 0 <= i < Len(), in O(log n).
+func (z *ZSet) At(i int) Entry {
+	x := z.zsl.byRank(i + 1)
+	return Entry{x.member, x.score}
+}
+
 // First returns the lowest (or, with rev, highest) entry.
 func (z *ZSet) First(rev bool) (Entry, bool) {
 	var x *zslNode

@@ -25,6 +25,9 @@ type Handler struct {
 	Entry func(*Entry) error
 	// EmptyKey is told about each collection key skipped because it had no elements.
 	EmptyKey func(key []byte)
+	// Function receives each function library's code; an error stops the load. Without it, a
+	// file with functions does not load.
+	Function func(code []byte) error
 }
 
 // Stats describes a completed load.
@@ -138,8 +141,21 @@ func load(r *reader, h Handler) (Stats, error) {
 				h.Aux(k, v)
 			}
 			continue
-		case opModuleAux, opFunction2, opFunctionPreGA:
-			return st, fmt.Errorf("the file holds modules' data or functions, which iocache does not support: %w", ErrFormat)
+		case opFunction2:
+			if h.Function == nil {
+				return st, fmt.Errorf("the file holds functions, which this reader does not take: %w", ErrFormat)
+			}
+			r.reset()
+			code, err := r.string()
+			if err != nil {
+				return st, err
+			}
+			if err := h.Function(code); err != nil {
+				return st, err
+			}
+			continue
+		case opModuleAux, opFunctionPreGA:
+			return st, fmt.Errorf("the file holds modules' data or pre-release functions, which iocache does not support: %w", ErrFormat)
 		}
 		r.reset()
 		k, err := r.string()
