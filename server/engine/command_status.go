@@ -19,8 +19,6 @@ var missingSubcommands = map[string]bool{
 // partialCommands notes what an implemented command lacks.
 var partialCommands = map[string]string{
 	"debug":               "OBJECT, RELOAD, SLEEP, SET-ACTIVE-EXPIRE and HELP only",
-	"wait":                "no replicas: answers 0",
-	"role":                "always a master without replicas",
 	"config|rewrite":      "answers that there is no config file to rewrite",
 	"memory|doctor":       "a fixed answer",
 	"latency|histogram":   "buckets are powers of two of microseconds",
