@@ -37,7 +37,7 @@ func run(server, out string) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }() // a temporary folder: best effort
 	sock := filepath.Join(dir, "redis.sock")
 	cmd := exec.Command(server, "--port", "0", "--unixsocket", sock, "--save", "", "--dir", dir)
 	if err := cmd.Start(); err != nil {

@@ -2,10 +2,11 @@ package engine
 
 import (
 	"bytes"
-	_ "embed"
 	"strconv"
 	"strings"
 	"sync"
+
+	_ "embed"
 )
 
 // Command metadata as Redis 7.0 reports it. redis_commands.resp holds the RESP3 replies of

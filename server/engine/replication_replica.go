@@ -44,7 +44,6 @@ type masterLink struct {
 	connecting bool // the handshake goroutine runs
 	nextTry    int64
 	client     *client // the primary's connection once the stream flows
-	syncing    bool    // a full sync's payload is being read
 	replid     string  // the primary's replication ID and the offset applied so far
 	offset     int64
 	// db is the database the stream was in when the link dropped: a partial resync continues
@@ -380,10 +379,11 @@ func (h handshake) sync() syncResult {
 			return fail("Unable to AUTH to MASTER: %s %v", reply, err)
 		}
 	}
-	if reply, err = ask("REPLCONF", "listening-port", strconv.Itoa(h.listeningPort)); err != nil {
+	// Redis goes on whatever these two answer (an old primary may not know them).
+	if _, err = ask("REPLCONF", "listening-port", strconv.Itoa(h.listeningPort)); err != nil {
 		return fail("Error reading REPLCONF reply from master: %v", err)
 	}
-	if reply, err = ask("REPLCONF", "capa", "eof", "capa", "psync2"); err != nil {
+	if _, err = ask("REPLCONF", "capa", "eof", "capa", "psync2"); err != nil {
 		return fail("Error reading REPLCONF reply from master: %v", err)
 	}
 	replid, off := "?", "-1"

@@ -222,10 +222,7 @@ type cjsonDecoder struct {
 }
 
 func (d *cjsonDecoder) fail(expected string, tok cjsonToken) {
-	found := tok.kind
-	if strings.HasPrefix(found, "!") {
-		found = found[1:]
-	}
+	found := strings.TrimPrefix(tok.kind, "!")
 	d.L.RaiseError("Expected %s but found %s at character %d", expected, found, tok.at+1)
 }
 
