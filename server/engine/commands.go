@@ -94,7 +94,8 @@ func (s *Server) process(c *client) {
 		argv := c.conn.Argv[start:end]
 		start = end
 		c.nextCmd++
-		if cmd := s.lookupCommand(argv[0]); cmd != nil && s.pauseHolds(cmd, argv) && !c.isMaster && c.replLink == nil {
+		cmd := s.lookupCommand(argv[0]) // once per command: callCommand takes it
+		if cmd != nil && s.pauseHolds(cmd, argv) && !c.isMaster && c.replLink == nil {
 			// Held by CLIENT PAUSE: run this command again when the pause ends. Replication
 			// links are never held, as in Redis.
 			c.nextCmd--
@@ -103,7 +104,7 @@ func (s *Server) process(c *client) {
 			return
 		}
 		mark := len(c.w.Buf)
-		s.call(c, argv)
+		s.callCommand(c, cmd, argv)
 		if c.replyOff || c.replySkip || c.replySkipNext {
 			s.applyReplyMode(c, mark)
 		}
@@ -158,9 +159,12 @@ func isSubscriptionConfirmation(c *client, mark int) bool {
 }
 
 // call validates and executes one command, as Redis's processCommand and call do.
-func (s *Server) call(c *client, argv [][]byte) {
+func (s *Server) call(c *client, argv [][]byte) { s.callCommand(c, s.lookupCommand(argv[0]), argv) }
+
+// callCommand is call for a command already looked up (nil: unknown), so that the per-request
+// path looks each name up once.
+func (s *Server) callCommand(c *client, cmd *command, argv [][]byte) {
 	s.stats.commandsProcessed++
-	cmd := s.lookupCommand(argv[0])
 	if cmd == nil {
 		c.lastCmd = ""
 		s.rejectUnknown(c, argv)
