@@ -128,3 +128,56 @@ func (s *Server) randomPickArgs(c *client, argv [][]byte, withWord string) (coun
 	}
 	return count, true, with, true
 }
+
+// randomPicks is what HRANDFIELD and ZRANDMEMBER pick from: size elements, element i written by
+// emit (its pair too when with is set), and the reply bytes one repeated pick may take.
+type randomPicks struct {
+	size       int
+	with       bool
+	perPick    int64
+	emit       func(i int)
+	wholeOrder func(size int, emit func(i int)) // the order of the whole collection's reply
+}
+
+// replyRandomPicks answers a count of random picks as Redis does: repeats for a negative count,
+// bounded by replyFits before anything is written; the whole collection for a count at least its
+// size; distinct picks otherwise.
+func (s *Server) replyRandomPicks(c *client, count int64, p randomPicks) {
+	header := func(n int) {
+		if p.with && !c.w.RESP3 {
+			n *= 2
+		}
+		c.w.Array(n)
+	}
+	switch {
+	case count < 0:
+		// Repeats allowed: the reply grows with the count, not with the collection.
+		n := -count
+		if !s.replyFits(c, n, p.perPick) {
+			return
+		}
+		header(int(n))
+		for i := int64(0); i < n; i++ {
+			p.emit(setRand.IntN(p.size))
+		}
+	case count >= int64(p.size):
+		header(p.size)
+		p.wholeOrder(p.size, p.emit)
+	default:
+		header(int(count))
+		sampleDistinct(p.size, int(count), setRand, p.emit)
+	}
+}
+
+// inOrder and inReverse are the two orders of a whole collection's reply.
+func inOrder(size int, emit func(i int)) {
+	for i := 0; i < size; i++ {
+		emit(i)
+	}
+}
+
+func inReverse(size int, emit func(i int)) {
+	for i := size - 1; i >= 0; i-- {
+		emit(i)
+	}
+}

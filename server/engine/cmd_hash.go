@@ -282,46 +282,23 @@ func cmdHRandField(s *Server, c *client, argv [][]byte) {
 		c.w.BulkString(f)
 		return
 	}
-	emit := func(i int) {
-		f, v := h.At(i)
-		if withValues && c.w.RESP3 {
-			c.w.Array(2)
-		}
-		c.w.BulkString(f)
-		if withValues {
-			c.w.Bulk(v)
-		}
+	per := bulkReplySize(max(h.Bytes()/int64(size)-56, 0))
+	if withValues {
+		per += 4 + minBulkReply // the value's bulk, and RESP3's pair header
 	}
-	header := func(n int) {
-		if withValues && !c.w.RESP3 {
-			n *= 2
-		}
-		c.w.Array(n)
-	}
-	switch {
-	case count < 0:
-		// Repeats allowed: the reply grows with the count, not with the hash.
-		n := -count
-		per := bulkReplySize(max(h.Bytes()/int64(size)-56, 0))
-		if withValues {
-			per += 4 + minBulkReply // the value's bulk, and RESP3's pair header
-		}
-		if !s.replyFits(c, n, per) {
-			return
-		}
-		header(int(n))
-		for i := int64(0); i < n; i++ {
-			emit(setRand.IntN(size))
-		}
-	case count >= int64(size):
-		header(size)
-		for i := 0; i < size; i++ {
-			emit(i)
-		}
-	default:
-		header(int(count))
-		sampleDistinct(size, int(count), setRand, emit)
-	}
+	s.replyRandomPicks(c, count, randomPicks{size: size, with: withValues, perPick: per,
+		emit: func(i int) {
+			f, v := h.At(i)
+			if withValues && c.w.RESP3 {
+				c.w.Array(2)
+			}
+			c.w.BulkString(f)
+			if withValues {
+				c.w.Bulk(v)
+			}
+		},
+		wholeOrder: inOrder,
+	})
 }
 
 // hashCommands registers this file's commands (see table.go).

@@ -657,6 +657,41 @@ func cmdXAutoClaim(s *Server, c *client, argv [][]byte) {
 	}
 }
 
+// writeGroupProgress writes a group's entries-read and lag fields, nil where Redis cannot tell.
+func (s *Server) writeGroupProgress(c *client, st *keyspace.Stream, g *keyspace.Group) {
+	c.w.BulkString("entries-read")
+	if g.EntriesRead != keyspace.InvalidEntriesRead {
+		c.w.Int(g.EntriesRead)
+	} else {
+		c.w.Null()
+	}
+	c.w.BulkString("lag")
+	if lag, ok := st.Lag(g); ok {
+		c.w.Int(lag)
+	} else {
+		c.w.Null()
+	}
+}
+
+// writeStreamFigures writes the fields XINFO STREAM and XINFO STREAM FULL open with, from
+// length to recorded-first-entry-id.
+func (s *Server) writeStreamFigures(c *client, st *keyspace.Stream, firstID keyspace.StreamID) {
+	c.w.BulkString("length")
+	c.w.Int(int64(st.Len()))
+	c.w.BulkString("radix-tree-keys")
+	c.w.Int(int64(st.Nodes()))
+	c.w.BulkString("radix-tree-nodes")
+	c.w.Int(int64(st.RadixNodes()))
+	c.w.BulkString("last-generated-id")
+	s.writeStreamID(c, st.LastID)
+	c.w.BulkString("max-deleted-entry-id")
+	s.writeStreamID(c, st.MaxDeletedID)
+	c.w.BulkString("entries-added")
+	c.w.Int(int64(st.EntriesAdded))
+	c.w.BulkString("recorded-first-entry-id")
+	s.writeStreamID(c, firstID)
+}
+
 // xinfoGroups is XINFO GROUPS key.
 func (s *Server) xinfoGroups(c *client, st *keyspace.Stream) {
 	groups := st.SortedGroups()
@@ -671,18 +706,7 @@ func (s *Server) xinfoGroups(c *client, st *keyspace.Stream) {
 		c.w.Int(int64(len(g.Pending)))
 		c.w.BulkString("last-delivered-id")
 		s.writeStreamID(c, g.LastID)
-		c.w.BulkString("entries-read")
-		if g.EntriesRead != keyspace.InvalidEntriesRead {
-			c.w.Int(g.EntriesRead)
-		} else {
-			c.w.Null()
-		}
-		c.w.BulkString("lag")
-		if lag, ok := st.Lag(g); ok {
-			c.w.Int(lag)
-		} else {
-			c.w.Null()
-		}
+		s.writeGroupProgress(c, st, g)
 	}
 }
 
@@ -712,20 +736,7 @@ func (s *Server) xinfoConsumers(c *client, key []byte, st *keyspace.Stream, grou
 func (s *Server) xinfoStreamFull(c *client, st *keyspace.Stream, count int64) {
 	first, _ := st.First()
 	c.w.Map(9)
-	c.w.BulkString("length")
-	c.w.Int(int64(st.Len()))
-	c.w.BulkString("radix-tree-keys")
-	c.w.Int(int64(st.Nodes()))
-	c.w.BulkString("radix-tree-nodes")
-	c.w.Int(int64(st.RadixNodes()))
-	c.w.BulkString("last-generated-id")
-	s.writeStreamID(c, st.LastID)
-	c.w.BulkString("max-deleted-entry-id")
-	s.writeStreamID(c, st.MaxDeletedID)
-	c.w.BulkString("entries-added")
-	c.w.Int(int64(st.EntriesAdded))
-	c.w.BulkString("recorded-first-entry-id")
-	s.writeStreamID(c, first.ID)
+	s.writeStreamFigures(c, st, first.ID)
 	c.w.BulkString("entries")
 	var entries []keyspace.StreamEntry
 	st.Range(keyspace.StreamID{}, keyspace.MaxStreamID, false, func(e keyspace.StreamEntry) bool {
@@ -751,18 +762,7 @@ func (s *Server) xinfoStreamFull(c *client, st *keyspace.Stream, count int64) {
 		c.w.BulkString(g.Name)
 		c.w.BulkString("last-delivered-id")
 		s.writeStreamID(c, g.LastID)
-		c.w.BulkString("entries-read")
-		if g.EntriesRead != keyspace.InvalidEntriesRead {
-			c.w.Int(g.EntriesRead)
-		} else {
-			c.w.Null()
-		}
-		c.w.BulkString("lag")
-		if lag, ok := st.Lag(g); ok {
-			c.w.Int(lag)
-		} else {
-			c.w.Null()
-		}
+		s.writeGroupProgress(c, st, g)
 		c.w.BulkString("pel-count")
 		c.w.Int(int64(len(g.Pending)))
 		c.w.BulkString("pending")

@@ -727,47 +727,24 @@ func cmdZRandMember(s *Server, c *client, argv [][]byte) {
 		c.w.BulkString(z.At(setRand.IntN(size)).Member)
 		return
 	}
-	emit := func(i int) {
-		e := z.At(i)
-		if withScores && c.w.RESP3 {
-			c.w.Array(2)
-		}
-		c.w.BulkString(e.Member)
-		if withScores {
-			c.w.Double(e.Score)
-		}
+	per := bulkReplySize(max(z.Bytes()/int64(size)-96, 0))
+	if withScores {
+		per += 4 + minBulkReply // the score, and RESP3's pair header
 	}
-	header := func(n int) {
-		if withScores && !c.w.RESP3 {
-			n *= 2
-		}
-		c.w.Array(n)
-	}
-	switch {
-	case count < 0:
-		// Repeats allowed: the reply grows with the count, not with the sorted set.
-		n := -count
-		per := bulkReplySize(max(z.Bytes()/int64(size)-96, 0))
-		if withScores {
-			per += 4 + minBulkReply // the score, and RESP3's pair header
-		}
-		if !s.replyFits(c, n, per) {
-			return
-		}
-		header(int(n))
-		for i := int64(0); i < n; i++ {
-			emit(setRand.IntN(size))
-		}
-	case count >= int64(size):
-		// The whole set, highest score first, as Redis answers for a listpack-encoded one.
-		header(size)
-		for i := size - 1; i >= 0; i-- {
-			emit(i)
-		}
-	default:
-		header(int(count))
-		sampleDistinct(size, int(count), setRand, emit)
-	}
+	s.replyRandomPicks(c, count, randomPicks{size: size, with: withScores, perPick: per,
+		emit: func(i int) {
+			e := z.At(i)
+			if withScores && c.w.RESP3 {
+				c.w.Array(2)
+			}
+			c.w.BulkString(e.Member)
+			if withScores {
+				c.w.Double(e.Score)
+			}
+		},
+		// The whole set highest score first, as Redis answers for a listpack-encoded one.
+		wholeOrder: inReverse,
+	})
 }
 
 // zsetCommands registers this file's commands (see table.go).
