@@ -125,15 +125,24 @@ type Config struct {
 	BenchSpaceMaxMemory int64
 
 	// Persistence directives. Accepted and reported so that redis.conf files and tools work.
-	Dir                     string
-	DBFilename              string
-	Save                    string
-	AppendOnly              bool
-	AppendFilename          string
-	AppendFsync             string
-	StopWritesOnBGSaveError bool
-	RDBCompression          bool
-	RDBChecksum             bool
+	Dir            string
+	DBFilename     string
+	Save           string
+	AppendOnly     bool
+	AppendFilename string
+	AppendDirname  string
+	AppendFsync    string
+	// AOF tuning, as in Redis 7.0: see server/engine/aof.go.
+	NoAppendFsyncOnRewrite     bool
+	AutoAOFRewritePercentage   int
+	AutoAOFRewriteMinSize      int64
+	AOFLoadTruncated           bool
+	AOFUseRDBPreamble          bool
+	AOFTimestampEnabled        bool
+	AOFRewriteIncrementalFsync bool
+	StopWritesOnBGSaveError    bool
+	RDBCompression             bool
+	RDBChecksum                bool
 	// saveLoaded is set once a config file or the command line gave a save line: later lines add
 	// save points instead of replacing them (see addSavePoints).
 	saveLoaded bool
@@ -236,26 +245,32 @@ func New() *Config {
 		ReplTimeout:           60,
 		ReplPingReplicaPeriod: 10,
 
-		Dir:                     ".",
-		DBFilename:              "dump.rdb",
-		Save:                    "3600 1 300 100 60 10000",
-		AppendFilename:          "appendonly.aof",
-		AppendFsync:             "everysec",
-		StopWritesOnBGSaveError: true,
-		RDBCompression:          true,
-		RDBChecksum:             true,
-		ActiveExpireEffort:      1,
-		ListMaxListpackSize:     -2,
-		HashMaxListpackEntries:  128,
-		SetMaxIntsetEntries:     512,
-		ZSetMaxListpackEntries:  128,
-		StreamNodeMaxBytes:      4096,
-		StreamNodeMaxEntries:    100,
-		BusyReplyThreshold:      5000,
-		EnableDebugCommand:      "no",
-		SupervisedMode:          "no",
-		ACLLogMaxLen:            128,
-		ACLPubsubDefault:        "resetchannels",
+		Dir:                        ".",
+		DBFilename:                 "dump.rdb",
+		Save:                       "3600 1 300 100 60 10000",
+		AppendFilename:             "appendonly.aof",
+		AppendFsync:                "everysec",
+		AppendDirname:              "appendonlydir",
+		AutoAOFRewritePercentage:   100,
+		AutoAOFRewriteMinSize:      64 << 20,
+		AOFLoadTruncated:           true,
+		AOFUseRDBPreamble:          true,
+		AOFRewriteIncrementalFsync: true,
+		StopWritesOnBGSaveError:    true,
+		RDBCompression:             true,
+		RDBChecksum:                true,
+		ActiveExpireEffort:         1,
+		ListMaxListpackSize:        -2,
+		HashMaxListpackEntries:     128,
+		SetMaxIntsetEntries:        512,
+		ZSetMaxListpackEntries:     128,
+		StreamNodeMaxBytes:         4096,
+		StreamNodeMaxEntries:       100,
+		BusyReplyThreshold:         5000,
+		EnableDebugCommand:         "no",
+		SupervisedMode:             "no",
+		ACLLogMaxLen:               128,
+		ACLPubsubDefault:           "resetchannels",
 	}
 }
 

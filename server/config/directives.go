@@ -286,10 +286,21 @@ func buildTable() map[string]*directive {
 		{name: "save", mutable: true, multiArg: true,
 			set: func(c *Config, a []string) error { return setSave(c, a) },
 			get: func(c *Config) string { return c.Save }},
-		refuse(boolDirective("appendonly", true, func(c *Config) *bool { return &c.AppendOnly }), "yes",
-			"AOF is not implemented by iocache yet; RDB snapshots (save, BGSAVE) are"),
-		stringDirective("appendfilename", false, func(c *Config) *string { return &c.AppendFilename }),
+		boolDirective("appendonly", true, func(c *Config) *bool { return &c.AppendOnly }),
+		baseNameDirective("appendfilename", func(c *Config) *string { return &c.AppendFilename }),
+		baseNameDirective("appenddirname", func(c *Config) *string { return &c.AppendDirname }),
 		enumDirective("appendfsync", true, []string{"always", "everysec", "no"}, func(c *Config) *string { return &c.AppendFsync }),
+		boolDirective("no-appendfsync-on-rewrite", true, func(c *Config) *bool { return &c.NoAppendFsyncOnRewrite }),
+		intDirective("auto-aof-rewrite-percentage", true, 0, 1<<31-1, func(c *Config) *int { return &c.AutoAOFRewritePercentage }),
+		memDirective("auto-aof-rewrite-min-size", true, 0, func(c *Config) *int64 { return &c.AutoAOFRewriteMinSize }),
+		boolDirective("aof-load-truncated", true, func(c *Config) *bool { return &c.AOFLoadTruncated }),
+		boolDirective("aof-rewrite-incremental-fsync", true, func(c *Config) *bool { return &c.AOFRewriteIncrementalFsync }),
+		// The base is always written in RDB format: the AOF-commands base of "no" is not
+		// implemented (such a base, written by Redis, loads).
+		refuse(boolDirective("aof-use-rdb-preamble", true, func(c *Config) *bool { return &c.AOFUseRDBPreamble }), "no",
+			"aof-use-rdb-preamble no is not supported: iocache writes the AOF base in RDB format (a base in AOF format, written by Redis, loads)"),
+		refuse(boolDirective("aof-timestamp-enabled", true, func(c *Config) *bool { return &c.AOFTimestampEnabled }), "yes",
+			"aof-timestamp-enabled yes is not supported: iocache writes no timestamp annotations (annotations written by Redis are skipped when loading)"),
 		boolDirective("stop-writes-on-bgsave-error", true, func(c *Config) *bool { return &c.StopWritesOnBGSaveError }),
 		boolDirective("rdbcompression", true, func(c *Config) *bool { return &c.RDBCompression }),
 		boolDirective("rdbchecksum", false, func(c *Config) *bool { return &c.RDBChecksum }),
@@ -427,6 +438,20 @@ func refuse(d directive, value, why string) directive {
 			return errors.New(why)
 		}
 		return set(c, a)
+	}
+	return d
+}
+
+// baseNameDirective is a file or directory name inside dir (appendfilename, appenddirname): set at
+// start only, and never a path, as Redis requires.
+func baseNameDirective(name string, field func(*Config) *string) directive {
+	d := stringDirective(name, false, field)
+	d.set = func(c *Config, a []string) error {
+		if a[0] == "" || a[0] == "." || a[0] == ".." || strings.ContainsAny(a[0], "/\\") {
+			return fmt.Errorf("%s can't be a path, just a filename", name)
+		}
+		*field(c) = a[0]
+		return nil
 	}
 	return d
 }

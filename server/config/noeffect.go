@@ -2,10 +2,10 @@ package config
 
 // The directives iocache accepts so that redis.conf files written for Redis 7.0 load, but that
 // change nothing here, each with the reason. Every one tunes an internal of Redis that iocache
-// does not have (an encoding, jemalloc, the AOF that is refused, a replica), or names behaviour
+// does not have (an encoding, jemalloc, a replica), or names behaviour
 // iocache always has; none of them is a promise a user relies on for safety or durability. A
-// directive that is such a promise and cannot be kept (appendonly yes, daemonize yes,
-// syslog-enabled yes, oom-score-adj) is refused instead, at start and on CONFIG SET. The README
+// directive that is such a promise and cannot be kept (daemonize yes, syslog-enabled yes,
+// oom-score-adj) is refused instead, at start and on CONFIG SET. The README
 // lists these; TestEveryDirectiveIsHonouredOrListed keeps the lists complete.
 var noEffect = map[string]string{
 	// Encodings: iocache has one representation per type; OBJECT ENCODING reports Redis's
@@ -32,15 +32,6 @@ var noEffect = map[string]string{
 	"io-threads-do-reads":        "I/O threads always read and parse, as in Redis 8, where this directive has no effect either",
 	"latency-tracking":           "per-command latency is always counted (one increment per call, for /metrics too); LATENCY HISTOGRAM and INFO latencystats report it whatever this says",
 	"rdb-save-incremental-fsync": "a snapshot is fsynced once, before its rename",
-	// AOF: appendonly yes is refused, so these only ever describe an AOF that is off.
-	"appendfilename":                "appendonly yes is refused",
-	"appendfsync":                   "appendonly yes is refused",
-	"no-appendfsync-on-rewrite":     "appendonly yes is refused",
-	"auto-aof-rewrite-percentage":   "appendonly yes is refused",
-	"auto-aof-rewrite-min-size":     "appendonly yes is refused",
-	"aof-load-truncated":            "appendonly yes is refused",
-	"aof-use-rdb-preamble":          "appendonly yes is refused",
-	"aof-rewrite-incremental-fsync": "appendonly yes is refused",
 	// Cosmetics and features that do not exist.
 	"always-show-logo":      "no ASCII-art logo is printed",
 	"set-proc-title":        "the process title is not rewritten",

@@ -24,6 +24,10 @@ var honoured = []string{
 	"masterauth", "masteruser", "min-replicas-max-lag", "min-replicas-to-write", "repl-backlog-size",
 	"repl-ping-replica-period", "repl-timeout", "replica-priority", "replica-read-only",
 	"replica-serve-stale-data", "replicaof",
+	// AOF (server/engine/aof_test.go).
+	"aof-load-truncated", "aof-rewrite-incremental-fsync", "aof-timestamp-enabled", "aof-use-rdb-preamble",
+	"appenddirname", "appendfilename", "appendfsync", "auto-aof-rewrite-min-size", "auto-aof-rewrite-percentage",
+	"no-appendfsync-on-rewrite",
 }
 
 func TestEveryDirectiveIsHonouredOrListed(t *testing.T) {
@@ -48,7 +52,7 @@ func TestEveryDirectiveIsHonouredOrListed(t *testing.T) {
 
 // Settings iocache cannot honour are refused at start, with a reason, never accepted and ignored.
 func TestUnhonourableSettingsAreRefused(t *testing.T) {
-	for _, line := range []string{"appendonly yes", "daemonize yes", "syslog-enabled yes", "oom-score-adj yes", "oom-score-adj absolute"} {
+	for _, line := range []string{"aof-timestamp-enabled yes", "aof-use-rdb-preamble no", "daemonize yes", "syslog-enabled yes", "oom-score-adj yes", "oom-score-adj absolute"} {
 		_, err := Load([]string{"--" + strings.Fields(line)[0], strings.Fields(line)[1]}, nil)
 		var fe *FileError
 		if !errors.As(err, &fe) || !strings.Contains(fe.Message, "not ") {
@@ -59,7 +63,7 @@ func TestUnhonourableSettingsAreRefused(t *testing.T) {
 			t.Errorf("%s in a file: %v", line, err)
 		}
 	}
-	for _, line := range []string{"appendonly no", "daemonize no", "syslog-enabled no", "oom-score-adj no", "hash-max-ziplist-entries 7", "lazyfree-lazy-expire yes"} {
+	for _, line := range []string{"appendonly yes", "appendonly no", "daemonize no", "syslog-enabled no", "oom-score-adj no", "hash-max-ziplist-entries 7", "lazyfree-lazy-expire yes"} {
 		if _, err := Load([]string{"--" + strings.Fields(line)[0], strings.Fields(line)[1]}, nil); err != nil {
 			t.Errorf("%s: %v", line, err)
 		}
@@ -68,7 +72,12 @@ func TestUnhonourableSettingsAreRefused(t *testing.T) {
 	if err := c.Set("hash-max-ziplist-entries", []string{"7"}, true); err != nil || c.HashMaxListpackEntries != 7 {
 		t.Errorf("hash-max-ziplist-entries is not hash-max-listpack-entries: %v %d", err, c.HashMaxListpackEntries)
 	}
-	if err := c.Set("appendonly", []string{"yes"}, true); err == nil {
-		t.Error("CONFIG SET appendonly yes accepted")
+	if err := c.Set("aof-timestamp-enabled", []string{"yes"}, true); err == nil {
+		t.Error("CONFIG SET aof-timestamp-enabled yes accepted")
+	}
+	for _, name := range []string{"appendfilename", "appenddirname"} {
+		if err := New().Set(name, []string{"a/b"}, false); err == nil {
+			t.Errorf("%s a/b accepted", name)
+		}
 	}
 }

@@ -98,6 +98,8 @@ type rdbSnapshot struct {
 	writerBehind bool
 	// sink, for a full sync: the RDB goes to replicas (replication_primary.go), not to a file.
 	sink *replSink
+	// aof, for an AOF rewrite: the file is the AOF's new base (aof_rewrite.go).
+	aof *aofRewriteJob
 }
 
 // snapHook receives one database's writes for the snapshot.
@@ -128,17 +130,22 @@ func (s *Server) startBGSave() error {
 		return errBGSaveRunning
 	}
 	s.persist.lastBgsaveTry = s.unixtime
-	s.startSnapshot(nil)
+	s.startSnapshot(nil, nil)
 	s.logf(logNotice, "Background saving started")
 	return nil
 }
 
-// startSnapshot cuts a snapshot and starts its writer, which writes the RDB file, or into sink
-// for replicas.
-func (s *Server) startSnapshot(sink *replSink) {
+// startSnapshot cuts a snapshot and starts its writer, which writes the RDB file, into sink for
+// replicas, or the AOF's new base for job.
+func (s *Server) startSnapshot(sink *replSink, job *aofRewriteJob) {
 	p := &s.persist
 	sn := &rdbSnapshot{s: s, path: s.rdbPath(), startNs: nanotime(), startUnix: s.unixtime, dirty: s.stats.dirty,
-		shared: map[any]uint64{}, lastCmds: s.stats.commandsProcessed, activeNs: nanotime(), sink: sink, functions: s.functionCodes()}
+		shared: map[any]uint64{}, lastCmds: s.stats.commandsProcessed, activeNs: nanotime(), sink: sink, functions: s.functionCodes(),
+		aof: job}
+	cpus := s.plan.BGSave
+	if job != nil {
+		sn.path, cpus = s.aofPath(job.baseName), s.plan.AOFRewrite
+	}
 	sn.cond = sync.NewCond(&sn.mu)
 	for i := 0; i < chunkPool; i++ {
 		sn.free = append(sn.free, &snapChunk{data: make([]byte, 0, chunkBytes+4096)})
@@ -150,7 +157,7 @@ func (s *Server) startSnapshot(sink *replSink) {
 		sn.pos = append(sn.pos, db.BeginSnapshot(snapHook{sn, i}))
 	}
 	p.running = sn
-	go sn.write(s.plan.BGSave, s.rdbOptions(), s.usedMemory())
+	go sn.write(cpus, s.rdbOptions(), s.usedMemory(), s.cfg.AOFRewriteIncrementalFsync)
 }
 
 var errBGSaveRunning = fmt.Errorf("Background save already in progress")
@@ -293,6 +300,10 @@ func (s *Server) finishBGSave(sn *rdbSnapshot) {
 		s.finishFullSync(sn)
 		return
 	}
+	if sn.aof != nil {
+		s.finishAOFRewrite(sn)
+		return
+	}
 	p.lastBgsaveSec = s.unixtime - sn.startUnix
 	if sn.cancelled {
 		return
@@ -365,14 +376,14 @@ func (s *Server) sharedWithWriter(obj any) bool {
 
 // write is the writer thread: it encodes the chunks into a temporary file, then fsyncs and
 // renames it.
-func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64) {
+func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64, incrementalFsync bool) {
 	// Locked and never unlocked: the thread exits with this goroutine, taking its CPU mask along.
 	runtime.LockOSThread()
 	sn.s.bgsaveTID.Store(int64(cpuset.Gettid()))
 	defer sn.s.bgsaveTID.Store(0)
 	if len(cpus) > 0 {
 		if err := cpuset.PinThread(cpus); err != nil {
-			sn.s.logf(logWarning, "bgsave thread: pinning to %s failed: %v", cpuset.Format(cpus), err)
+			sn.s.logf(logWarning, "%s thread: pinning to %s failed: %v", sn.kind(), cpuset.Format(cpus), err)
 		}
 	}
 	// Where bgsave_cpulist shares CPUs with the server's threads, those win: the save is
@@ -380,7 +391,7 @@ func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64) {
 	_ = unix.Setpriority(unix.PRIO_PROCESS, cpuset.Gettid(), writerNice)
 	encode := func(w io.Writer) error {
 		e := rdb.NewEncoder(w, opts)
-		sn.s.writeRDBHeader(e, sn.startUnix, usedMem, sn.functions)
+		sn.s.writeRDBHeader(e, sn.startUnix, usedMem, sn.functions, sn.aof != nil)
 		selected, resized := -1, map[int]bool{}
 		for {
 			ch, ok := sn.next()
@@ -427,6 +438,18 @@ func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64) {
 		if err = encode(sn.sink); err == nil {
 			err = sn.sink.end()
 		}
+	} else if sn.aof != nil {
+		// An AOF base can be large: with aof-rewrite-incremental-fsync it reaches the disk in
+		// steps, so the final fsync does not stall the disk for long.
+		err = writeFileAtomically(sn.path, func(f *os.File) error {
+			if incrementalFsync {
+				return encode(&syncingWriter{f: f})
+			}
+			return encode(f)
+		})
+		if err == nil {
+			sn.s.logf(logNotice, "Successfully created the AOF base file %s", sn.aof.baseName)
+		}
 	} else if err = writeFileAtomically(sn.path, func(f *os.File) error { return encode(f) }); err == nil {
 		sn.s.logf(logNotice, "DB saved on disk")
 	}
@@ -465,4 +488,29 @@ func (sn *rdbSnapshot) recycle(ch *snapChunk) {
 		sn.free = append(sn.free, ch)
 	}
 	sn.mu.Unlock()
+}
+
+func (sn *rdbSnapshot) kind() string {
+	if sn.aof != nil {
+		return "aof rewrite"
+	}
+	return "bgsave"
+}
+
+// syncingWriter fsyncs its file every aofAutosyncBytes (Redis's REDIS_AUTOSYNC_BYTES).
+type syncingWriter struct {
+	f       *os.File
+	pending int
+}
+
+const aofAutosyncBytes = 4 << 20
+
+func (w *syncingWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.pending += n
+	if err == nil && w.pending >= aofAutosyncBytes {
+		w.pending = 0
+		err = unix.Fdatasync(int(w.f.Fd()))
+	}
+	return n, err
 }

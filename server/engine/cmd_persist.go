@@ -3,7 +3,7 @@ package engine
 // SAVE, BGSAVE, LASTSAVE and SHUTDOWN's save (persist.go and bgsave.go do the work).
 
 func cmdSave(s *Server, c *client, argv [][]byte) {
-	if s.persist.running != nil {
+	if s.persist.running != nil && s.persist.running.aof == nil {
 		s.addError(c, "ERR Background save already in progress")
 		return
 	}
@@ -14,11 +14,19 @@ func cmdSave(s *Server, c *client, argv [][]byte) {
 	c.w.OK()
 }
 
-// BGSAVE [SCHEDULE]. SCHEDULE matters in Redis only while an AOF rewrite runs; there is none
-// here, so it starts the save at once too.
+// BGSAVE [SCHEDULE]. While an AOF rewrite runs, SCHEDULE starts the save after it, as in Redis.
 func cmdBGSave(s *Server, c *client, argv [][]byte) {
 	if len(argv) > 2 || (len(argv) == 2 && !equalFold(argv[1], "schedule")) {
 		s.addError(c, errSyntax)
+		return
+	}
+	if s.aofRewriteRunning() {
+		if len(argv) == 2 || c.flags&flagExecuting != 0 {
+			s.persist.bgsaveScheduled = true
+			c.w.Simple("Background saving scheduled")
+			return
+		}
+		s.addError(c, "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.")
 		return
 	}
 	if s.persist.running != nil {
@@ -84,4 +92,5 @@ var persistCommands = []commandSpec{
 	{"lastsave", cmdLastSave, 1, cmdFast | cmdLoading | cmdStale, 0, 0, 0, "server", "Returns the Unix timestamp of the last successful save to disk."},
 	{"save", cmdSave, 1, cmdAdmin | cmdNoMulti | cmdNoScript, 0, 0, 0, "server", "Synchronously saves the database(s) to disk."},
 	{"bgsave", cmdBGSave, -1, cmdAdmin | cmdNoScript, 0, 0, 0, "server", "Asynchronously saves the database(s) to disk."},
+	{"bgrewriteaof", cmdBGRewriteAOF, 1, cmdAdmin | cmdNoScript, 0, 0, 0, "server", "Asynchronously rewrites the append-only file to disk."},
 }

@@ -164,10 +164,6 @@ func (s *Server) configSet(c *client, args [][]byte) {
 			return
 		}
 	}
-	if next.AppendOnly && !s.cfg.AppendOnly {
-		s.addError(c, "ERR CONFIG SET failed (possibly related to argument 'appendonly') - "+errNoAOF)
-		return
-	}
 	if layoutChanged(s.cfg, &next) {
 		plan, err := s.planFor(&next)
 		if err == nil {
@@ -178,7 +174,20 @@ func (s *Server) configSet(c *client, args [][]byte) {
 			return
 		}
 	}
+	turnOn, turnOff := next.AppendOnly && !s.cfg.AppendOnly, !next.AppendOnly && s.cfg.AppendOnly
 	*s.cfg = next
+	switch {
+	case turnOn:
+		if err := s.startAppendOnly(); err != nil {
+			s.cfg.AppendOnly = false
+			s.logf(logWarning, "%v", err)
+			s.addError(c, "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check server logs.")
+			return
+		}
+	case turnOff:
+		s.stopAppendOnly()
+	}
+	s.updatePropagation() // appendfsync may have changed
 	s.io.SetActivation(s.cfg.IOThreadsActivation)
 	s.applyLiveConfig()
 	if s.cfg.MaxMemory > 0 {

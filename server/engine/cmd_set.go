@@ -120,7 +120,7 @@ func cmdSPop(s *Server, c *client, argv [][]byte) {
 	}
 	// A replica must remove what was drawn here: SPOP propagates as SREMs of the members, or as
 	// DEL when the count takes the whole set, as in Redis 7.0.
-	feeding := s.repl.feeding
+	feeding := s.propagating
 	if feeding {
 		s.replacePropagation()
 	}

@@ -202,8 +202,8 @@ func (s *Server) callCommand(c *client, cmd *command, argv [][]byte) {
 		s.reject(c, cmd, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return
 	}
-	if s.writesDenied() && (cmd.flags&cmdWrite != 0 || cmd.name == "ping") {
-		s.reject(c, cmd, errMisconf)
+	if s.writesDenied() && (cmd.flags&cmdWrite != 0 || cmd.name == "ping") && !c.isMaster {
+		s.reject(c, cmd, s.misconfError())
 		return
 	}
 	if s.repl.gate {
@@ -232,8 +232,9 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 		s.feedMonitors(c, redactSecrets(argv))
 	}
 	errsBefore := s.stats.errorReplies
-	// Replication: one flag, false until a replica first attaches (propagate.go).
-	feeding := s.repl.feeding
+	// Replication and the AOF: one flag, false until a replica first attaches or the AOF is on
+	// (propagate.go).
+	feeding := s.propagating
 	var mark propMark
 	if feeding {
 		mark = s.propagateBegin()
@@ -413,6 +414,9 @@ func (s *Server) lookupLive(db *keyspace.DB, dbIndex int, key []byte) (keyspace.
 		return 0, false
 	}
 	if exp, has := db.ExpireAt(r); has && exp <= s.nowMs {
+		if s.loading {
+			return r, true // the AOF's own DEL follows, if the key expired before the crash
+		}
 		if s.repl.master != nil {
 			// A replica keeps the key for its primary's DEL; only its own clients see it gone.
 			return r, s.executing != nil && s.executing.isMaster

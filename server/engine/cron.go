@@ -33,6 +33,7 @@ func (s *Server) cron() {
 		s.freeMemoryIfNeeded()
 	}
 	s.persistCron()
+	s.aofCron()
 	if s.repl.feeding {
 		s.replicationCron()
 	}

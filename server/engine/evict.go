@@ -83,7 +83,7 @@ func (s *Server) freeMemoryIfNeeded() bool {
 		}
 		s.deleteKey(db, r)
 		s.stats.evictedKeys++
-		if s.repl.feeding {
+		if s.propagating {
 			s.propagateDeletion(victimDB, []byte(victimKey))
 		}
 		s.modified(victimDB, []byte(victimKey))

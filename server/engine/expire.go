@@ -41,7 +41,7 @@ func (s *Server) expireKey(db *keyspace.DB, dbIndex int, r keyspace.Ref, key []b
 	k := append([]byte(nil), key...)
 	s.deleteKey(db, r)
 	s.stats.expiredKeys++
-	if s.repl.feeding {
+	if s.propagating {
 		s.propagateDeletion(dbIndex, k)
 	}
 	s.modified(dbIndex, k)

@@ -15,6 +15,10 @@ func owner(c *netio.Conn) *client { return c.Owner.(*client) }
 func (e ioEngine) Execute(c *netio.Conn) (held bool) {
 	cl := owner(c)
 	e.s.process(cl)
+	if !cl.mainOwned && e.s.aof.holdReplies && len(e.s.aof.buf) > 0 {
+		// appendfsync always: this iteration wrote, its replies wait for the fsync.
+		e.s.holdForAOF(cl)
+	}
 	return cl.mainOwned
 }
 

@@ -180,7 +180,7 @@ func (s *Server) touchAllWatched(dbIndex int) {
 // modified is called after every write to a key: WATCH, blocked clients, the dirty counter.
 func (s *Server) modified(dbIndex int, key []byte) {
 	s.stats.dirty++
-	if s.repl.feeding {
+	if s.propagating {
 		s.noteWrittenKey(key)
 	}
 	if len(s.watchedKeys) > 0 {

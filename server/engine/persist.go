@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -71,13 +72,13 @@ func (s *Server) savePoints() []savePoint {
 func (s *Server) rdbPath() string { return filepath.Join(s.cfg.Dir, s.cfg.DBFilename) }
 
 // writeRDBHeader writes the magic, version and Redis's aux fields, then the function libraries.
-func (s *Server) writeRDBHeader(e *rdb.Encoder, ctime int64, usedMem int64, functions [][]byte) {
+func (s *Server) writeRDBHeader(e *rdb.Encoder, ctime int64, usedMem int64, functions [][]byte, aofBase bool) {
 	e.Header()
 	e.Aux("redis-ver", version.RedisVersion)
 	e.Aux("redis-bits", "64")
 	e.Aux("ctime", strconv.FormatInt(ctime, 10))
 	e.Aux("used-mem", strconv.FormatInt(usedMem, 10))
-	e.Aux("aof-base", "0")
+	e.Aux("aof-base", strconv.Itoa(boolInt(aofBase)))
 	for _, code := range functions {
 		e.Function(code)
 	}
@@ -111,10 +112,26 @@ func (s *Server) keyMeta(db *keyspace.DB, r keyspace.Ref) rdb.KeyMeta {
 // saveRDB writes the whole keyspace to path on the calling (main) thread: SAVE, SHUTDOWN and
 // FLUSHALL's save.
 func (s *Server) saveRDB(path string) error {
+	err := s.writeKeyspace(path, false)
+	if err != nil {
+		s.logf(logWarning, "Failed saving the DB: %v", err)
+		return err
+	}
+	s.logf(logNotice, "DB saved on disk")
+	s.stats.dirty = 0
+	s.persist.lastSave = time.Now().Unix()
+	s.persist.lastBgsaveOK = true
+	s.persist.saves++
+	return nil
+}
+
+// writeKeyspace writes the whole keyspace in RDB format to path on the calling (main) thread: a
+// snapshot, or an AOF base (aofBase).
+func (s *Server) writeKeyspace(path string, aofBase bool) error {
 	start := time.Now()
-	err := writeFileAtomically(path, func(f *os.File) error {
+	return writeFileAtomically(path, func(f *os.File) error {
 		e := rdb.NewEncoder(f, s.rdbOptions())
-		s.writeRDBHeader(e, start.Unix(), s.usedMemory(), s.functionCodes())
+		s.writeRDBHeader(e, start.Unix(), s.usedMemory(), s.functionCodes(), aofBase)
 		for i, db := range s.dbs {
 			if db.Len() == 0 {
 				continue
@@ -127,16 +144,6 @@ func (s *Server) saveRDB(path string) error {
 		}
 		return e.Close()
 	})
-	if err != nil {
-		s.logf(logWarning, "Failed saving the DB: %v", err)
-		return err
-	}
-	s.logf(logNotice, "DB saved on disk")
-	s.stats.dirty = 0
-	s.persist.lastSave = time.Now().Unix()
-	s.persist.lastBgsaveOK = true
-	s.persist.saves++
-	return nil
 }
 
 // writeFileAtomically writes path through a temporary file in the same directory: written,
@@ -205,9 +212,26 @@ func (s *Server) loadRDB() error {
 	}
 	defer f.Close()
 	start := time.Now()
+	st, loaded, expired, err := s.loadRDBStream(bufio.NewReaderSize(f, 1<<20), start, false)
+	if err != nil {
+		return fmt.Errorf("Fatal error loading the DB %s: %w. Exiting.", path, err)
+	}
+	s.persist.loadedKeys, s.persist.loadExpired = loaded, expired
+	s.logf(logNotice, "Done loading RDB (version %d), keys loaded: %d, keys expired: %d, empty keys skipped: %d.", st.Version, loaded, expired, st.Skipped)
+	s.logf(logNotice, "DB loaded from disk: %.3f seconds", time.Since(start).Seconds())
+	if fi, err := f.Stat(); err == nil {
+		s.persist.lastSave = fi.ModTime().Unix()
+	}
+	return nil
+}
+
+// loadRDBStream adds the keys and functions of an RDB stream to the keyspace. Keys whose TTL has
+// passed are skipped, as a Redis master does, except in an AOF base (keepExpired): the commands
+// that follow it were recorded against them.
+func (s *Server) loadRDBStream(r io.Reader, start time.Time, keepExpired bool) (rdb.Stats, int64, int64, error) {
 	now := start.UnixMilli()
 	var loaded, expired int64
-	st, err := rdb.Load(bufio.NewReaderSize(f, 1<<20), rdb.Handler{
+	st, err := rdb.Load(r, rdb.Handler{
 		Aux: func(k, v []byte) {
 			switch string(k) {
 			case "redis-ver":
@@ -238,7 +262,7 @@ func (s *Server) loadRDB() error {
 			if e.DB >= len(s.dbs) {
 				return fmt.Errorf("FATAL: Data file was created with a Redis server configured to handle more than %d databases. Exiting", len(s.dbs))
 			}
-			if e.ExpireAt > 0 && e.ExpireAt <= now {
+			if e.ExpireAt > 0 && e.ExpireAt <= now && !keepExpired {
 				expired++
 				return nil
 			}
@@ -251,16 +275,7 @@ func (s *Server) loadRDB() error {
 			return nil
 		},
 	})
-	if err != nil {
-		return fmt.Errorf("Fatal error loading the DB %s: %w. Exiting.", path, err)
-	}
-	s.persist.loadedKeys, s.persist.loadExpired = loaded, expired
-	s.logf(logNotice, "Done loading RDB (version %d), keys loaded: %d, keys expired: %d, empty keys skipped: %d.", st.Version, loaded, expired, st.Skipped)
-	s.logf(logNotice, "DB loaded from disk: %.3f seconds", time.Since(start).Seconds())
-	if fi, err := f.Stat(); err == nil {
-		s.persist.lastSave = fi.ModTime().Unix()
-	}
-	return nil
+	return st, loaded, expired, err
 }
 
 // debugReload is DEBUG RELOAD: save (unless nosave), empty every database, load the file back;
@@ -315,14 +330,12 @@ func (s *Server) persistCron() {
 	}
 }
 
-// writesDenied reports that a failed save blocks writes (stop-writes-on-bgsave-error).
+// writesDenied reports that a failed save blocks writes (stop-writes-on-bgsave-error), or a
+// failed AOF write or fsync.
 func (s *Server) writesDenied() bool {
-	return !s.persist.lastBgsaveOK && s.cfg.StopWritesOnBGSaveError && len(s.savePoints()) > 0
+	return (!s.persist.lastBgsaveOK && s.cfg.StopWritesOnBGSaveError && len(s.savePoints()) > 0) ||
+		s.aof.writeErr != nil || s.aof.syncErr.Load() != nil
 }
-
-// errNoAOF says why appendonly yes is refused live and ignored at start: an AOF that silently
-// wrote nothing would promise a durability it does not give.
-const errNoAOF = "AOF is not implemented by iocache yet; RDB snapshots (save, BGSAVE) are"
 
 const errMisconf = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
 
@@ -377,18 +390,7 @@ func (s *Server) infoPersistence(f func(string, any)) {
 	f("rdb_last_cow_size", 0)
 	f("rdb_last_load_keys_expired", p.loadExpired)
 	f("rdb_last_load_keys_loaded", p.loadedKeys)
-	f("aof_enabled", 0) // see errNoAOF
-	f("aof_rewrite_in_progress", 0)
-	f("aof_rewrite_scheduled", 0)
-	f("aof_last_rewrite_time_sec", -1)
-	f("aof_current_rewrite_time_sec", -1)
-	f("aof_last_bgrewrite_status", "ok")
-	f("aof_rewrites", 0)
-	f("aof_rewrites_consecutive_failures", 0)
-	f("aof_last_write_status", "ok")
-	f("aof_last_cow_size", 0)
-	f("module_fork_in_progress", 0)
-	f("module_fork_last_cow_size", 0)
+	s.infoAOF(f)
 }
 
 func okOrErr(ok bool) string {

@@ -258,22 +258,6 @@ func TestKillDuringBGSaveKeepsLastSnapshot(t *testing.T) {
 	}
 }
 
-// TestAppendOnlyRefused: AOF is not implemented, so turning it on live is refused rather than
-// silently writing nothing, and INFO says it is off.
-func TestAppendOnlyRefused(t *testing.T) {
-	_, addr := startServer(t, nil)
-	c := dialPeer(t, addr)
-	if got := c.do("CONFIG", "SET", "appendonly", "yes"); !strings.HasPrefix(got, "-ERR CONFIG SET failed (possibly related to argument 'appendonly')") {
-		t.Fatalf("CONFIG SET appendonly yes = %q", got)
-	}
-	if got := c.do("CONFIG", "SET", "appendonly", "no"); got != "+OK\r\n" {
-		t.Fatalf("CONFIG SET appendonly no = %q", got)
-	}
-	if !strings.Contains(c.do("INFO", "persistence"), "aof_enabled:0") {
-		t.Fatal("INFO reports AOF on")
-	}
-}
-
 // TestDebugReloadRoundTrip: DEBUG RELOAD saves, empties and loads every type back unchanged.
 func TestDebugReloadRoundTrip(t *testing.T) {
 	_, addr := startServer(t, func(c *config.Config) { c.EnableDebugCommand = "yes" })

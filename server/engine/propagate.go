@@ -20,7 +20,8 @@ import (
 // their non-blocking form, SPOP the SREMs of what it removed. Keys that expire or are evicted
 // propagate as DEL.
 //
-// None of this runs until a replica first attaches (repl.feeding): execute tests that one flag.
+// The AOF gets the same units (aof.go). None of this runs until a replica first attaches or the
+// AOF is on: execute tests that one flag, propagating.
 
 // replOp is one operation of the running unit: its database and its RESP encoding in unit.
 type replOp struct{ db, start, end int }
@@ -130,14 +131,20 @@ func (s *Server) propagateUnit() {
 	if n == 0 {
 		return
 	}
-	if n > 1 {
-		s.feedCommand(p.ops[0].db, p.unit[:0], true)
+	if s.aof.feeding {
+		s.aofFeedUnit(p)
 	}
-	for _, op := range p.ops {
-		s.feedCommand(op.db, p.unit[op.start:op.end], false)
-	}
-	if n > 1 {
-		s.feed(respEXEC)
+	// A replica's stream is its primary's, fed as it arrives (masterApplied).
+	if s.repl.feeding {
+		if n > 1 {
+			s.feedCommand(p.ops[0].db, p.unit[:0], true)
+		}
+		for _, op := range p.ops {
+			s.feedCommand(op.db, p.unit[op.start:op.end], false)
+		}
+		if n > 1 {
+			s.feed(respEXEC)
+		}
 	}
 	p.ops = p.ops[:0]
 	p.unit = p.unit[:0]

@@ -43,7 +43,7 @@ func (s *Server) startFullSync() {
 	}
 	// The stream after the cut starts with a SELECT, whatever the replica's database.
 	r.streamDB = -1
-	s.startSnapshot(sink)
+	s.startSnapshot(sink, nil)
 	s.logf(logNotice, "Starting BGSAVE for SYNC with target: replicas sockets")
 }
 

@@ -172,6 +172,7 @@ func (s *Server) createBacklog() {
 	r.backlog = backlog{buf: make([]byte, s.cfg.ReplBacklogSize)}
 	r.streamDB = -1
 	r.feeding = true
+	s.updatePropagation()
 }
 
 // resizeBacklog applies CONFIG SET repl-backlog-size, keeping what fits.

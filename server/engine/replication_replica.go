@@ -109,6 +109,7 @@ func (s *Server) replicate(host string, port int) {
 		s.killClient(rl.c)
 	}
 	r.feeding = false
+	s.updatePropagation()
 	r.master = &masterLink{host: host, port: port, gen: gen, replid: cachedID, offset: cachedOff,
 		db: cachedDB, downSince: s.unixtime}
 	s.cfg.ReplicaOf = host + " " + strconv.Itoa(port)
@@ -132,6 +133,7 @@ func (s *Server) becomePrimary() {
 	}
 	r.streamDB = m.db
 	r.feeding = true
+	s.updatePropagation()
 	s.cfg.ReplicaOf = ""
 	s.updateWriteGate()
 }
@@ -245,6 +247,14 @@ func (s *Server) finishHandshake(res syncResult) {
 		r := &s.repl
 		r.offset, r.replid2, r.secondOffset = res.offset, "", -1
 		r.backlog = backlog{buf: make([]byte, s.cfg.ReplBacklogSize)}
+		if s.aof.on || s.aof.waitRewrite {
+			// The AOF describes the data set this sync replaced: it starts again from a base
+			// of the new one, as Redis's restartAOFAfterSYNC does.
+			s.stopAppendOnly()
+			if err := s.startAppendOnly(); err != nil {
+				s.logf(logWarning, "Failed to restart the AOF after a full sync: %v", err)
+			}
+		}
 		s.logf(logNotice, "MASTER <-> REPLICA sync: Finished with success (%d keys loaded in %.3f seconds)", res.keys, res.elapsed.Seconds())
 	} else {
 		if res.replid != "" && res.replid != m.replid {

@@ -96,11 +96,17 @@ type Server struct {
 	snapWanted       atomic.Bool
 	persist          persistState
 	repl             replState
-	sigterm          atomic.Bool // SIGTERM/SIGINT arrived: save if configured, then stop
-	bgsaveTID        atomic.Int64
-	memOverhead      int64 // process memory beyond the keyspace's accounting, measured by cron
-	goMemLimit       int64 // the runtime's soft memory limit, from the cgroup (0 = none)
-	nextExpire       int64 // when the next active expire cycle runs (unix ms)
+	aof              aofState
+	// propagating: replicas or the AOF want the stream of writes (propagate.go); the one flag a
+	// command tests before collecting what it changed.
+	propagating bool
+	// loading: the AOF is being replayed; keys do not expire meanwhile, as in Redis.
+	loading     bool
+	sigterm     atomic.Bool // SIGTERM/SIGINT arrived: save if configured, then stop
+	bgsaveTID   atomic.Int64
+	memOverhead int64 // process memory beyond the keyspace's accounting, measured by cron
+	goMemLimit  int64 // the runtime's soft memory limit, from the cgroup (0 = none)
+	nextExpire  int64 // when the next active expire cycle runs (unix ms)
 	// evictionBacklog is set when an eviction pass ran out of time over maxmemory.
 	evictionBacklog bool
 
@@ -148,7 +154,8 @@ func New(cfg *config.Config) (*Server, error) {
 	}
 	s.updateClock(time.Now())
 	s.persist = persistState{lastSave: s.unixtime, lastBgsaveOK: true, lastBgsaveSec: -1}
-	if err := s.loadRDB(); err != nil {
+	s.bio = newBio(s, s.plan.Bio)
+	if err := s.loadAtStart(); err != nil {
 		return nil, err
 	}
 	if s.io, err = netio.NewGroup(ioEngine{s}); err != nil {
@@ -163,7 +170,6 @@ func New(cfg *config.Config) (*Server, error) {
 		s.closeListeners()
 		return nil, err
 	}
-	s.bio = newBio(s, s.plan.Bio)
 	return s, nil
 }
 
@@ -372,7 +378,13 @@ func (s *Server) pollTimeout() int {
 
 // returnClient gives a client the main thread executed or held (blocked, paused) back to its
 // thread, which writes the replies.
-func (s *Server) returnClient(c *client) { s.io.Return(c.conn) }
+func (s *Server) returnClient(c *client) {
+	if s.aof.holdReplies && len(s.aof.buf) > 0 {
+		s.holdForAOF(c)
+		return
+	}
+	s.io.Return(c.conn)
+}
 
 // beforeSleep does what must happen before the main thread waits again: wake clients blocked on
 // keys that received data, flush direct-mode out-of-band output, return resumed clients.
@@ -394,6 +406,9 @@ func (s *Server) beforeSleep() {
 	}
 	if s.repl.master != nil || s.repl.handshakes > 0 {
 		s.replicaBeforeSleep()
+	}
+	if s.aof.file != nil {
+		s.aofBeforeSleep() // last: the replies held for appendfsync always go out after it
 	}
 	s.io.Flush()
 }
@@ -509,6 +524,7 @@ func (s *Server) pushTo(c *client, data []byte) {
 }
 
 func (s *Server) stopAll() {
+	s.closeAOF()
 	s.closeListeners()
 	s.io.Stop()
 	s.bio.stop()

@@ -1,0 +1,298 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Loading at start. With appendonly yes and an AOF on disk, the AOF wins over dump.rdb, as in
+// Redis: it holds every acknowledged write. The base loads as an RDB (or as commands, when Redis
+// wrote it with aof-use-rdb-preamble no), then each incremental file in manifest order is
+// replayed through a client of no connection, as Redis's fake AOF client does. A last file cut
+// short by a crash loads up to its last complete command and is truncated there, with
+// aof-load-truncated yes; with no, the server refuses to start. With appendonly yes and no AOF
+// yet, dump.rdb is loaded (Redis 7.0 would ignore it and start empty) and becomes the first base.
+
+// loadAtStart fills the keyspace from the AOF or dump.rdb and opens the AOF when it is on.
+func (s *Server) loadAtStart() error {
+	a := &s.aof
+	a.lastRewriteSec, a.lastRewriteOK, a.selectedDB = -1, true, -1
+	m, err := s.readManifest()
+	if err != nil {
+		if s.cfg.AppendOnly {
+			return err
+		}
+		s.logf(logWarning, "%v", err)
+		m = nil
+	}
+	a.manifest = m
+	if !s.cfg.AppendOnly {
+		return s.loadRDB()
+	}
+	removeStaleTempFiles(s.aofDir(), func(name string) { s.logf(logNotice, "Removed %s, left by a rewrite that did not finish", name) })
+	if m == nil || m.empty() {
+		if err := s.loadRDB(); err != nil {
+			return err
+		}
+		return s.createAOFAtStart()
+	}
+	if err := s.loadAOF(m); err != nil {
+		return err
+	}
+	return s.openAOFAtStart()
+}
+
+// createAOFAtStart writes the first base, of what was loaded, and opens the first incremental
+// file.
+func (s *Server) createAOFAtStart() error {
+	a := &s.aof
+	if err := os.MkdirAll(s.aofDir(), 0o755); err != nil {
+		return fmt.Errorf("Can't open or create append-only dir %s: %w", s.cfg.AppendDirname, err)
+	}
+	m := &aofManifest{}
+	if a.manifest != nil {
+		m = a.manifest.clone()
+	}
+	baseName, baseSeq := s.newBaseName(m)
+	if err := s.writeKeyspace(s.aofPath(baseName), true); err != nil {
+		return fmt.Errorf("Can't create the AOF base file %s: %w", baseName, err)
+	}
+	s.logf(logNotice, "Creating AOF base file %s on server start", baseName)
+	if m.base != nil {
+		h := *m.base
+		h.typ = aofTypeHistory
+		m.history = append(m.history, h)
+	}
+	for _, ai := range m.incr {
+		ai.typ = aofTypeHistory
+		m.history = append(m.history, ai)
+	}
+	m.base, m.baseSeq, m.incr = &aofInfo{name: baseName, seq: baseSeq, typ: aofTypeBase}, baseSeq, nil
+	a.manifest = m
+	return s.openAOFAtStart()
+}
+
+// openAOFAtStart opens the last incremental file for appending (a new one when the manifest has
+// none) and removes history files.
+func (s *Server) openAOFAtStart() error {
+	a := &s.aof
+	m := a.manifest.clone()
+	var name string
+	if n := len(m.incr); n > 0 {
+		name = m.incr[n-1].name
+	} else {
+		var seq int64
+		name, seq = s.newIncrName(m)
+		m.incr = append(m.incr, aofInfo{name: name, seq: seq, typ: aofTypeIncr})
+		m.incrSeq = seq
+		s.logf(logNotice, "Creating AOF incr file %s on server start", name)
+	}
+	f, size, err := s.openIncr(name, false)
+	if err != nil {
+		return err
+	}
+	if err := s.persistManifest(m); err != nil {
+		_ = f.Close()
+		return err
+	}
+	a.manifest = m
+	a.file, a.fileName, a.incrSize = f, name, size
+	a.baseSize, a.currentSize = 0, 0
+	if m.base != nil {
+		if fi, err := os.Stat(s.aofPath(m.base.name)); err == nil {
+			a.baseSize = fi.Size()
+		}
+	}
+	a.currentSize = a.baseSize
+	for _, ai := range m.incr {
+		if fi, err := os.Stat(s.aofPath(ai.name)); err == nil {
+			a.currentSize += fi.Size()
+		}
+	}
+	a.on = true
+	a.selectedDB = -1
+	s.deleteHistory()
+	s.updatePropagation()
+	return nil
+}
+
+// loadAOF replays the base and the incremental files the manifest lists.
+func (s *Server) loadAOF(m *aofManifest) error {
+	s.hookNewKeys(false)
+	defer s.hookNewKeys(true)
+	s.loading = true
+	defer func() { s.loading = false }()
+	var files []aofInfo
+	if m.base != nil {
+		files = append(files, *m.base)
+	}
+	files = append(files, m.incr...)
+	for _, ai := range files {
+		if _, err := os.Stat(s.aofPath(ai.name)); err != nil {
+			return fmt.Errorf("The append log file %s doesn't exist: %w", ai.name, err)
+		}
+	}
+	start := time.Now()
+	for i, ai := range files {
+		fileStart := time.Now()
+		if err := s.loadAOFFile(ai.name, i == len(files)-1); err != nil {
+			return err
+		}
+		kind := "incr"
+		if ai.typ == aofTypeBase {
+			kind = "base"
+		}
+		s.logf(logNotice, "DB loaded from %s file %s: %.3f seconds", kind, ai.name, time.Since(fileStart).Seconds())
+	}
+	s.logf(logNotice, "DB loaded from append only file: %.3f seconds", time.Since(start).Seconds())
+	return nil
+}
+
+// countingReader counts the bytes read from a file, so that the loader knows the offset of the
+// last complete command behind its buffer.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// errShortAOF is a file that ends inside a command.
+var errShortAOF = errors.New("unexpected end of file")
+
+// loadAOFFile replays one file of the AOF (Redis's loadSingleAppendOnlyFile).
+func (s *Server) loadAOFFile(name string, last bool) error {
+	path := s.aofPath(name)
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("Fatal error: can't open the append log file %s for reading: %w", name, err)
+	}
+	defer f.Close()
+	cr := &countingReader{r: f}
+	br := bufio.NewReaderSize(cr, 1<<20)
+	offset := func() int64 { return cr.n - int64(br.Buffered()) }
+	if sig, _ := br.Peek(5); string(sig) == "REDIS" {
+		s.logf(logNotice, "Reading RDB base file on AOF loading...")
+		if _, _, _, err := s.loadRDBStream(br, time.Now(), true); err != nil {
+			return fmt.Errorf("Error reading the RDB base file %s, AOF loading aborted: %w", name, err)
+		}
+	}
+	fake := newClient(0, -1, 0)
+	fake.addr, fake.authed, fake.user = "aof", true, s.acl.defaultUser
+	validUpTo := offset()
+	var validBeforeMulti int64
+	for {
+		argv, err := readAOFCommand(br)
+		if err == io.EOF {
+			break
+		}
+		if err == errShortAOF {
+			return s.shortAOF(name, path, last, validUpTo)
+		}
+		if err != nil {
+			return fmt.Errorf("Bad file format reading the append only file %s: make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>", name)
+		}
+		if argv == nil {
+			continue // an annotation
+		}
+		cmd := s.lookupCommand(argv[0])
+		if cmd == nil {
+			return fmt.Errorf("Unknown command '%s' reading the append only file %s", argv[0], name)
+		}
+		if cmd.name == "multi" {
+			validBeforeMulti = validUpTo
+		}
+		if fake.flags&flagMulti != 0 && cmd.name != "exec" {
+			s.queueMulti(fake, cmd, argv)
+		} else {
+			s.execute(fake, cmd, argv)
+		}
+		fake.w.Buf = fake.w.Buf[:0]
+		validUpTo = offset()
+	}
+	if fake.flags&flagMulti != 0 {
+		s.logf(logWarning, "Revert incomplete MULTI/EXEC transaction in AOF file %s", name)
+		return s.shortAOF(name, path, last, validBeforeMulti)
+	}
+	return nil
+}
+
+// shortAOF handles a file that ends inside a command (or a transaction): loaded up to its last
+// complete one and truncated there when aof-load-truncated allows it and it is the last file.
+func (s *Server) shortAOF(name, path string, last bool, validUpTo int64) error {
+	if s.cfg.AOFLoadTruncated && last {
+		s.logf(logWarning, "!!! Warning: short read while loading the AOF file %s!!!", name)
+		s.logf(logWarning, "!!! Truncating the AOF %s at offset %d !!!", name, validUpTo)
+		if err := os.Truncate(path, validUpTo); err != nil {
+			return fmt.Errorf("Error truncating the AOF file %s: %w", name, err)
+		}
+		s.logf(logWarning, "AOF %s loaded anyway because aof-load-truncated is enabled", name)
+		return nil
+	}
+	if s.cfg.AOFLoadTruncated {
+		return fmt.Errorf("Fatal error: the truncated file is not the last file (%s)", name)
+	}
+	return fmt.Errorf("Unexpected end of file reading the append only file %s. You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server.", name)
+}
+
+// readAOFCommand reads one command in RESP form; nil argv for an annotation line ("#TS:...").
+// It returns io.EOF at a clean end, errShortAOF inside a command, another error for a format
+// error.
+func readAOFCommand(br *bufio.Reader) ([][]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err == io.EOF && len(line) == 0 {
+		return nil, io.EOF
+	}
+	if err != nil {
+		if err == io.EOF {
+			return nil, errShortAOF
+		}
+		return nil, err
+	}
+	if line[0] == '#' {
+		return nil, nil
+	}
+	if line[0] != '*' {
+		return nil, errors.New("format")
+	}
+	argc, err := strconv.Atoi(string(bytes.TrimRight(line[1:], "\r\n")))
+	if err != nil || argc < 1 {
+		return nil, errors.New("format")
+	}
+	argv := make([][]byte, 0, min(argc, 1024))
+	for j := 0; j < argc; j++ {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			if err == io.EOF {
+				return nil, errShortAOF
+			}
+			return nil, err
+		}
+		if line[0] != '$' {
+			return nil, errors.New("format")
+		}
+		n, err := strconv.Atoi(string(bytes.TrimRight(line[1:], "\r\n")))
+		if err != nil || n < 0 {
+			return nil, errors.New("format")
+		}
+		arg := make([]byte, n+2)
+		if _, err := io.ReadFull(br, arg); err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return nil, errShortAOF
+			}
+			return nil, err
+		}
+		argv = append(argv, arg[:n])
+	}
+	return argv, nil
+}
