@@ -1,0 +1,290 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/testpeer"
+)
+
+// TestAOFManifestFormat: the manifest reads and writes as Redis's aof.c does, and refuses what
+// Redis refuses.
+func TestAOFManifestFormat(t *testing.T) {
+	text := "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.1.incr.aof seq 1 type h\n" +
+		"file appendonly.aof.3.incr.aof seq 3 type i\nfile appendonly.aof.4.incr.aof seq 4 type i\n"
+	m, err := parseManifest([]byte("# a comment\n" + text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.String(); got != text {
+		t.Fatalf("round trip:\n%s\nwant\n%s", got, text)
+	}
+	if m.baseSeq != 2 || m.incrSeq != 4 || len(m.incr) != 2 || len(m.history) != 1 {
+		t.Fatalf("parsed %+v", m)
+	}
+	quoted := &aofManifest{base: &aofInfo{name: "my file", seq: 1, typ: aofTypeBase}}
+	if back, err := parseManifest([]byte(quoted.String())); err != nil || back.base.name != "my file" {
+		t.Fatalf("quoted name: %q → %v %v", quoted.String(), back, err)
+	}
+	for bad, want := range map[string]string{
+		"":                        "Found an empty AOF manifest",
+		"file a seq 1\n":          "Invalid AOF manifest file format",
+		"file a/b seq 1 type b\n": "File can't be a path, just a filename",
+		"file a seq 1 type b\nfile b seq 2 type b\n": "Found duplicate base file information",
+		"file a seq 2 type i\nfile b seq 1 type i\n": "Found a non-monotonic sequence number",
+		"file a seq 1 type x\n":                      "Unknown AOF file type",
+	} {
+		if _, err := parseManifest([]byte(bad)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", bad, err, want)
+		}
+	}
+}
+
+// aofWrites are the commands after the fixture: several databases, a transaction, expiries
+// (relative ones are recorded as absolute), a float increment, a pop, and a key deleted.
+func aofWrites() [][]string {
+	return split("INCR counter", "INCR counter", "INCRBYFLOAT f 1.5", "SET ttl v PXAT 4102444800000",
+		"PEXPIREAT s:text 4102444800000", "EXPIRE l:big 100000", "PERSIST l:big", "LPOP l:small", "DEL s:neg", "SELECT 3", "SET in-db3 x", "HSET h3 a 1",
+		"SELECT 0", "MULTI", "INCR counter", "RPUSH l:small tail", "EXEC", "SPOP set:str", "SET gone v PX 1")
+}
+
+var aofKeys = append(append([]string(nil), fixtureKeys...), "counter", "f", "ttl", "in-db3", "h3", "gone")
+
+// readAll records what a server holds for aofKeys in databases 0 and 3.
+func readAll(p *peerConn) map[string]string {
+	out := map[string]string{}
+	for _, db := range []string{"0", "3"} {
+		p.do("SELECT", db)
+		for _, key := range aofKeys {
+			for _, cmd := range readBack(key) {
+				if cmd[0] == "OBJECT" {
+					continue // a replayed key is new: its idle time starts again
+				}
+				out[db+" "+strings.Join(cmd, " ")] = p.do(cmd...)
+			}
+		}
+		out[db+" DBSIZE"] = p.do("DBSIZE")
+	}
+	p.do("SELECT", "0")
+	return out
+}
+
+func diffAll(t *testing.T, what string, want, got map[string]string) {
+	t.Helper()
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %s:\n want %.200q\n got  %.200q", what, k, w, got[k])
+		}
+	}
+}
+
+// waitInfo waits until INFO persistence shows field:value.
+func waitInfo(t *testing.T, p *peerConn, field, value string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(p.do("INFO", "persistence"), "\r\n"+field+":"+value+"\r\n") {
+		if time.Now().After(deadline) {
+			t.Fatalf("INFO persistence never showed %s:%s:\n%s", field, value, p.do("INFO", "persistence"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// checkAOF runs redis-check-aof on a directory's manifest.
+func checkAOF(t *testing.T, dir string) {
+	t.Helper()
+	bin := testpeer.Require(t, "redis-check-aof")
+	out, err := exec.Command(bin, filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest")).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "All AOF files and manifest are valid") {
+		t.Fatalf("redis-check-aof: %v\n%s", err, out)
+	}
+}
+
+// shutdownPeer stops a server with SHUTDOWN NOSAVE (which answers nothing) and waits for it.
+func shutdownPeer(t *testing.T, p *peerConn, cmd *exec.Cmd) {
+	t.Helper()
+	if _, err := io.WriteString(p.c, "*2\r\n$8\r\nSHUTDOWN\r\n$6\r\nNOSAVE\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, p.c) // until the server closes the connection
+	if cmd != nil {
+		if err := waitExit(cmd, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestAOFCrossWithRedis: the same writes on iocache and Debian's redis-server, each with
+// appendonly yes, a BGREWRITEAOF in the middle; redis-check-aof accepts iocache's AOF before and
+// after the rewrite, and each server, restarted on the other's AOF directory, holds the same data.
+func TestAOFCrossWithRedis(t *testing.T) {
+	ioDir, redisDir := t.TempDir(), t.TempDir()
+	ioAddr, ioCmd := startProcess(t, "--dir", ioDir, "--appendonly", "yes")
+	redisAddr := redisPeerIn(t, redisDir, "--appendonly", "yes", "--save", "")
+	i, r := dialPeer(t, ioAddr), dialPeer(t, redisAddr)
+	for _, cmd := range dumpFixture() {
+		i.do(cmd...)
+		r.do(cmd...)
+	}
+	checkAOF(t, ioDir)
+	for _, p := range []*peerConn{i, r} {
+		if got := p.do("BGREWRITEAOF"); got != "+Background append only file rewriting started\r\n" {
+			t.Fatalf("BGREWRITEAOF: %q", got)
+		}
+	}
+	for _, p := range []*peerConn{i, r} {
+		for _, cmd := range aofWrites() {
+			p.do(cmd...)
+		}
+		waitInfo(t, p, "aof_rewrites", "1")
+		waitInfo(t, p, "aof_rewrite_in_progress", "0")
+	}
+	checkAOF(t, ioDir)
+	time.Sleep(5 * time.Millisecond) // "gone" expires
+	want := readAll(r)
+	diffAll(t, "iocache before restart", want, readAll(i))
+	shutdownPeer(t, i, ioCmd)
+	shutdownPeer(t, r, nil)
+	time.Sleep(100 * time.Millisecond) // redis-server's exit
+	ioAddr, _ = startProcess(t, "--dir", redisDir, "--appendonly", "yes")
+	diffAll(t, "iocache on Redis's AOF", want, readAll(dialPeer(t, ioAddr)))
+	redisAddr = redisPeerIn(t, ioDir, "--appendonly", "yes", "--save", "")
+	diffAll(t, "Redis on iocache's AOF", want, readAll(dialPeer(t, redisAddr)))
+}
+
+// TestAOFTruncatedTail: a last incremental file that ends inside a command (a crash in the
+// middle of a write) loads up to the last whole command and is cut there with
+// aof-load-truncated yes, and stops the start with Redis's message with no.
+func TestAOFTruncatedTail(t *testing.T) {
+	dir := t.TempDir()
+	addr, cmd := startProcess(t, "--dir", dir, "--appendonly", "yes")
+	p := dialPeer(t, addr)
+	p.do("SET", "a", "1")
+	p.do("MULTI")
+	p.do("INCR", "n")
+	p.do("INCR", "n")
+	p.do("EXEC")
+	shutdownPeer(t, p, cmd)
+	incr := filepath.Join(dir, "appendonlydir", "appendonly.aof.1.incr.aof")
+	whole, err := os.ReadFile(incr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tail := range map[string]string{
+		"half a command":     "*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$5\r\nhal",
+		"half a transaction": "*1\r\n$5\r\nMULTI\r\n*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := os.WriteFile(incr, append(append([]byte(nil), whole...), tail...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg := config.New()
+			cfg.Dir, cfg.AppendOnly, cfg.AOFLoadTruncated, cfg.Port, cfg.MetricsPort = dir, true, false, 0, 0
+			cfg.Bind, cfg.LogLevel = []string{"127.0.0.1"}, "nothing"
+			if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "Unexpected end of file reading the append only file appendonly.aof.1.incr.aof") {
+				t.Fatalf("aof-load-truncated no: %v", err)
+			}
+			_, addr := startServer(t, func(c *config.Config) { c.Dir, c.AppendOnly, c.AOFLoadTruncated = dir, true, true })
+			p := dialPeer(t, addr)
+			if got := p.do("MGET", "a", "b", "n"); got != "*3\r\n$1\r\n1\r\n$-1\r\n$1\r\n2\r\n" {
+				t.Fatalf("after loading the truncated AOF: %q", got)
+			}
+			if fi, err := os.Stat(incr); err != nil || fi.Size() != int64(len(whole)) {
+				t.Fatalf("not truncated to %d bytes: %v %v", len(whole), fi.Size(), err)
+			}
+			p.do("SET", "c", "3") // appended after the cut: the file stays valid
+			p.do("PING")          // the SET's iteration wrote it
+			checkAOF(t, dir)
+		})
+	}
+}
+
+// TestAOFTurnedOnLive: CONFIG SET appendonly yes on a server with data writes a base of it
+// (while writes go on) and appends from there; a restart with appendonly yes has everything,
+// including what was written while the base was written. CONFIG SET appendonly no stops it.
+func TestAOFTurnedOnLive(t *testing.T) {
+	dir := t.TempDir()
+	addr, cmd := startProcess(t, "--dir", dir)
+	p := dialPeer(t, addr)
+	var batch [][]string
+	for n := 0; n < 20000; n++ {
+		batch = append(batch, []string{"SET", fmt.Sprintf("k%d", n), fmt.Sprint(n)})
+	}
+	p.pipeline(batch)
+	p.do("RPUSH", "list", "a", "b")
+	if got := p.do("CONFIG", "SET", "appendonly", "yes"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET appendonly yes: %q", got)
+	}
+	p.do("SET", "during", "1")
+	p.do("INCR", "k7")
+	waitInfo(t, p, "aof_enabled", "1")
+	waitInfo(t, p, "aof_rewrite_in_progress", "0")
+	p.do("SET", "after", "2")
+	p.do("DEL", "k8")
+	m, err := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest"))
+	if err != nil || string(m) != "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n" {
+		t.Fatalf("manifest: %q %v", m, err)
+	}
+	checkAOF(t, dir)
+	shutdownPeer(t, p, cmd)
+	addr, cmd = startProcess(t, "--dir", dir, "--appendonly", "yes")
+	p = dialPeer(t, addr)
+	if got := p.do("MGET", "during", "after", "k7", "k8", "k19999"); got != "*5\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n8\r\n$-1\r\n$5\r\n19999\r\n" {
+		t.Fatalf("after restart: %q", got)
+	}
+	if got := p.do("DBSIZE"); got != ":20002\r\n" {
+		t.Fatalf("DBSIZE after restart: %q", got)
+	}
+	if got := p.do("CONFIG", "SET", "appendonly", "no"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET appendonly no: %q", got)
+	}
+	p.do("SET", "off", "1")
+	shutdownPeer(t, p, cmd)
+	addr, _ = startProcess(t, "--dir", dir, "--appendonly", "yes")
+	if got := dialPeer(t, addr).do("EXISTS", "off", "after"); got != ":1\r\n" {
+		t.Fatalf("written with the AOF off: EXISTS = %q", got)
+	}
+}
+
+// TestAOFInfoAndErrors: INFO persistence's AOF fields as Redis 7.0 prints them, BGREWRITEAOF's
+// replies, and BGSAVE's while a rewrite runs.
+func TestAOFInfoAndErrors(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) { c.AppendOnly = true })
+	p := dialPeer(t, addr)
+	info := p.do("INFO", "persistence")
+	for _, field := range []string{"aof_enabled:1", "aof_rewrite_in_progress:0", "aof_rewrite_scheduled:0",
+		"aof_last_rewrite_time_sec:-1", "aof_current_rewrite_time_sec:-1", "aof_last_bgrewrite_status:ok",
+		"aof_rewrites:0", "aof_last_write_status:ok", "aof_current_size:", "aof_base_size:", "aof_pending_rewrite:0",
+		"aof_buffer_length:0", "aof_pending_bio_fsync:", "aof_delayed_fsync:0"} {
+		if !strings.Contains(info, "\r\n"+field) {
+			t.Errorf("INFO persistence lacks %s:\n%s", field, info)
+		}
+	}
+	// A BGSAVE runs: the rewrite waits for it, as behind Redis's child.
+	var batch [][]string
+	for n := 0; n < 50000; n++ {
+		batch = append(batch, []string{"SET", fmt.Sprintf("k%d", n), strings.Repeat("v", 100)})
+	}
+	p.pipeline(batch)
+	if got := p.do("BGSAVE"); got != "+Background saving started\r\n" {
+		t.Fatalf("BGSAVE: %q", got)
+	}
+	if got := p.do("BGREWRITEAOF"); got != "+Background append only file rewriting scheduled\r\n" {
+		t.Fatalf("BGREWRITEAOF during BGSAVE: %q", got)
+	}
+	waitInfo(t, p, "aof_rewrite_in_progress", "1")
+	if got := p.do("BGREWRITEAOF"); got != "-ERR Background append only file rewriting already in progress\r\n" {
+		t.Fatalf("BGREWRITEAOF during a rewrite: %q", got)
+	}
+	if got := p.do("BGSAVE"); !strings.HasPrefix(got, "-ERR Another child process is active (AOF?)") && !strings.HasPrefix(got, "+") {
+		t.Fatalf("BGSAVE during a rewrite: %q", got)
+	}
+	waitInfo(t, p, "aof_rewrites", "1")
+}
