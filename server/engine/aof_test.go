@@ -288,3 +288,34 @@ func TestAOFInfoAndErrors(t *testing.T) {
 	}
 	waitInfo(t, p, "aof_rewrites", "1")
 }
+
+// TestAOFWriteErrorRefusesWrites: when the AOF cannot be written (here the file size limit, as a
+// full disk would), writes and PING get Redis's MISCONF error for the AOF, reads still work,
+// INFO reports it, and the file keeps only whole commands (a short write is cut off again).
+func TestAOFWriteErrorRefusesWrites(t *testing.T) {
+	dir := t.TempDir()
+	args := processArgs([]string{"--dir", dir, "--appendonly", "yes", "--appendfsync", "everysec"})
+	// ulimit -f counts 512-byte blocks: 100 KiB. Go ignores SIGXFSZ, so writes fail with EFBIG.
+	addr, _ := startCommand(t, exec.Command("sh", append([]string{"-c", `ulimit -f 200; exec "$0" "$@"`, serverBinary(t)}, args...)...))
+	p := dialPeer(t, addr)
+	value := strings.Repeat("v", 6000)
+	var refused string
+	for n := 0; n < 40 && refused == ""; n++ {
+		if got := p.do("SET", fmt.Sprintf("k%d", n), value); got != "+OK\r\n" {
+			refused = got
+		}
+	}
+	if want := "-MISCONF Errors writing to the AOF file: File too large\r\n"; refused != want {
+		t.Fatalf("write past the limit: %q, want %q", refused, want)
+	}
+	if got := p.do("PING"); !strings.HasPrefix(got, "-MISCONF") {
+		t.Fatalf("PING: %q", got)
+	}
+	if got := p.do("STRLEN", "k0"); got != ":6000\r\n" {
+		t.Fatalf("read: %q", got)
+	}
+	if info := p.do("INFO", "persistence"); !strings.Contains(info, "aof_last_write_status:err") {
+		t.Fatalf("INFO persistence:\n%s", info)
+	}
+	checkAOF(t, dir)
+}

@@ -136,7 +136,19 @@ func serverBinary(t testing.TB) string {
 // startProcess runs iocache-server as a child process and returns its address and PID.
 func startProcess(t testing.TB, args ...string) (string, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(serverBinary(t), append([]string{"--port", "0", "--bind", "127.0.0.1", "--metrics-port", "0", "--save", ""}, args...)...)
+	return startCommand(t, exec.Command(serverBinary(t), processArgs(args)...))
+}
+
+// processArgs are the arguments of a test's server process: a free port, no metrics, no save
+// points, then args.
+func processArgs(args []string) []string {
+	return append([]string{"--port", "0", "--bind", "127.0.0.1", "--metrics-port", "0", "--save", ""}, args...)
+}
+
+// startCommand starts a command that runs iocache-server (under a shell that sets limits, say)
+// and returns its address once it is ready.
+func startCommand(t testing.TB, cmd *exec.Cmd) (string, *exec.Cmd) {
+	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
