@@ -319,3 +319,45 @@ func TestAOFWriteErrorRefusesWrites(t *testing.T) {
 	}
 	checkAOF(t, dir)
 }
+
+// TestAOFOnReplica: a replica with appendonly yes starts its AOF again from a base of what the
+// full sync loaded (the data it had before is gone), then appends its primary's stream; restarted
+// alone on that AOF it has the primary's data.
+func TestAOFOnReplica(t *testing.T) {
+	primary := dialPeer(t, startRedisPeer(t))
+	for n := 0; n < 100; n++ {
+		primary.do("SET", fmt.Sprintf("k%d", n), fmt.Sprint(n))
+	}
+	dir := t.TempDir()
+	host, port, _ := strings.Cut(primary.c.RemoteAddr().String(), ":")
+	addr, cmd := startProcess(t, "--dir", dir, "--appendonly", "yes")
+	p := dialPeer(t, addr)
+	p.do("SET", "before-sync", "x")
+	p.do("REPLICAOF", host, port)
+	deadline := time.Now().Add(10 * time.Second)
+	for p.do("DBSIZE") != ":100\r\n" || !strings.Contains(p.do("INFO", "replication"), "master_link_status:up") {
+		if time.Now().After(deadline) {
+			t.Fatalf("replica never synced: DBSIZE %q", p.do("DBSIZE"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	primary.do("INCR", "k1")
+	primary.do("SET", "streamed", "y")
+	for p.do("GET", "streamed") != "$1\r\ny\r\n" {
+		if time.Now().After(deadline) {
+			t.Fatal("the stream never arrived")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	waitInfo(t, p, "aof_rewrite_in_progress", "0")
+	checkAOF(t, dir)
+	shutdownPeer(t, p, cmd)
+	addr, _ = startProcess(t, "--dir", dir, "--appendonly", "yes")
+	p = dialPeer(t, addr)
+	if got := p.do("MGET", "k1", "k99", "streamed", "before-sync"); got != "*4\r\n$1\r\n2\r\n$2\r\n99\r\n$1\r\ny\r\n$-1\r\n" {
+		t.Fatalf("restarted on the replica's AOF: %q", got)
+	}
+	if got := p.do("DBSIZE"); got != ":101\r\n" {
+		t.Fatalf("DBSIZE: %q", got)
+	}
+}
