@@ -56,7 +56,6 @@ type aofState struct {
 	// writeErr is the last failed write, until a write succeeds: writes are refused meanwhile.
 	writeErr    error
 	lastErrLog  int64
-	createStart bool // appendonly yes found no AOF: its base is written before clients come
 	// Rewrites (aof_rewrite.go).
 	rewriteScheduled    bool
 	rewrites            int64
