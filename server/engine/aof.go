@@ -54,8 +54,8 @@ type aofState struct {
 	postponedSince int64
 	delayedFsync   int64
 	// writeErr is the last failed write, until a write succeeds: writes are refused meanwhile.
-	writeErr    error
-	lastErrLog  int64
+	writeErr   error
+	lastErrLog int64
 	// Rewrites (aof_rewrite.go).
 	rewriteScheduled    bool
 	rewrites            int64
