@@ -36,6 +36,7 @@ func (s *Server) loadAtStart() error {
 		return s.loadRDB()
 	}
 	removeStaleTempFiles(s.aofDir(), func(name string) { s.logf(logNotice, "Removed %s, left by a rewrite that did not finish", name) })
+	_ = os.Remove(s.aofPath(s.tempIncrName())) // an AOF turned on live that never got its base
 	if m == nil || m.empty() {
 		if err := s.loadRDB(); err != nil {
 			return err

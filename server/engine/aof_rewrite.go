@@ -97,9 +97,7 @@ func (s *Server) finishAOFRewrite(sn *rdbSnapshot) {
 		if sn.cancelled {
 			s.logf(logNotice, "Background AOF rewrite was stopped")
 		} else {
-			a.lastRewriteOK = false
-			a.consecutiveFailures++
-			a.nextRetry = s.unixtime + bgsaveRetryDelay
+			s.rewriteFailed()
 			s.logf(logWarning, "Background AOF rewrite terminated with error: %v", sn.err)
 		}
 		if a.waitRewrite {
@@ -167,14 +165,27 @@ func (s *Server) finishAOFRewrite(sn *rdbSnapshot) {
 // rewriteInstallFailed records a rewrite whose base was written but could not be installed.
 func (s *Server) rewriteInstallFailed(err error) {
 	a := &s.aof
-	a.lastRewriteOK = false
-	a.consecutiveFailures++
-	a.nextRetry = s.unixtime + bgsaveRetryDelay
+	s.rewriteFailed()
 	s.logf(logWarning, "Background AOF rewrite failed to install: %v", err)
 	if a.waitRewrite {
 		a.rewriteScheduled = true
 	}
 	s.updatePropagation()
+}
+
+// rewriteFailed records a failed rewrite. Each failure leaves one more incremental file in the
+// manifest, so after three in a row the next automatic one waits longer and longer (up to an
+// hour), as Redis's AOF_REWRITE_LIMITE_THRESHOLD does.
+func (s *Server) rewriteFailed() {
+	a := &s.aof
+	a.lastRewriteOK = false
+	a.consecutiveFailures++
+	delay := int64(bgsaveRetryDelay)
+	if a.consecutiveFailures >= 3 {
+		delay = min(3600, int64(60)<<min(a.consecutiveFailures-3, 6))
+		s.logf(logWarning, "Background AOF rewrite has repeatedly failed and triggered the limit, will retry in %d seconds", delay)
+	}
+	a.nextRetry = s.unixtime + delay
 }
 
 // deleteHistory removes the files the manifest marks as history, on the bio thread, and the

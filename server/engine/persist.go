@@ -343,8 +343,20 @@ const errMisconf = "MISCONF Redis is configured to save RDB snapshots, but it's 
 // points are set and NOSAVE was not given; a running BGSAVE is abandoned first. It reports false
 // when the save failed and the shutdown must not happen (unless forced).
 func (s *Server) prepareShutdown(save, nosave, force bool) bool {
+	if s.aof.waitRewrite {
+		// The AOF turned on live has no base yet: it does not hold the data set.
+		if !force {
+			s.logf(logWarning, "Writing initial AOF, can't exit.")
+			return false
+		}
+		s.logf(logWarning, "Writing initial AOF. Exit anyway.")
+	}
 	if sn := s.persist.running; sn != nil {
-		s.logf(logWarning, "There is a background save in progress. Stopping it!")
+		if sn.aof != nil {
+			s.logf(logWarning, "There is a child rewriting the AOF. Killing it!")
+		} else {
+			s.logf(logWarning, "There is a background save in progress. Stopping it!")
+		}
 		s.abortBGSave()
 	}
 	if nosave || (!save && len(s.savePoints()) == 0) {
