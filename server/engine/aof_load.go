@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 )
@@ -18,6 +19,7 @@ import (
 // short by a crash loads up to its last complete command and is truncated there, with
 // aof-load-truncated yes; with no, the server refuses to start. With appendonly yes and no AOF
 // yet, dump.rdb is loaded (Redis 7.0 would ignore it and start empty) and becomes the first base.
+// The single-file AOF of Redis before 7.0 is not converted: the server refuses to start on one.
 
 // loadAtStart fills the keyspace from the AOF or dump.rdb and opens the AOF when it is on.
 func (s *Server) loadAtStart() error {
@@ -38,6 +40,11 @@ func (s *Server) loadAtStart() error {
 	removeStaleTempFiles(s.aofDir(), func(name string) { s.logf(logNotice, "Removed %s, left by a rewrite that did not finish", name) })
 	_ = os.Remove(s.aofPath(s.tempIncrName())) // an AOF turned on live that never got its base
 	if m == nil || m.empty() {
+		if _, err := os.Stat(filepath.Join(s.cfg.Dir, s.cfg.AppendFilename)); err == nil {
+			// Redis 7.0 moves such a file into the directory as its base; iocache does not, and
+			// starting from dump.rdb instead would silently drop what only that file holds.
+			return fmt.Errorf("Found %s, an append only file of a Redis before 7.0, and no %s in %s: iocache does not convert it. Start redis-server 7.0 with appendonly yes on this directory once to convert it, or remove it", s.cfg.AppendFilename, s.manifestName(), s.cfg.AppendDirname)
+		}
 		if err := s.loadRDB(); err != nil {
 			return err
 		}

@@ -361,3 +361,35 @@ func TestAOFOnReplica(t *testing.T) {
 		t.Fatalf("DBSIZE: %q", got)
 	}
 }
+
+// TestAOFFirstStartKeepsDumpRDB: appendonly yes on a directory with dump.rdb and no AOF loads
+// dump.rdb and makes it the first base (Redis 7.0 would start empty, and its next save would
+// overwrite dump.rdb); a single-file AOF of Redis before 7.0 stops the start rather than being
+// ignored.
+func TestAOFFirstStartKeepsDumpRDB(t *testing.T) {
+	dir := t.TempDir()
+	_, addr := startServer(t, func(c *config.Config) { c.Dir, c.Save = dir, "" })
+	p := dialPeer(t, addr)
+	p.do("SET", "from-rdb", "1")
+	if got := p.do("SAVE"); got != "+OK\r\n" {
+		t.Fatalf("SAVE: %q", got)
+	}
+	_, addr = startServer(t, func(c *config.Config) { c.Dir, c.Save, c.AppendOnly = dir, "", true })
+	if got := dialPeer(t, addr).do("GET", "from-rdb"); got != "$1\r\n1\r\n" {
+		t.Fatalf("GET: %q", got)
+	}
+	checkAOF(t, dir)
+	if _, err := os.Stat(filepath.Join(dir, "appendonlydir", "appendonly.aof.1.base.rdb")); err != nil {
+		t.Fatal(err)
+	}
+
+	old := t.TempDir()
+	if err := os.WriteFile(filepath.Join(old, "appendonly.aof"), []byte("*1\r\n$4\r\nPING\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.New()
+	cfg.Dir, cfg.AppendOnly, cfg.Port, cfg.MetricsPort, cfg.Bind, cfg.LogLevel = old, true, 0, 0, []string{"127.0.0.1"}, "nothing"
+	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "Found appendonly.aof, an append only file of a Redis before 7.0") {
+		t.Fatalf("old single-file AOF: %v", err)
+	}
+}
