@@ -16,11 +16,13 @@ import (
 // manifest (aof_manifest.go). The commands are the propagation stream replicas get
 // (propagate.go): every unit of writes goes, in its deterministic form, into an in-memory buffer
 // on the main thread, and the buffer is written to the current incremental file once per
-// event-loop iteration, in beforeSleep, with one write. appendfsync says when it reaches the
-// disk: always, with an fdatasync on the main thread right after that write, and the replies of
-// the iteration are held back until then (group commit: one write and one fsync cover every
-// client of the iteration); everysec, by an fdatasync on the bio thread at most once a second;
-// no, whenever the kernel writes it. Loading is aof_load.go, BGREWRITEAOF aof_rewrite.go.
+// event-loop iteration, in beforeSleep, with one write, and the replies of the iteration are held
+// back until then, as Redis writes the AOF before it writes replies: a process that crashes
+// loses no acknowledged write. appendfsync says when the write reaches the disk: always, with an
+// fdatasync on the main thread right after it, before the replies go (group commit: one write and
+// one fsync cover every client of the iteration); everysec, by an fdatasync on the bio thread at
+// most once a second (while one is slow, writes wait up to two seconds and replies do not); no,
+// whenever the kernel writes it. Loading is aof_load.go, BGREWRITEAOF aof_rewrite.go.
 
 // aofState is the main thread's AOF state (Redis's aof_* server fields).
 type aofState struct {
@@ -30,8 +32,8 @@ type aofState struct {
 	on          bool
 	waitRewrite bool
 	feeding     bool
-	// holdReplies: appendfsync always while feeding; replies of an iteration that wrote wait for
-	// the fsync.
+	// holdReplies: while feeding, replies of an iteration that wrote wait for its write (and
+	// fsync, with always).
 	holdReplies bool
 	buf         []byte
 	held        []*client
@@ -74,7 +76,7 @@ const aofWriteErrorLogRate = 30
 func (s *Server) updatePropagation() {
 	a := &s.aof
 	a.feeding = a.on || (a.waitRewrite && s.aofRewriteRunning())
-	a.holdReplies = a.feeding && s.cfg.AppendFsync == "always"
+	a.holdReplies = a.feeding
 	s.propagating = s.repl.feeding || a.feeding
 	if !a.holdReplies {
 		s.releaseHeld()
@@ -131,7 +133,7 @@ func (s *Server) aofSelect(db int) {
 	a.buf = appendCommand(a.buf, [][]byte{[]byte("SELECT"), []byte(fmt.Sprint(db))})
 }
 
-// holdForAOF keeps a client's replies until the AOF buffer is on disk (appendfsync always).
+// holdForAOF keeps a client's replies until the AOF buffer is written.
 func (s *Server) holdForAOF(c *client) {
 	c.mainOwned = true
 	s.aof.held = append(s.aof.held, c)
@@ -153,12 +155,12 @@ func (s *Server) releaseHeld() {
 }
 
 // aofBeforeSleep writes the iteration's commands and fsyncs as appendfsync says, then lets the
-// held replies go.
+// held replies go. With always the buffer is empty by then (a failed write ends the process);
+// with everysec a write that waits for a slow fsync, or failed, does not hold replies, as in
+// Redis.
 func (s *Server) aofBeforeSleep() {
 	s.flushAOF(false)
-	if len(s.aof.buf) == 0 {
-		s.releaseHeld()
-	}
+	s.releaseHeld()
 }
 
 // flushAOF writes the buffer to the incremental file (Redis's flushAppendOnlyFile). force

@@ -294,7 +294,9 @@ func TestAOFInfoAndErrors(t *testing.T) {
 // INFO reports it, and the file keeps only whole commands (a short write is cut off again).
 func TestAOFWriteErrorRefusesWrites(t *testing.T) {
 	dir := t.TempDir()
-	args := processArgs([]string{"--dir", dir, "--appendonly", "yes", "--appendfsync", "everysec"})
+	// appendfsync no: with everysec a slow fsync on a busy machine would postpone the writes
+	// (and so the error) for up to two seconds.
+	args := processArgs([]string{"--dir", dir, "--appendonly", "yes", "--appendfsync", "no"})
 	// ulimit -f counts 512-byte blocks: 100 KiB. Go ignores SIGXFSZ, so writes fail with EFBIG.
 	addr, _ := startCommand(t, exec.Command("sh", append([]string{"-c", `ulimit -f 200; exec "$0" "$@"`, serverBinary(t)}, args...)...))
 	p := dialPeer(t, addr)

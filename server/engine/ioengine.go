@@ -16,7 +16,7 @@ func (e ioEngine) Execute(c *netio.Conn) (held bool) {
 	cl := owner(c)
 	e.s.process(cl)
 	if !cl.mainOwned && e.s.aof.holdReplies && len(e.s.aof.buf) > 0 {
-		// appendfsync always: this iteration wrote, its replies wait for the fsync.
+		// This iteration wrote: its replies wait for the AOF write (aof.go).
 		e.s.holdForAOF(cl)
 	}
 	return cl.mainOwned
