@@ -140,9 +140,11 @@ type Config struct {
 	AOFUseRDBPreamble          bool
 	AOFTimestampEnabled        bool
 	AOFRewriteIncrementalFsync bool
-	StopWritesOnBGSaveError    bool
-	RDBCompression             bool
-	RDBChecksum                bool
+	// AOFDisableAutoGC keeps the files a rewrite replaced, listed as history (for debugging).
+	AOFDisableAutoGC        bool
+	StopWritesOnBGSaveError bool
+	RDBCompression          bool
+	RDBChecksum             bool
 	// saveLoaded is set once a config file or the command line gave a save line: later lines add
 	// save points instead of replacing them (see addSavePoints).
 	saveLoaded bool

@@ -295,6 +295,7 @@ func buildTable() map[string]*directive {
 		memDirective("auto-aof-rewrite-min-size", true, 0, func(c *Config) *int64 { return &c.AutoAOFRewriteMinSize }),
 		boolDirective("aof-load-truncated", true, func(c *Config) *bool { return &c.AOFLoadTruncated }),
 		boolDirective("aof-rewrite-incremental-fsync", true, func(c *Config) *bool { return &c.AOFRewriteIncrementalFsync }),
+		boolDirective("aof-disable-auto-gc", true, func(c *Config) *bool { return &c.AOFDisableAutoGC }),
 		// The base is always written in RDB format: the AOF-commands base of "no" is not
 		// implemented (such a base, written by Redis, loads).
 		refuse(boolDirective("aof-use-rdb-preamble", true, func(c *Config) *bool { return &c.AOFUseRDBPreamble }), "no",

@@ -25,7 +25,7 @@ var honoured = []string{
 	"repl-ping-replica-period", "repl-timeout", "replica-priority", "replica-read-only",
 	"replica-serve-stale-data", "replicaof",
 	// AOF (server/engine/aof_test.go).
-	"aof-load-truncated", "aof-rewrite-incremental-fsync", "aof-timestamp-enabled", "aof-use-rdb-preamble",
+	"aof-disable-auto-gc", "aof-load-truncated", "aof-rewrite-incremental-fsync", "aof-timestamp-enabled", "aof-use-rdb-preamble",
 	"appenddirname", "appendfilename", "appendfsync", "auto-aof-rewrite-min-size", "auto-aof-rewrite-percentage",
 	"no-appendfsync-on-rewrite",
 }

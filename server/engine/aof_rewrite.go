@@ -192,7 +192,7 @@ func (s *Server) rewriteFailed() {
 // manifest forgets them.
 func (s *Server) deleteHistory() {
 	a := &s.aof
-	if a.manifest == nil || len(a.manifest.history) == 0 {
+	if a.manifest == nil || len(a.manifest.history) == 0 || s.cfg.AOFDisableAutoGC {
 		return
 	}
 	m := a.manifest.clone()

@@ -395,3 +395,36 @@ func TestAOFFirstStartKeepsDumpRDB(t *testing.T) {
 		t.Fatalf("old single-file AOF: %v", err)
 	}
 }
+
+// TestAOFDisableAutoGC: with aof-disable-auto-gc yes a rewrite leaves the files it replaced,
+// listed as history; setting it back to no deletes them, as Redis does.
+func TestAOFDisableAutoGC(t *testing.T) {
+	dir := t.TempDir()
+	_, addr := startServer(t, func(c *config.Config) { c.Dir, c.AppendOnly, c.AOFDisableAutoGC = dir, true, true })
+	p := dialPeer(t, addr)
+	p.do("SET", "k", "v")
+	p.do("BGREWRITEAOF")
+	waitInfo(t, p, "aof_rewrites", "1")
+	manifest := filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest")
+	want := "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.1.base.rdb seq 1 type h\n" +
+		"file appendonly.aof.1.incr.aof seq 1 type h\nfile appendonly.aof.2.incr.aof seq 2 type i\n"
+	if m, _ := os.ReadFile(manifest); string(m) != want {
+		t.Fatalf("manifest with history:\n%s\nwant\n%s", m, want)
+	}
+	checkAOF(t, dir)
+	p.do("CONFIG", "SET", "aof-disable-auto-gc", "no")
+	if m, _ := os.ReadFile(manifest); string(m) != "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i\n" {
+		t.Fatalf("manifest after gc:\n%s", m)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := os.Stat(filepath.Join(dir, "appendonlydir", "appendonly.aof.1.incr.aof"))
+		if os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("history file not deleted")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -188,6 +188,7 @@ func (s *Server) configSet(c *client, args [][]byte) {
 		s.stopAppendOnly()
 	}
 	s.updatePropagation() // appendfsync may have changed
+	s.deleteHistory()     // aof-disable-auto-gc may have changed
 	s.io.SetActivation(s.cfg.IOThreadsActivation)
 	s.applyLiveConfig()
 	if s.cfg.MaxMemory > 0 {
