@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/cpuset"
 	"github.com/iocache/iocache/server/testpeer"
 )
 
@@ -427,4 +428,32 @@ func TestAOFDisableAutoGC(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestAOFRewritePinned: the thread that writes the new base runs on aof_rewrite_cpulist.
+func TestAOFRewritePinned(t *testing.T) {
+	allowed, err := cpuset.Allowed()
+	if err != nil || len(allowed) < 2 {
+		t.Skip("needs two CPUs")
+	}
+	last := allowed[len(allowed)-1]
+	s, addr := startServer(t, func(c *config.Config) { c.AppendOnly, c.AOFRewriteCPUList = true, fmt.Sprint(last) })
+	p := dialPeer(t, addr)
+	var batch [][]string
+	for n := 0; n < 100000; n++ {
+		batch = append(batch, []string{"SET", fmt.Sprintf("k%d", n), strings.Repeat("v", 100)})
+	}
+	p.pipeline(batch)
+	p.do("BGREWRITEAOF")
+	// The thread publishes its id just before it pins itself: poll until it has.
+	var seen []int
+	for deadline := time.Now().Add(10 * time.Second); (len(seen) != 1 || seen[0] != last) && time.Now().Before(deadline); {
+		if tid := s.bgsaveTID.Load(); tid != 0 {
+			seen, _ = cpuset.ThreadAffinity(int(tid))
+		}
+	}
+	if len(seen) != 1 || seen[0] != last {
+		t.Fatalf("rewrite thread on CPUs %v, want [%d]", seen, last)
+	}
+	waitInfo(t, p, "aof_rewrite_in_progress", "0")
 }
