@@ -125,14 +125,23 @@ type Config struct {
 	BenchSpaceMaxMemory int64
 
 	// Persistence directives. Accepted and reported so that redis.conf files and tools work.
-	Dir            string
-	DBFilename     string
-	Save           string
-	AppendOnly     bool
-	AppendFilename string
-	AppendDirname  string
-	AppendFsync    string
-	// AOF tuning, as in Redis 7.0: see server/engine/aof.go.
+	Dir                     string
+	DBFilename              string
+	Save                    string
+	AppendOnly              bool
+	AppendFilename          string
+	AppendFsync             string
+	StopWritesOnBGSaveError bool
+	RDBCompression          bool
+	RDBChecksum             bool
+	// saveLoaded is set once a config file or the command line gave a save line: later lines add
+	// save points instead of replacing them (see addSavePoints).
+	saveLoaded bool
+
+	// The append-only file (server/engine/aof.go), as in Redis 7.0, besides AppendOnly,
+	// AppendFilename and AppendFsync above. AOFUseRDBPreamble no and AOFTimestampEnabled yes are
+	// refused. AOFDisableAutoGC keeps the files a rewrite replaced, listed as history.
+	AppendDirname              string
 	NoAppendFsyncOnRewrite     bool
 	AutoAOFRewritePercentage   int
 	AutoAOFRewriteMinSize      int64
@@ -140,14 +149,7 @@ type Config struct {
 	AOFUseRDBPreamble          bool
 	AOFTimestampEnabled        bool
 	AOFRewriteIncrementalFsync bool
-	// AOFDisableAutoGC keeps the files a rewrite replaced, listed as history (for debugging).
-	AOFDisableAutoGC        bool
-	StopWritesOnBGSaveError bool
-	RDBCompression          bool
-	RDBChecksum             bool
-	// saveLoaded is set once a config file or the command line gave a save line: later lines add
-	// save points instead of replacing them (see addSavePoints).
-	saveLoaded bool
+	AOFDisableAutoGC           bool
 
 	NotifyKeyspaceEvents string
 	// NotifyFlags are notify-keyspace-events' classes as set: the string above is what CONFIG GET
@@ -247,32 +249,33 @@ func New() *Config {
 		ReplTimeout:           60,
 		ReplPingReplicaPeriod: 10,
 
-		Dir:                        ".",
-		DBFilename:                 "dump.rdb",
-		Save:                       "3600 1 300 100 60 10000",
-		AppendFilename:             "appendonly.aof",
-		AppendFsync:                "everysec",
+		Dir:                     ".",
+		DBFilename:              "dump.rdb",
+		Save:                    "3600 1 300 100 60 10000",
+		AppendFilename:          "appendonly.aof",
+		AppendFsync:             "everysec",
+		StopWritesOnBGSaveError: true,
+		RDBCompression:          true,
+		RDBChecksum:             true,
+		ActiveExpireEffort:      1,
+		ListMaxListpackSize:     -2,
+		HashMaxListpackEntries:  128,
+		SetMaxIntsetEntries:     512,
+		ZSetMaxListpackEntries:  128,
+		StreamNodeMaxBytes:      4096,
+		StreamNodeMaxEntries:    100,
+		BusyReplyThreshold:      5000,
+		EnableDebugCommand:      "no",
+		SupervisedMode:          "no",
+		ACLLogMaxLen:            128,
+		ACLPubsubDefault:        "resetchannels",
+
 		AppendDirname:              "appendonlydir",
 		AutoAOFRewritePercentage:   100,
 		AutoAOFRewriteMinSize:      64 << 20,
 		AOFLoadTruncated:           true,
 		AOFUseRDBPreamble:          true,
 		AOFRewriteIncrementalFsync: true,
-		StopWritesOnBGSaveError:    true,
-		RDBCompression:             true,
-		RDBChecksum:                true,
-		ActiveExpireEffort:         1,
-		ListMaxListpackSize:        -2,
-		HashMaxListpackEntries:     128,
-		SetMaxIntsetEntries:        512,
-		ZSetMaxListpackEntries:     128,
-		StreamNodeMaxBytes:         4096,
-		StreamNodeMaxEntries:       100,
-		BusyReplyThreshold:         5000,
-		EnableDebugCommand:         "no",
-		SupervisedMode:             "no",
-		ACLLogMaxLen:               128,
-		ACLPubsubDefault:           "resetchannels",
 	}
 }
 

@@ -287,8 +287,8 @@ func buildTable() map[string]*directive {
 			set: func(c *Config, a []string) error { return setSave(c, a) },
 			get: func(c *Config) string { return c.Save }},
 		boolDirective("appendonly", true, func(c *Config) *bool { return &c.AppendOnly }),
-		baseNameDirective("appendfilename", func(c *Config) *string { return &c.AppendFilename }),
-		baseNameDirective("appenddirname", func(c *Config) *string { return &c.AppendDirname }),
+		baseNameDirective("appendfilename", "filename", func(c *Config) *string { return &c.AppendFilename }),
+		baseNameDirective("appenddirname", "dirname", func(c *Config) *string { return &c.AppendDirname }),
 		enumDirective("appendfsync", true, []string{"always", "everysec", "no"}, func(c *Config) *string { return &c.AppendFsync }),
 		boolDirective("no-appendfsync-on-rewrite", true, func(c *Config) *bool { return &c.NoAppendFsyncOnRewrite }),
 		intDirective("auto-aof-rewrite-percentage", true, 0, 1<<31-1, func(c *Config) *int { return &c.AutoAOFRewritePercentage }),
@@ -444,12 +444,12 @@ func refuse(d directive, value, why string) directive {
 }
 
 // baseNameDirective is a file or directory name inside dir (appendfilename, appenddirname): set at
-// start only, and never a path, as Redis requires.
-func baseNameDirective(name string, field func(*Config) *string) directive {
+// start only, and never a path, as Redis requires (what is its word for the name).
+func baseNameDirective(name, what string, field func(*Config) *string) directive {
 	d := stringDirective(name, false, field)
 	d.set = func(c *Config, a []string) error {
 		if a[0] == "" || a[0] == "." || a[0] == ".." || strings.ContainsAny(a[0], "/\\") {
-			return fmt.Errorf("%s can't be a path, just a filename", name)
+			return fmt.Errorf("%s can't be a path, just a %s", name, what)
 		}
 		*field(c) = a[0]
 		return nil
