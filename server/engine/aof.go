@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -121,7 +122,7 @@ func aofWants(p *propagation, op replOp) bool {
 	}
 	enc := p.unit[op.start:op.end]
 	const pub = "*3\r\n$7\r\npublish"
-	return len(enc) < len(pub) || !strings.EqualFold(string(enc[:len(pub)]), pub)
+	return len(enc) < len(pub) || !equalFold(enc[:len(pub)], pub)
 }
 
 func (s *Server) aofSelect(db int) {
@@ -130,7 +131,7 @@ func (s *Server) aofSelect(db int) {
 		return
 	}
 	a.selectedDB = db
-	a.buf = appendCommand(a.buf, [][]byte{[]byte("SELECT"), []byte(fmt.Sprint(db))})
+	a.buf = appendCommand(a.buf, [][]byte{[]byte("SELECT"), strconv.AppendInt(nil, int64(db), 10)})
 }
 
 // holdForAOF keeps a client's replies until the AOF buffer is written.
