@@ -157,7 +157,11 @@ func TestAOFCrossWithRedis(t *testing.T) {
 	ioAddr, _ = startProcess(t, "--dir", redisDir, "--appendonly", "yes")
 	diffAll(t, "iocache on Redis's AOF", want, readAll(dialPeer(t, ioAddr)))
 	redisAddr = redisPeerIn(t, ioDir, "--appendonly", "yes", "--save", "")
-	diffAll(t, "Redis on iocache's AOF", want, readAll(dialPeer(t, redisAddr)))
+	r = dialPeer(t, redisAddr)
+	for deadline := time.Now().Add(10 * time.Second); strings.HasPrefix(r.do("PING"), "-LOADING") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	diffAll(t, "Redis on iocache's AOF", want, readAll(r))
 }
 
 // TestAOFTruncatedTail: a last incremental file that ends inside a command (a crash in the
