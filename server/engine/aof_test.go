@@ -461,3 +461,30 @@ func TestAOFRewritePinned(t *testing.T) {
 	}
 	waitInfo(t, p, "aof_rewrite_in_progress", "0")
 }
+
+// TestAOFFlushAllDuringRewrite: FLUSHALL while a rewrite writes its base lets the rewrite finish
+// (as Redis does); the base holds the keys of the cut, the incremental file the FLUSHALL, and a
+// restart has only what came after it.
+func TestAOFFlushAllDuringRewrite(t *testing.T) {
+	dir := t.TempDir()
+	addr, cmd := startProcess(t, "--dir", dir, "--appendonly", "yes")
+	p := dialPeer(t, addr)
+	var batch [][]string
+	for n := 0; n < 20000; n++ {
+		batch = append(batch, []string{"RPUSH", fmt.Sprintf("l%d", n%100), strings.Repeat("v", 50)})
+	}
+	p.pipeline(batch)
+	got := p.pipeline(split("BGREWRITEAOF", "FLUSHALL", "SET after 1"))
+	if got[0] != "+Background append only file rewriting started\r\n" || got[1] != "+OK\r\n" {
+		t.Fatalf("replies: %q", got)
+	}
+	waitInfo(t, p, "aof_rewrites", "1")
+	waitInfo(t, p, "aof_last_bgrewrite_status", "ok")
+	checkAOF(t, dir)
+	shutdownPeer(t, p, cmd)
+	addr, _ = startProcess(t, "--dir", dir, "--appendonly", "yes")
+	p = dialPeer(t, addr)
+	if got := p.do("DBSIZE"); got != ":1\r\n" {
+		t.Fatalf("DBSIZE after restart: %q", got)
+	}
+}

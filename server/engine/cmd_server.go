@@ -49,8 +49,11 @@ func cmdFlushAll(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	// As Redis: a running BGSAVE is abandoned, and with save points the empty dataset is saved
-	// at once, so that a restart does not bring the flushed keys back.
-	s.abortBGSave()
+	// at once, so that a restart does not bring the flushed keys back. An AOF rewrite goes on:
+	// the FLUSHALL is in the incremental file that follows its base.
+	if !s.aofRewriteRunning() {
+		s.abortBGSave()
+	}
 	for i := range s.dbs {
 		s.flushDB(i)
 	}
