@@ -81,7 +81,14 @@ type snapshot struct {
 	expirePause, evictPause      float64
 	lazyFreed                    int64
 	rdb                          rdbSnap
+	aof                          aofSnap
 	repl                         replSnap
+}
+
+// aofSnap is the AOF state a scrape reports.
+type aofSnap struct {
+	enabled, rewriting, lastRewriteOK, lastWriteOK bool
+	currentSize, baseSize, rewrites                int64
 }
 
 // rdbSnap is the persistence state a scrape reports.
@@ -145,10 +152,12 @@ func (s *Server) takeSnapshot() *snapshot {
 		dirty: s.stats.dirty, ioThreads: s.plan.IOThreads,
 		expirePause: float64(s.stats.expireCycleMaxNs) / 1e9, evictPause: float64(s.stats.evictionMaxNs) / 1e9,
 		lazyFreed: s.bio.freedCount(),
-		rdb: rdbSnap{lastSave: s.persist.lastSave, saves: s.persist.saves, inProgress: s.persist.running != nil,
+		rdb: rdbSnap{lastSave: s.persist.lastSave, saves: s.persist.saves, inProgress: s.persist.running != nil && !s.aofRewriteRunning(),
 			lastOK: s.persist.lastBgsaveOK, lastSeconds: s.persist.lastBgsaveSec, currentSecs: -1},
+		aof: aofSnap{enabled: s.aof.on || s.aof.waitRewrite, rewriting: s.aofRewriteRunning(), lastRewriteOK: s.aof.lastRewriteOK,
+			lastWriteOK: s.aofWriteError() == nil, currentSize: s.aof.currentSize, baseSize: s.aof.baseSize, rewrites: s.aof.rewrites},
 	}
-	if job := s.persist.running; job != nil {
+	if job := s.persist.running; job != nil && job.aof == nil {
 		sn.rdb.currentSecs = s.unixtime - job.startUnix
 	}
 	sn.repl = s.replicationSnapshot()
@@ -224,6 +233,13 @@ var (
 	dBgsaveLast     = desc("redis_rdb_last_bgsave_duration_seconds", "Duration of the last BGSAVE (-1 before any).")
 	dBgsaveCurrent  = desc("redis_rdb_current_bgsave_duration_seconds", "Duration of the running BGSAVE so far (-1 when none runs).")
 	dRDBSaves       = desc("redis_rdb_saves_total", "Snapshots saved since start.")
+	dAOFEnabled     = desc("redis_aof_enabled", "1 while the append-only file is on.")
+	dAOFRewriting   = desc("redis_aof_rewrite_in_progress", "1 while an AOF rewrite runs.")
+	dAOFRewriteOK   = desc("redis_aof_last_bgrewrite_status", "1 if the last AOF rewrite succeeded, 0 if it failed.")
+	dAOFWriteOK     = desc("redis_aof_last_write_status", "1 if the last AOF write and fsync succeeded, 0 if writes are refused.")
+	dAOFSize        = desc("redis_aof_current_size_bytes", "Size of the AOF: its base and incremental files.")
+	dAOFBaseSize    = desc("redis_aof_base_size_bytes", "Size of the AOF at its last rewrite.")
+	dAOFRewrites    = desc("redis_aof_rewrites_total", "AOF rewrites completed since start.")
 	dCmdCalls       = desc("redis_commands_total", "Calls per command.", "cmd")
 	dCmdDuration    = desc("redis_commands_duration_seconds_total", "Time spent executing each command.", "cmd")
 	dCmdFailed      = desc("redis_commands_failed_calls_total", "Calls that replied with an error, per command.", "cmd")
@@ -305,6 +321,13 @@ func (col collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(dBgsaveLast, float64(sn.rdb.lastSeconds))
 	gauge(dBgsaveCurrent, float64(sn.rdb.currentSecs))
 	counter(dRDBSaves, float64(sn.rdb.saves))
+	gauge(dAOFEnabled, float64(boolInt(sn.aof.enabled)))
+	gauge(dAOFRewriting, float64(boolInt(sn.aof.rewriting)))
+	gauge(dAOFRewriteOK, float64(boolInt(sn.aof.lastRewriteOK)))
+	gauge(dAOFWriteOK, float64(boolInt(sn.aof.lastWriteOK)))
+	gauge(dAOFSize, float64(sn.aof.currentSize))
+	gauge(dAOFBaseSize, float64(sn.aof.baseSize))
+	counter(dAOFRewrites, float64(sn.aof.rewrites))
 	u, sy := processCPU()
 	counter(dCPU, sy.Seconds())
 	counter(dCPUUser, u.Seconds())

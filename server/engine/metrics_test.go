@@ -98,6 +98,8 @@ func TestMetricsMatchTraffic(t *testing.T) {
 		{"redis_rdb_last_bgsave_status", nil, 1},
 		{"redis_rdb_bgsave_in_progress", nil, 0},
 		{"redis_rdb_current_bgsave_duration_seconds", nil, -1},
+		{"redis_aof_enabled", nil, 0},
+		{"redis_aof_last_write_status", nil, 1},
 	}
 	for _, ch := range checks {
 		got, ok := metricValue(t, body, ch.name, ch.labels)

@@ -389,13 +389,14 @@ func (s *Server) infoPersistence(f func(string, any)) {
 	f("current_save_keys_processed", processed)
 	f("current_save_keys_total", total)
 	f("rdb_changes_since_last_save", s.stats.dirty)
-	f("rdb_bgsave_in_progress", boolInt(p.running != nil))
+	bgsave := p.running != nil && p.running.aof == nil // an AOF rewrite is not a BGSAVE
+	f("rdb_bgsave_in_progress", boolInt(bgsave))
 	f("rdb_last_save_time", p.lastSave)
 	f("rdb_last_bgsave_status", okOrErr(p.lastBgsaveOK))
 	f("rdb_last_bgsave_time_sec", p.lastBgsaveSec)
 	current := int64(-1)
-	if sn := p.running; sn != nil {
-		current = s.unixtime - sn.startUnix
+	if bgsave {
+		current = s.unixtime - p.running.startUnix
 	}
 	f("rdb_current_bgsave_time_sec", current)
 	f("rdb_saves", p.saves)
