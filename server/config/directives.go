@@ -300,8 +300,7 @@ func buildTable() map[string]*directive {
 		// implemented (such a base, written by Redis, loads).
 		refuse(boolDirective("aof-use-rdb-preamble", true, func(c *Config) *bool { return &c.AOFUseRDBPreamble }), "no",
 			"aof-use-rdb-preamble no is not supported: iocache writes the AOF base in RDB format (a base in AOF format, written by Redis, loads)"),
-		refuse(boolDirective("aof-timestamp-enabled", true, func(c *Config) *bool { return &c.AOFTimestampEnabled }), "yes",
-			"aof-timestamp-enabled yes is not supported: iocache writes no timestamp annotations (annotations written by Redis are skipped when loading)"),
+		boolDirective("aof-timestamp-enabled", true, func(c *Config) *bool { return &c.AOFTimestampEnabled }),
 		boolDirective("stop-writes-on-bgsave-error", true, func(c *Config) *bool { return &c.StopWritesOnBGSaveError }),
 		boolDirective("rdbcompression", true, func(c *Config) *bool { return &c.RDBCompression }),
 		boolDirective("rdbchecksum", false, func(c *Config) *bool { return &c.RDBChecksum }),

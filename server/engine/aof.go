@@ -39,9 +39,11 @@ type aofState struct {
 	buf         []byte
 	held        []*client
 	selectedDB  int
-	file        *os.File
-	fileName    string
-	manifest    *aofManifest
+	// curTS is the time of the last "#TS:" annotation (aof-timestamp-enabled).
+	curTS    int64
+	file     *os.File
+	fileName string
+	manifest *aofManifest
 	// Sizes as INFO reports them: the base and incremental files together, the base at the last
 	// rewrite (what auto-aof-rewrite-percentage compares with), and the current incremental file.
 	currentSize int64
@@ -97,6 +99,14 @@ func (s *Server) aofFeedUnit(p *propagation) {
 	}
 	if n == 0 {
 		return
+	}
+	if s.cfg.AOFTimestampEnabled && a.curTS < s.unixtime {
+		// Redis's annotation, once a second at most: redis-check-aof --truncate-to-timestamp
+		// cuts an AOF back to a point in time by it.
+		a.curTS = s.unixtime
+		a.buf = append(a.buf, "#TS:"...)
+		a.buf = strconv.AppendInt(a.buf, s.unixtime, 10)
+		a.buf = append(a.buf, '\r', '\n')
 	}
 	first := true
 	for _, op := range p.ops {

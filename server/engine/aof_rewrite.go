@@ -82,6 +82,7 @@ func (s *Server) startAOFRewrite() error {
 	s.persist.lastBgsaveTry = s.unixtime
 	s.startSnapshot(nil, job)
 	a.rewriteScheduled = false
+	a.rewrites++ // counted when it starts, as Redis counts aof_rewrites
 	s.updatePropagation()
 	s.logf(logNotice, "Background append only file rewriting started")
 	return nil
@@ -155,7 +156,6 @@ func (s *Server) finishAOFRewrite(sn *rdbSnapshot) {
 	}
 	a.lastRewriteOK = true
 	a.consecutiveFailures = 0
-	a.rewrites++
 	s.logf(logNotice, "Background AOF rewrite terminated with success")
 	s.deleteHistory()
 	s.updatePropagation()

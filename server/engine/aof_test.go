@@ -98,6 +98,14 @@ func waitInfo(t *testing.T, p *peerConn, field, value string) {
 	}
 }
 
+// waitRewrites waits until n rewrites have started and none runs or waits.
+func waitRewrites(t *testing.T, p *peerConn, n int) {
+	t.Helper()
+	waitInfo(t, p, "aof_rewrites", fmt.Sprint(n))
+	waitInfo(t, p, "aof_rewrite_scheduled", "0")
+	waitInfo(t, p, "aof_rewrite_in_progress", "0")
+}
+
 // checkAOF runs redis-check-aof on a directory's manifest.
 func checkAOF(t *testing.T, dir string) {
 	t.Helper()
@@ -144,8 +152,7 @@ func TestAOFCrossWithRedis(t *testing.T) {
 		for _, cmd := range aofWrites() {
 			p.do(cmd...)
 		}
-		waitInfo(t, p, "aof_rewrites", "1")
-		waitInfo(t, p, "aof_rewrite_in_progress", "0")
+		waitRewrites(t, p, 1)
 	}
 	checkAOF(t, ioDir)
 	time.Sleep(5 * time.Millisecond) // "gone" expires
@@ -279,7 +286,7 @@ func TestAOFInfoAndErrors(t *testing.T) {
 	if got[0] != "+Background saving started\r\n" || got[1] != "+Background append only file rewriting scheduled\r\n" {
 		t.Fatalf("BGSAVE then BGREWRITEAOF: %q", got)
 	}
-	waitInfo(t, p, "aof_rewrites", "1")
+	waitRewrites(t, p, 1)
 	got = p.pipeline(split("BGREWRITEAOF", "BGREWRITEAOF", "BGSAVE", "BGSAVE SCHEDULE"))
 	want := []string{"+Background append only file rewriting started\r\n",
 		"-ERR Background append only file rewriting already in progress\r\n",
@@ -290,7 +297,7 @@ func TestAOFInfoAndErrors(t *testing.T) {
 			t.Errorf("reply %d: %q, want %q", i, got[i], want[i])
 		}
 	}
-	waitInfo(t, p, "aof_rewrites", "2")
+	waitRewrites(t, p, 2)
 	waitInfo(t, p, "rdb_saves", "2")
 }
 
@@ -409,7 +416,7 @@ func TestAOFDisableAutoGC(t *testing.T) {
 	p := dialPeer(t, addr)
 	p.do("SET", "k", "v")
 	p.do("BGREWRITEAOF")
-	waitInfo(t, p, "aof_rewrites", "1")
+	waitRewrites(t, p, 1)
 	manifest := filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest")
 	want := "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.1.base.rdb seq 1 type h\n" +
 		"file appendonly.aof.1.incr.aof seq 1 type h\nfile appendonly.aof.2.incr.aof seq 2 type i\n"
@@ -478,7 +485,7 @@ func TestAOFFlushAllDuringRewrite(t *testing.T) {
 	if got[0] != "+Background append only file rewriting started\r\n" || got[1] != "+OK\r\n" {
 		t.Fatalf("replies: %q", got)
 	}
-	waitInfo(t, p, "aof_rewrites", "1")
+	waitRewrites(t, p, 1)
 	waitInfo(t, p, "aof_last_bgrewrite_status", "ok")
 	checkAOF(t, dir)
 	shutdownPeer(t, p, cmd)
@@ -486,5 +493,50 @@ func TestAOFFlushAllDuringRewrite(t *testing.T) {
 	p = dialPeer(t, addr)
 	if got := p.do("DBSIZE"); got != ":1\r\n" {
 		t.Fatalf("DBSIZE after restart: %q", got)
+	}
+}
+
+// TestAOFTimestampsAndCommandBase: with aof-timestamp-enabled yes the incremental file carries
+// Redis's "#TS:" annotations, which redis-check-aof and redis-server accept; and an AOF whose
+// base Redis wrote as commands (aof-use-rdb-preamble no), with annotations, loads into iocache.
+func TestAOFTimestampsAndCommandBase(t *testing.T) {
+	dir := t.TempDir()
+	addr, cmd := startProcess(t, "--dir", dir, "--appendonly", "yes", "--aof-timestamp-enabled", "yes")
+	p := dialPeer(t, addr)
+	p.do("SET", "a", "1")
+	p.do("HSET", "h", "f", "v")
+	shutdownPeer(t, p, cmd)
+	incr, err := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.1.incr.aof"))
+	if err != nil || !strings.HasPrefix(string(incr), "#TS:") {
+		t.Fatalf("incr file: %q %v", incr, err)
+	}
+	checkAOF(t, dir)
+	r := dialPeer(t, redisPeerIn(t, dir, "--appendonly", "yes", "--save", ""))
+	for deadline := time.Now().Add(10 * time.Second); strings.HasPrefix(r.do("PING"), "-LOADING") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := r.do("HGET", "h", "f"); got != "$1\r\nv\r\n" {
+		t.Fatalf("redis-server on an AOF with timestamps: %q", got)
+	}
+
+	redisDir := t.TempDir()
+	r = dialPeer(t, redisPeerIn(t, redisDir, "--appendonly", "yes", "--save", "", "--aof-use-rdb-preamble", "no", "--aof-timestamp-enabled", "yes"))
+	for _, c := range dumpFixture() {
+		r.do(c...)
+	}
+	r.do("BGREWRITEAOF")
+	waitRewrites(t, r, 1)
+	r.do("SET", "after", "rewrite")
+	want := readAll(r)
+	shutdownPeer(t, r, nil)
+	if _, err := os.Stat(filepath.Join(redisDir, "appendonlydir", "appendonly.aof.2.base.aof")); err != nil {
+		m, _ := os.ReadFile(filepath.Join(redisDir, "appendonlydir", "appendonly.aof.manifest"))
+		t.Fatalf("no command base from redis-server: %v\n%s", err, m)
+	}
+	addr, _ = startProcess(t, "--dir", redisDir, "--appendonly", "yes")
+	i := dialPeer(t, addr)
+	diffAll(t, "iocache on Redis's command base", want, readAll(i))
+	if got := i.do("GET", "after"); got != "$7\r\nrewrite\r\n" {
+		t.Fatalf("after: %q", got)
 	}
 }

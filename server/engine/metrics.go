@@ -239,7 +239,7 @@ var (
 	dAOFWriteOK     = desc("redis_aof_last_write_status", "1 if the last AOF write and fsync succeeded, 0 if writes are refused.")
 	dAOFSize        = desc("redis_aof_current_size_bytes", "Size of the AOF: its base and incremental files.")
 	dAOFBaseSize    = desc("redis_aof_base_size_bytes", "Size of the AOF at its last rewrite.")
-	dAOFRewrites    = desc("redis_aof_rewrites_total", "AOF rewrites completed since start.")
+	dAOFRewrites    = desc("redis_aof_rewrites_total", "AOF rewrites started since start.")
 	dCmdCalls       = desc("redis_commands_total", "Calls per command.", "cmd")
 	dCmdDuration    = desc("redis_commands_duration_seconds_total", "Time spent executing each command.", "cmd")
 	dCmdFailed      = desc("redis_commands_failed_calls_total", "Calls that replied with an error, per command.", "cmd")
