@@ -18,8 +18,11 @@ type aofRewriteJob struct {
 	baseName string
 	baseSeq  int64
 	// incrName is the incremental file opened at the cut: listed in the manifest already (on),
-	// or the temporary one of an AOF turned on live (waitRewrite).
+	// or the temporary one of an AOF turned on live (wait); neither for BGREWRITEAOF with the
+	// AOF off, which leaves a base alone. The state may change while the rewrite runs
+	// (appendonly turned on), so the job keeps what it started with.
 	incrName string
+	on, wait bool
 }
 
 // aofRewriteRunning reports that the running snapshot writes an AOF base.
@@ -47,7 +50,7 @@ func (s *Server) startAOFRewrite() error {
 	if a.manifest == nil {
 		a.manifest = &aofManifest{}
 	}
-	job := &aofRewriteJob{}
+	job := &aofRewriteJob{on: a.on, wait: !a.on && a.waitRewrite}
 	job.baseName, job.baseSeq = s.newBaseName(a.manifest)
 	switch {
 	case a.on:
@@ -118,7 +121,7 @@ func (s *Server) finishAOFRewrite(sn *rdbSnapshot) {
 	// Every incremental file before the cut is in the new base.
 	var keep []aofInfo
 	for _, ai := range m.incr {
-		if a.on && ai.name == job.incrName {
+		if job.on && ai.name == job.incrName {
 			keep = append(keep, ai)
 			continue
 		}
@@ -126,7 +129,7 @@ func (s *Server) finishAOFRewrite(sn *rdbSnapshot) {
 		m.history = append(m.history, ai)
 	}
 	m.incr = keep
-	if a.waitRewrite {
+	if job.wait {
 		name, seq := s.newIncrName(m)
 		if err := os.Rename(s.aofPath(job.incrName), s.aofPath(name)); err != nil {
 			s.rewriteInstallFailed(fmt.Errorf("renaming the temporary AOF incr file: %w", err))
@@ -142,7 +145,7 @@ func (s *Server) finishAOFRewrite(sn *rdbSnapshot) {
 		return
 	}
 	a.manifest = m
-	if a.waitRewrite {
+	if job.wait {
 		a.waitRewrite, a.on = false, true
 		s.logf(logNotice, "AOF rewrite: the append only file is on")
 	}
@@ -150,7 +153,7 @@ func (s *Server) finishAOFRewrite(sn *rdbSnapshot) {
 		a.baseSize = fi.Size()
 	}
 	a.currentSize = a.baseSize + a.incrSize
-	if !a.on {
+	if !job.on && !job.wait {
 		// BGREWRITEAOF with appendonly no: a base alone, as Redis leaves it.
 		a.currentSize = a.baseSize
 	}

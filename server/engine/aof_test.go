@@ -540,3 +540,27 @@ func TestAOFTimestampsAndCommandBase(t *testing.T) {
 		t.Fatalf("after: %q", got)
 	}
 }
+
+// TestAOFTurnedOnDuringRewrite: appendonly turned on while a BGREWRITEAOF of an AOF that is off
+// writes its base waits for it, then writes a base of its own and appends from there.
+func TestAOFTurnedOnDuringRewrite(t *testing.T) {
+	dir := t.TempDir()
+	addr, cmd := startProcess(t, "--dir", dir)
+	p := dialPeer(t, addr)
+	got := p.pipeline(split("SET a 1", "BGREWRITEAOF", "CONFIG SET appendonly yes", "SET b 2"))
+	if got[1] != "+Background append only file rewriting started\r\n" || got[2] != "+OK\r\n" {
+		t.Fatalf("replies: %q", got)
+	}
+	waitRewrites(t, p, 2)
+	waitInfo(t, p, "aof_enabled", "1")
+	p.do("SET", "c", "3")
+	m, _ := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest"))
+	if string(m) != "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n" {
+		t.Fatalf("manifest:\n%s", m)
+	}
+	shutdownPeer(t, p, cmd)
+	addr, _ = startProcess(t, "--dir", dir, "--appendonly", "yes")
+	if got := dialPeer(t, addr).do("MGET", "a", "b", "c"); got != "*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n" {
+		t.Fatalf("after restart: %q", got)
+	}
+}
