@@ -81,9 +81,6 @@ func (s *Server) updatePropagation() {
 	a.feeding = a.on || (a.waitRewrite && s.aofRewriteRunning())
 	a.holdReplies = a.feeding
 	s.propagating = s.repl.feeding || a.feeding
-	if !a.holdReplies {
-		s.releaseHeld()
-	}
 }
 
 // aofFeedUnit appends a unit's operations to the AOF buffer: several wrapped in MULTI/EXEC, a
@@ -413,8 +410,7 @@ func (s *Server) stopAppendOnly() {
 	a.on, a.waitRewrite, a.rewriteScheduled = false, false, false
 	a.writeErr = nil
 	a.syncErr.Store(nil)
-	s.updatePropagation()
-	s.releaseHeld()
+	s.updatePropagation() // clients still held go in beforeSleep
 }
 
 // closeAOF writes and fsyncs what is buffered before the server exits.

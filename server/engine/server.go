@@ -407,8 +407,8 @@ func (s *Server) beforeSleep() {
 	if s.repl.master != nil || s.repl.handshakes > 0 {
 		s.replicaBeforeSleep()
 	}
-	if s.aof.file != nil {
-		s.aofBeforeSleep() // last: the replies held for appendfsync always go out after it
+	if s.aof.file != nil || len(s.aof.held) > 0 {
+		s.aofBeforeSleep() // last: the replies it holds go out after it
 	}
 	s.io.Flush()
 }
