@@ -399,8 +399,9 @@ func (s *Server) stopAppendOnly() {
 	}
 	s.flushAOF(true)
 	if a.file != nil {
+		// Synced here; closed by the bio thread after any fsync it has queued on it.
 		_ = unix.Fdatasync(int(a.file.Fd()))
-		_ = a.file.Close()
+		s.closeInBackground(a.file)
 		if a.waitRewrite {
 			_ = os.Remove(s.aofPath(a.fileName))
 		}
@@ -422,7 +423,7 @@ func (s *Server) closeAOF() {
 	s.logf(logNotice, "Calling fsync() on the AOF file.")
 	s.flushAOF(true)
 	_ = unix.Fdatasync(int(a.file.Fd()))
-	_ = a.file.Close()
+	s.closeInBackground(a.file) // the bio thread drains its queue before it stops
 	a.file = nil
 	s.releaseHeld()
 }

@@ -334,7 +334,7 @@ func (s *Server) persistCron() {
 // failed AOF write or fsync.
 func (s *Server) writesDenied() bool {
 	return (!s.persist.lastBgsaveOK && s.cfg.StopWritesOnBGSaveError && len(s.savePoints()) > 0) ||
-		s.aof.writeErr != nil || s.aof.syncErr.Load() != nil
+		((s.aof.writeErr != nil || s.aof.syncErr.Load() != nil) && s.aofWriteError() != nil)
 }
 
 const errMisconf = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
