@@ -139,8 +139,8 @@ type Config struct {
 	saveLoaded bool
 
 	// The append-only file (server/engine/aof.go), as in Redis 7.0, besides AppendOnly,
-	// AppendFilename and AppendFsync above. AOFUseRDBPreamble no is refused. AOFDisableAutoGC
-	// keeps the files a rewrite replaced, listed as history.
+	// AppendFilename and AppendFsync above. AOFDisableAutoGC keeps the files a rewrite replaced,
+	// listed as history.
 	AppendDirname              string
 	NoAppendFsyncOnRewrite     bool
 	AutoAOFRewritePercentage   int

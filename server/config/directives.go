@@ -296,10 +296,7 @@ func buildTable() map[string]*directive {
 		boolDirective("aof-load-truncated", true, func(c *Config) *bool { return &c.AOFLoadTruncated }),
 		boolDirective("aof-rewrite-incremental-fsync", true, func(c *Config) *bool { return &c.AOFRewriteIncrementalFsync }),
 		boolDirective("aof-disable-auto-gc", true, func(c *Config) *bool { return &c.AOFDisableAutoGC }),
-		// The base is always written in RDB format: the AOF-commands base of "no" is not
-		// implemented (such a base, written by Redis, loads).
-		refuse(boolDirective("aof-use-rdb-preamble", true, func(c *Config) *bool { return &c.AOFUseRDBPreamble }), "no",
-			"aof-use-rdb-preamble no is not supported: iocache writes the AOF base in RDB format (a base in AOF format, written by Redis, loads)"),
+		boolDirective("aof-use-rdb-preamble", true, func(c *Config) *bool { return &c.AOFUseRDBPreamble }),
 		boolDirective("aof-timestamp-enabled", true, func(c *Config) *bool { return &c.AOFTimestampEnabled }),
 		boolDirective("stop-writes-on-bgsave-error", true, func(c *Config) *bool { return &c.StopWritesOnBGSaveError }),
 		boolDirective("rdbcompression", true, func(c *Config) *bool { return &c.RDBCompression }),

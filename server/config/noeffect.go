@@ -4,9 +4,9 @@ package config
 // change nothing here, each with the reason. Every one tunes an internal of Redis that iocache
 // does not have (an encoding, jemalloc, a replica), or names behaviour iocache always has; none
 // of them is a promise a user relies on for safety or durability. A directive that is such a
-// promise and cannot be kept (daemonize yes, syslog-enabled yes, oom-score-adj,
-// aof-use-rdb-preamble no) is refused instead, at start and on CONFIG SET. The README lists
-// these; TestEveryDirectiveIsHonouredOrListed keeps the lists complete.
+// promise and cannot be kept (daemonize yes, syslog-enabled yes, oom-score-adj) is refused
+// instead, at start and on CONFIG SET. The README lists these;
+// TestEveryDirectiveIsHonouredOrListed keeps the lists complete.
 var noEffect = map[string]string{
 	// Encodings: iocache has one representation per type; OBJECT ENCODING reports Redis's
 	// encoding from the element counts (the *-entries directives), not from value sizes.

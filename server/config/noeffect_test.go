@@ -52,7 +52,7 @@ func TestEveryDirectiveIsHonouredOrListed(t *testing.T) {
 
 // Settings iocache cannot honour are refused at start, with a reason, never accepted and ignored.
 func TestUnhonourableSettingsAreRefused(t *testing.T) {
-	for _, line := range []string{"aof-use-rdb-preamble no", "daemonize yes", "syslog-enabled yes", "oom-score-adj yes", "oom-score-adj absolute"} {
+	for _, line := range []string{"daemonize yes", "syslog-enabled yes", "oom-score-adj yes", "oom-score-adj absolute"} {
 		_, err := Load([]string{"--" + strings.Fields(line)[0], strings.Fields(line)[1]}, nil)
 		var fe *FileError
 		if !errors.As(err, &fe) || !strings.Contains(fe.Message, "not ") {
@@ -72,8 +72,8 @@ func TestUnhonourableSettingsAreRefused(t *testing.T) {
 	if err := c.Set("hash-max-ziplist-entries", []string{"7"}, true); err != nil || c.HashMaxListpackEntries != 7 {
 		t.Errorf("hash-max-ziplist-entries is not hash-max-listpack-entries: %v %d", err, c.HashMaxListpackEntries)
 	}
-	if err := c.Set("aof-use-rdb-preamble", []string{"no"}, true); err == nil {
-		t.Error("CONFIG SET aof-use-rdb-preamble no accepted")
+	if err := c.Set("daemonize", []string{"yes"}, false); err == nil {
+		t.Error("daemonize yes accepted")
 	}
 	for _, name := range []string{"appendfilename", "appenddirname"} {
 		if err := New().Set(name, []string{"a/b"}, false); err == nil {

@@ -168,10 +168,15 @@ func (s *Server) aofPath(name string) string { return filepath.Join(s.aofDir(), 
 
 func (s *Server) manifestName() string { return s.cfg.AppendFilename + ".manifest" }
 
-// newBaseName is the next base's name; the rewrite writes it in RDB format.
+// newBaseName is the next base's name: .base.rdb, or .base.aof for a base of commands
+// (aof-use-rdb-preamble no).
 func (s *Server) newBaseName(m *aofManifest) (string, int64) {
 	seq := m.baseSeq + 1
-	return fmt.Sprintf("%s.%d.base.rdb", s.cfg.AppendFilename, seq), seq
+	format := "rdb"
+	if !s.cfg.AOFUseRDBPreamble {
+		format = "aof"
+	}
+	return fmt.Sprintf("%s.%d.base.%s", s.cfg.AppendFilename, seq, format), seq
 }
 
 // newIncrName is the next incremental file's name.

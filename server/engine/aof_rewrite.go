@@ -23,6 +23,8 @@ type aofRewriteJob struct {
 	// (appendonly turned on), so the job keeps what it started with.
 	incrName string
 	on, wait bool
+	// commands: the base is written as commands (aof-use-rdb-preamble no), not as an RDB.
+	commands bool
 }
 
 // aofRewriteRunning reports that the running snapshot writes an AOF base.
@@ -50,7 +52,7 @@ func (s *Server) startAOFRewrite() error {
 	if a.manifest == nil {
 		a.manifest = &aofManifest{}
 	}
-	job := &aofRewriteJob{on: a.on, wait: !a.on && a.waitRewrite}
+	job := &aofRewriteJob{on: a.on, wait: !a.on && a.waitRewrite, commands: !s.cfg.AOFUseRDBPreamble}
 	job.baseName, job.baseSeq = s.newBaseName(a.manifest)
 	switch {
 	case a.on:

@@ -133,10 +133,17 @@ func shutdownPeer(t *testing.T, p *peerConn, cmd *exec.Cmd) {
 // TestAOFCrossWithRedis: the same writes on iocache and Debian's redis-server, each with
 // appendonly yes, a BGREWRITEAOF in the middle; redis-check-aof accepts iocache's AOF before and
 // after the rewrite, and each server, restarted on the other's AOF directory, holds the same data.
+// Both with a base in RDB format and with one of commands (aof-use-rdb-preamble no).
 func TestAOFCrossWithRedis(t *testing.T) {
+	for _, preamble := range []string{"yes", "no"} {
+		t.Run("aof-use-rdb-preamble="+preamble, func(t *testing.T) { testAOFCrossWithRedis(t, preamble) })
+	}
+}
+
+func testAOFCrossWithRedis(t *testing.T, preamble string) {
 	ioDir, redisDir := t.TempDir(), t.TempDir()
-	ioAddr, ioCmd := startProcess(t, "--dir", ioDir, "--appendonly", "yes")
-	redisAddr := redisPeerIn(t, redisDir, "--appendonly", "yes", "--save", "")
+	ioAddr, ioCmd := startProcess(t, "--dir", ioDir, "--appendonly", "yes", "--aof-use-rdb-preamble", preamble)
+	redisAddr := redisPeerIn(t, redisDir, "--appendonly", "yes", "--save", "", "--aof-use-rdb-preamble", preamble)
 	i, r := dialPeer(t, ioAddr), dialPeer(t, redisAddr)
 	for _, cmd := range dumpFixture() {
 		i.do(cmd...)
@@ -155,6 +162,9 @@ func TestAOFCrossWithRedis(t *testing.T) {
 		waitRewrites(t, p, 1)
 	}
 	checkAOF(t, ioDir)
+	if _, err := os.Stat(filepath.Join(ioDir, "appendonlydir", "appendonly.aof.2.base."+map[string]string{"yes": "rdb", "no": "aof"}[preamble])); err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(5 * time.Millisecond) // "gone" expires
 	want := readAll(r)
 	diffAll(t, "iocache before restart", want, readAll(i))
@@ -163,6 +173,10 @@ func TestAOFCrossWithRedis(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // redis-server's exit
 	ioAddr, _ = startProcess(t, "--dir", redisDir, "--appendonly", "yes")
 	diffAll(t, "iocache on Redis's AOF", want, readAll(dialPeer(t, ioAddr)))
+	ioAddr, ioCmd = startProcess(t, "--dir", ioDir, "--appendonly", "yes")
+	i = dialPeer(t, ioAddr)
+	diffAll(t, "iocache on its own AOF", want, readAll(i))
+	shutdownPeer(t, i, ioCmd)
 	redisAddr = redisPeerIn(t, ioDir, "--appendonly", "yes", "--save", "")
 	r = dialPeer(t, redisAddr)
 	for deadline := time.Now().Add(10 * time.Second); strings.HasPrefix(r.do("PING"), "-LOADING") && time.Now().Before(deadline); {

@@ -390,6 +390,9 @@ func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64, increm
 	// background work and may take longer, clients should not wait for it.
 	_ = unix.Setpriority(unix.PRIO_PROCESS, cpuset.Gettid(), writerNice)
 	encode := func(w io.Writer) error {
+		if sn.aof != nil && sn.aof.commands {
+			return sn.encodeCommands(w)
+		}
 		e := rdb.NewEncoder(w, opts)
 		sn.s.writeRDBHeader(e, sn.startUnix, usedMem, sn.functions, sn.aof != nil)
 		selected, resized := -1, map[int]bool{}
@@ -462,6 +465,42 @@ func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64, increm
 }
 
 var errAborted = fmt.Errorf("background save aborted")
+
+// encodeCommands writes the snapshot as an AOF base of commands (aof_base.go).
+func (sn *rdbSnapshot) encodeCommands(w io.Writer) error {
+	b := newAOFBaseWriter(w)
+	b.functions(sn.functions)
+	for {
+		ch, ok := sn.next()
+		if !ok {
+			break
+		}
+		if sn.aborted.Load() {
+			sn.recycle(ch)
+			continue
+		}
+		for i := range ch.entries {
+			en := &ch.entries[i]
+			var str []byte
+			if en.typ == keyspace.TypeString {
+				str = ch.data[en.val[0]:en.val[1]]
+			}
+			b.key(en.db, ch.data[en.key[0]:en.key[1]], en.typ, str, en.obj, en.meta.ExpireAt)
+		}
+		sn.keysWritten.Add(int64(len(ch.entries)))
+		sn.recycle(ch)
+		if b.err != nil {
+			sn.aborted.Store(true)
+		}
+	}
+	if sn.aborted.Load() {
+		if b.err != nil {
+			return b.err
+		}
+		return errAborted
+	}
+	return b.close()
+}
 
 // next waits for a filled chunk; false once the walk is over and every chunk was written.
 func (sn *rdbSnapshot) next() (*snapChunk, bool) {

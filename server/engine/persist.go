@@ -129,6 +129,27 @@ func (s *Server) saveRDB(path string) error {
 // snapshot, or an AOF base (aofBase).
 func (s *Server) writeKeyspace(path string, aofBase bool) error {
 	start := time.Now()
+	if aofBase && !s.cfg.AOFUseRDBPreamble {
+		return writeFileAtomically(path, func(f *os.File) error {
+			b := newAOFBaseWriter(f)
+			b.functions(s.functionCodes())
+			for i, db := range s.dbs {
+				db.Each(func(r keyspace.Ref) bool {
+					var str []byte
+					var obj any
+					if db.Type(r) == keyspace.TypeString {
+						str = db.Str(r)
+					} else {
+						obj = db.Obj(r)
+					}
+					exp, _ := db.ExpireAt(r)
+					b.key(i, db.Key(r), db.Type(r), str, obj, exp)
+					return b.err == nil
+				})
+			}
+			return b.close()
+		})
+	}
 	return writeFileAtomically(path, func(f *os.File) error {
 		e := rdb.NewEncoder(f, s.rdbOptions())
 		s.writeRDBHeader(e, start.Unix(), s.usedMemory(), s.functionCodes(), aofBase)

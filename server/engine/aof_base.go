@@ -1,0 +1,150 @@
+package engine
+
+import (
+	"bufio"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/iocache/iocache/server/keyspace"
+)
+
+// An AOF base in AOF format (aof-use-rdb-preamble no, .base.aof): the commands that rebuild each
+// key, as Redis's rewriteAppendOnlyFileRio writes them. Collections go in commands of at most
+// aofRewriteItemsPerCmd elements; a stream is rebuilt with XADD, XSETID, XGROUP and XCLAIM;
+// functions with FUNCTION LOAD; expiries with PEXPIREAT.
+
+// aofRewriteItemsPerCmd is Redis's AOF_REWRITE_ITEMS_PER_CMD.
+const aofRewriteItemsPerCmd = 64
+
+// aofBaseWriter writes commands to a base file.
+type aofBaseWriter struct {
+	w    *bufio.Writer
+	db   int
+	args [][]byte
+	enc  []byte
+	err  error
+}
+
+func newAOFBaseWriter(w io.Writer) *aofBaseWriter {
+	return &aofBaseWriter{w: bufio.NewWriterSize(w, 1<<20), db: -1}
+}
+
+// command writes args as one RESP command.
+func (b *aofBaseWriter) command(args ...[]byte) {
+	if b.err != nil {
+		return
+	}
+	b.enc = appendCommand(b.enc[:0], args)
+	_, b.err = b.w.Write(b.enc)
+}
+
+// batched writes head followed by items, in commands of at most aofRewriteItemsPerCmd items
+// (of width arguments each).
+func (b *aofBaseWriter) batched(head [][]byte, items [][]byte, width int) {
+	per := aofRewriteItemsPerCmd * width
+	for start := 0; start < len(items); start += per {
+		end := min(start+per, len(items))
+		b.args = append(append(b.args[:0], head...), items[start:end]...)
+		b.command(b.args...)
+	}
+}
+
+func (b *aofBaseWriter) functions(codes [][]byte) {
+	for _, code := range codes {
+		b.command([]byte("FUNCTION"), []byte("LOAD"), code)
+	}
+}
+
+// key writes the commands that rebuild one key.
+func (b *aofBaseWriter) key(db int, key []byte, typ keyspace.Type, str []byte, obj any, expireAt int64) {
+	if db != b.db {
+		b.db = db
+		b.command([]byte("SELECT"), strconv.AppendInt(nil, int64(db), 10))
+	}
+	var items [][]byte
+	switch typ {
+	case keyspace.TypeString:
+		b.command([]byte("SET"), key, str)
+	case keyspace.TypeList:
+		l := obj.(*keyspace.List)
+		for i := 0; i < l.Len(); i++ {
+			items = append(items, l.Index(i))
+		}
+		b.batched([][]byte{[]byte("RPUSH"), key}, items, 1)
+	case keyspace.TypeSet:
+		for _, m := range obj.(*keyspace.Set).Members() {
+			items = append(items, []byte(m))
+		}
+		b.batched([][]byte{[]byte("SADD"), key}, items, 1)
+	case keyspace.TypeZSet:
+		obj.(*keyspace.ZSet).Each(func(en keyspace.Entry) bool {
+			items = append(items, formatRewriteScore(en.Score), []byte(en.Member))
+			return true
+		})
+		b.batched([][]byte{[]byte("ZADD"), key}, items, 2)
+	case keyspace.TypeHash:
+		obj.(*keyspace.Hash).Each(func(f string, v []byte) bool {
+			items = append(items, []byte(f), v)
+			return true
+		})
+		b.batched([][]byte{[]byte("HMSET"), key}, items, 2)
+	case keyspace.TypeStream:
+		b.stream(key, obj.(*keyspace.Stream))
+	}
+	if expireAt > 0 {
+		b.command([]byte("PEXPIREAT"), key, strconv.AppendInt(nil, expireAt, 10))
+	}
+}
+
+// formatRewriteScore spells a score so that ZADD reads back the same double (Redis's %.17g).
+func formatRewriteScore(f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return []byte("inf")
+	case math.IsInf(f, -1):
+		return []byte("-inf")
+	}
+	return strconv.AppendFloat(nil, f, 'g', 17, 64)
+}
+
+// stream rebuilds a stream as Redis's rewriteStreamObject does: its entries, its last ID and
+// counters, then each group with its consumers and pending entries.
+func (b *aofBaseWriter) stream(key []byte, s *keyspace.Stream) {
+	id := func(v keyspace.StreamID) []byte { return v.AppendTo(nil) }
+	if s.Len() > 0 {
+		s.Range(keyspace.StreamID{}, keyspace.MaxStreamID, false, func(e keyspace.StreamEntry) bool {
+			b.args = append(append(b.args[:0], []byte("XADD"), key, id(e.ID)), e.Fields...)
+			b.command(b.args...)
+			return true
+		})
+	} else {
+		// An empty stream comes from XADD of an entry trimmed away at once.
+		b.command([]byte("XADD"), key, []byte("MAXLEN"), []byte("0"), id(s.LastID), []byte("x"), []byte("y"))
+	}
+	b.command([]byte("XSETID"), key, id(s.LastID), []byte("ENTRIESADDED"), strconv.AppendUint(nil, s.EntriesAdded, 10),
+		[]byte("MAXDELETEDID"), id(s.MaxDeletedID))
+	for _, g := range s.SortedGroups() {
+		name := []byte(g.Name)
+		b.command([]byte("XGROUP"), []byte("CREATE"), key, name, id(g.LastID), []byte("ENTRIESREAD"), strconv.AppendInt(nil, g.EntriesRead, 10))
+		for _, c := range g.SortedConsumers() {
+			if len(c.Pending) == 0 {
+				b.command([]byte("XGROUP"), []byte("CREATECONSUMER"), key, name, []byte(c.Name))
+				continue
+			}
+			for _, pid := range keyspace.SortedIDs(c.Pending) {
+				pe := c.Pending[pid]
+				b.command([]byte("XCLAIM"), key, name, []byte(c.Name), []byte("0"), id(pid),
+					[]byte("TIME"), strconv.AppendInt(nil, pe.DeliveryTime, 10),
+					[]byte("RETRYCOUNT"), strconv.AppendInt(nil, pe.DeliveryCount, 10), []byte("JUSTID"), []byte("FORCE"))
+			}
+		}
+	}
+}
+
+func (b *aofBaseWriter) close() error {
+	if b.err != nil {
+		return b.err
+	}
+	return b.w.Flush()
+}
