@@ -13,8 +13,8 @@ import (
 )
 
 // Loading at start. With appendonly yes and an AOF on disk, the AOF wins over dump.rdb, as in
-// Redis: it holds every acknowledged write. The base loads as an RDB (or as commands, when Redis
-// wrote it with aof-use-rdb-preamble no), then each incremental file in manifest order is
+// Redis: it holds every acknowledged write. The base loads as an RDB (or as commands, written with
+// aof-use-rdb-preamble no), then each incremental file in manifest order is
 // replayed through a client of no connection, as Redis's fake AOF client does. A last file cut
 // short by a crash loads up to its last complete command and is truncated there, with
 // aof-load-truncated yes; with no, the server refuses to start. With appendonly yes and no AOF
