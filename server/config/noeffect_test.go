@@ -23,7 +23,7 @@ var honoured = []string{
 	// Replication (server/engine/replication_*_test.go).
 	"masterauth", "masteruser", "min-replicas-max-lag", "min-replicas-to-write", "repl-backlog-size",
 	"repl-ping-replica-period", "repl-timeout", "replica-priority", "replica-read-only",
-	"replica-serve-stale-data", "replicaof",
+	"replica-serve-stale-data", "replicaof", "start-as-replica",
 }
 
 func TestEveryDirectiveIsHonouredOrListed(t *testing.T) {
