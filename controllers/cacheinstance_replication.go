@@ -101,7 +101,9 @@ type serverView struct {
 func (v *serverView) name() string { return v.pod.Name }
 
 // detached is a replica without a primary: a server that (re)started and waits for the operator.
-func (v *serverView) detached() bool { return v.role == cachev1alpha1.RoleReplica && v.primaryAddr == "" }
+func (v *serverView) detached() bool {
+	return v.role == cachev1alpha1.RoleReplica && v.primaryAddr == ""
+}
 
 // observeServers asks each ready pod's server its role and offset.
 func (r *CacheInstanceReconciler) observeServers(ctx context.Context, inst *instance, pods []corev1.Pod) []*serverView {

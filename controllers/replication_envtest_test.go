@@ -339,3 +339,156 @@ func (cl *cluster) checkRoles(t *testing.T, ns, name, primary string) {
 		return nil
 	})
 }
+
+// A change that needs new pods, on a replicated instance under a write load: the operator replaces
+// the replicas first, one at a time once each is back in sync, then switches the primary over to an
+// updated replica and replaces the old primary last. Every write that WAIT acknowledged is on the
+// final primary, and the pods all run the new revision.
+func TestReplicatedRolloutSwitchesOverLast(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three servers")
+	}
+	cl := startEnv(t)
+	ns := cl.namespace(t)
+	ctx := context.Background()
+	const password = "rollout-password"
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cache-auth", Namespace: ns}, Data: map[string][]byte{"password": []byte(password)}}
+	if err := cl.c.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	servers := []*podServer{newPodServer(t, password), newPodServer(t, password), newPodServer(t, password)}
+	ci := instanceIn(ns, "cache", 1, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Replicas = ptr.To[int32](3)
+		ci.Spec.Auth = &cachev1alpha1.AuthSpec{ExistingSecret: "cache-auth"}
+		ci.Spec.Benchmark.ValidateOnChange = ptr.To(false)
+	})
+	if err := cl.c.Create(ctx, ci); err != nil {
+		t.Fatal(err)
+	}
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionReady, metav1.ConditionFalse, "RollingOut")
+	sts := &appsv1.StatefulSet{}
+	if err := cl.get(t, ns, "cache", sts); err != nil {
+		t.Fatal(err)
+	}
+	for i, ps := range servers {
+		cl.servePodAt(t, ns, "cache", i, fmt.Sprintf("cache-%d", sts.Generation), ps)
+	}
+	cl.simulateRollout(t, ns, "cache")
+	first := cl.waitPrimary(t, ns, "cache", "", true).Status.Replication.Primary
+
+	// A writer that tries each server until one takes the write (replicas answer READONLY), and
+	// counts a write as acknowledged once WAIT says a replica has it.
+	stop := make(chan struct{})
+	var acked []string
+	var failed int
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		clients := make([]*redis.Client, len(servers))
+		for i, ps := range servers {
+			clients[i] = ps.client()
+			defer clients[i].Close()
+		}
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			key := fmt.Sprintf("w:%06d", n)
+			ok := false
+			for _, c := range clients {
+				if c.Set(ctx, key, n, 0).Err() != nil {
+					continue
+				}
+				if got, err := c.Do(ctx, "WAIT", 1, 200).Int64(); err == nil && got >= 1 {
+					acked = append(acked, key)
+				}
+				ok = true
+				break
+			}
+			if !ok {
+				failed++
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}()
+
+	// A change of the pod template: every pod must be replaced.
+	cl.update(t, ns, "cache", func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.PodAnnotations = map[string]string{"example.com/rollout": "2"}
+	})
+	before := sts.Generation
+	eventually(t, "the new pod template", func() error {
+		if err := cl.get(t, ns, "cache", sts); err != nil {
+			return err
+		}
+		if sts.Generation == before {
+			return fmt.Errorf("StatefulSet generation still %d", before)
+		}
+		return nil
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	var order []string
+	for {
+		if err := cl.get(t, ns, "cache", sts); err != nil {
+			t.Fatal(err)
+		}
+		rev := fmt.Sprintf("cache-%d", sts.Generation)
+		updated := int32(0)
+		for i, ps := range servers {
+			pod := &corev1.Pod{}
+			podName := fmt.Sprintf("cache-%d", i)
+			if err := cl.get(t, ns, podName, pod); apierrors.IsNotFound(err) {
+				// The StatefulSet controller and the kubelet: a new pod, a new (empty) container.
+				order = append(order, podName)
+				ps.kill()
+				ps.start()
+				cl.servePodAt(t, ns, "cache", i, rev, ps)
+				updated++
+			} else if pod.Labels[appsv1.ControllerRevisionHashLabelKey] == rev {
+				updated++
+			}
+		}
+		sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: 3, ReadyReplicas: 3, AvailableReplicas: 3,
+			UpdatedReplicas: updated, CurrentReplicas: 3 - updated, CurrentRevision: fmt.Sprintf("cache-%d", sts.Generation-1), UpdateRevision: rev}
+		if err := cl.c.Status().Update(ctx, sts); err != nil && !apierrors.IsConflict(err) {
+			t.Fatal(err)
+		}
+		if updated == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("after 60s %d of 3 pods run the new revision; replaced so far: %v", updated, order)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ci = cl.waitPrimary(t, ns, "cache", first, true)
+	close(stop)
+	wg.Wait()
+
+	final := ci.Status.Replication.Primary
+	if len(order) != 3 || order[2] != first {
+		t.Errorf("pods replaced in the order %v: the primary %s must go last", order, first)
+	}
+	if lf := ci.Status.Replication.LastFailover; lf.Reason != "Switchover" || lf.From != first || lf.To != final {
+		t.Errorf("last change of primary %+v", lf)
+	}
+	cl.waitEventSaying(t, ns, "cache", "Switchover", "from "+first+" to "+final)
+	c := servers[ordinalSuffix(final)].client()
+	defer c.Close()
+	missing := 0
+	for _, k := range acked {
+		if c.Exists(ctx, k).Val() != 1 {
+			missing++
+		}
+	}
+	t.Logf("rollout under load: %d writes acknowledged by WAIT, %d attempts found no server taking writes, pods replaced %v, primary %s -> %s",
+		len(acked), failed, order, first, final)
+	if len(acked) == 0 || missing > 0 {
+		t.Fatalf("%d of %d acknowledged writes missing on the final primary %s", missing, len(acked), final)
+	}
+}
