@@ -87,8 +87,8 @@ func (r *CacheInstanceReconciler) reconcileReplicaRollout(ctx context.Context, i
 // switchover moves the primary to the most advanced in-sync replica that eligible accepts: it
 // pauses the primary's writes, waits until that replica has applied everything, records and
 // promotes it, points the old primary at it and lifts the pause. Clients see their writes held for
-// that moment, then the old primary refuses them (READONLY) until the client Service sends them to
-// the new one.
+// that moment, then the old primary drops them and they reconnect through the client Service,
+// which by then selects the new one.
 func (r *CacheInstanceReconciler) switchover(ctx context.Context, inst *instance, pods []corev1.Pod, why string, eligible func(*corev1.Pod) bool) (*ctrl.Result, error) {
 	st := inst.replication
 	var from, to *corev1.Pod
@@ -142,7 +142,7 @@ func (r *CacheInstanceReconciler) switchover(ctx context.Context, inst *instance
 		_ = unpause(ctx, fromAddr, inst.password)
 		return nil, err
 	}
-	err = replicateFrom(ctx, fromAddr, toAddr, inst.password)
+	err = replicateFrom(ctx, fromAddr, toAddr, inst.password, true)
 	if uerr := unpause(ctx, fromAddr, inst.password); err == nil {
 		err = uerr
 	}

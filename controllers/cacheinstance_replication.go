@@ -335,7 +335,7 @@ func (r *CacheInstanceReconciler) converge(ctx context.Context, inst *instance, 
 			continue
 		}
 		if v.role != cachev1alpha1.RoleReplica || v.primaryAddr != pv.addr {
-			if err := replicateFrom(ctx, v.addr, pv.addr, inst.password); err != nil {
+			if err := replicateFrom(ctx, v.addr, pv.addr, inst.password, v.role == cachev1alpha1.RolePrimary); err != nil {
 				behind = append(behind, fmt.Sprintf("%s: REPLICAOF %s failed: %v", v.name(), pv.addr, err))
 				continue
 			}

@@ -69,8 +69,10 @@ func promote(ctx context.Context, addr, password string) error {
 }
 
 // replicateFrom points a server at the primary, with the instance's password as masterauth: set
-// live, never in the ConfigMap.
-func replicateFrom(ctx context.Context, addr, primary, password string) error {
+// live, never in the ConfigMap. A server that was a primary (demoted) then drops its clients, as
+// Redis Sentinel does: connections the client Service gave it would otherwise get READONLY for as
+// long as they live, while reconnecting through the Service reaches the new primary.
+func replicateFrom(ctx context.Context, addr, primary, password string, demoted bool) error {
 	host, port, err := net.SplitHostPort(primary)
 	if err != nil {
 		return err
@@ -84,6 +86,13 @@ func replicateFrom(ctx context.Context, addr, primary, password string) error {
 	}
 	if err := rdb.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
 		return fmt.Errorf("REPLICAOF: %w", err)
+	}
+	if demoted {
+		for _, typ := range []string{"normal", "pubsub"} {
+			if err := rdb.Do(ctx, "CLIENT", "KILL", "TYPE", typ, "SKIPME", "yes").Err(); err != nil {
+				return fmt.Errorf("CLIENT KILL TYPE %s: %w", typ, err)
+			}
+		}
 	}
 	return nil
 }
