@@ -156,6 +156,14 @@ func (r *CacheInstanceReconciler) reconcileReplication(ctx context.Context, inst
 	now := time.Now()
 
 	pv := findView(views, rs.Primary)
+	if pv != nil && !pv.pod.DeletionTimestamp.IsZero() {
+		// The primary's pod is being deleted (a drain, an eviction, someone's kubectl delete) but
+		// runs out its grace period: a switchover now loses nothing, where waiting for the pod to
+		// go would cost failoverAfterSeconds of refused writes.
+		if moved, err := r.switchAwayFrom(ctx, inst, st, pv, pods); moved || err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case rs.Primary == "":
 		c := initialPrimary(views)
@@ -204,6 +212,24 @@ func (r *CacheInstanceReconciler) reconcileReplication(ctx context.Context, inst
 		return nil, err
 	}
 	return nil, nil
+}
+
+// switchAwayFrom switches over from a primary whose pod is being deleted while its server still
+// answers, to the most advanced replica that is in sync. It reports whether the primary moved.
+func (r *CacheInstanceReconciler) switchAwayFrom(ctx context.Context, inst *instance, st *replicationState, pv *serverView, pods []corev1.Pod) (bool, error) {
+	if pv.pod.Status.PodIP == "" {
+		return false, nil
+	}
+	addr := r.serverAddress(pv.pod)
+	if role, _, _, _, err := readRole(ctx, addr, inst.password); err != nil || role != cachev1alpha1.RolePrimary {
+		return false, nil
+	}
+	before := st.status.Primary
+	if _, err := r.switchover(ctx, inst, pods, fmt.Sprintf("its pod %s is being deleted", pv.name()),
+		func(p *corev1.Pod) bool { return p.DeletionTimestamp.IsZero() }); err != nil {
+		return false, err
+	}
+	return st.status.Primary != before, nil
 }
 
 // primaryTrouble says what is wrong with the primary's pod.
