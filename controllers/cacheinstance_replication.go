@@ -139,7 +139,14 @@ func podReady(pod *corev1.Pod) bool {
 // first primary, fails over when the primary is lost, points replicas at the primary, and puts the
 // role labels the Services select on the pods.
 func (r *CacheInstanceReconciler) reconcileReplication(ctx context.Context, inst *instance) (*ctrl.Result, error) {
-	if inst.rollout == nil || !replicated(inst.CacheInstance) {
+	if !replicated(inst.CacheInstance) {
+		return nil, nil
+	}
+	for _, reason := range []string{failoverUnavailable, failoverRestarted, failoverSwitchover} {
+		// Series from zero, so that increase() sees the first failover.
+		primaryChanges.WithLabelValues(inst.Namespace, inst.Name, reason)
+	}
+	if inst.rollout == nil {
 		return nil, nil
 	}
 	pods, err := r.serverPods(ctx, inst)
@@ -307,6 +314,7 @@ func (r *CacheInstanceReconciler) choosePrimary(ctx context.Context, inst *insta
 	rs.LastFailover = &cachev1alpha1.FailoverRecord{Time: metav1.NewTime(now), From: from, To: c.name(), Reason: reason, Offset: c.offset}
 	if reason != failoverInitial {
 		rs.Failovers++
+		primaryChanges.WithLabelValues(inst.Namespace, inst.Name, reason).Inc()
 	}
 	if err := r.updateStatus(ctx, inst.CacheInstance, func(st *cachev1alpha1.CacheInstanceStatus) {
 		st.Replication = rs.DeepCopy()
