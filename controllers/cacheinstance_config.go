@@ -38,7 +38,8 @@ const (
 // ownedDirectives are rendered from other spec fields (or would break the pod: a log file on a
 // read-only filesystem, daemonizing away from the container's main process), so spec.config may not
 // set them. user and aclfile are refused because their passwords would sit in the ConfigMap (ACL
-// users belong in Secrets), protected-mode because the operator sets it from spec.auth. The CRD's
+// users belong in Secrets), protected-mode because the operator sets it from spec.auth, and the
+// replication directives because the operator chooses the primary (spec.replicas). The CRD's
 // CEL rule on spec.config lists the same names; a test keeps the two in step.
 var ownedDirectives = []string{
 	"port", "bind", "unixsocket",
@@ -46,7 +47,7 @@ var ownedDirectives = []string{
 	"server_cpulist", "server-cpulist", "bio_cpulist", "bio-cpulist",
 	"aof_rewrite_cpulist", "aof-rewrite-cpulist", "bgsave_cpulist", "bgsave-cpulist", "cpulist-mode",
 	"maxmemory", "maxmemory-policy", "benchspace-maxmemory",
-	"requirepass", "requirepass-file", "masterauth", "user", "aclfile", "protected-mode",
+	"requirepass", "requirepass-file", "masterauth", "masteruser", "replicaof", "slaveof", "start-as-replica", "user", "aclfile", "protected-mode",
 	"metrics-port", "dir", "logfile", "daemonize", "supervised", "include", "pidfile", "save",
 }
 
@@ -173,6 +174,11 @@ func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads fu
 	} else {
 		line("# persistence None: memory only, no snapshots (a replaced pod starts empty).")
 		line(`save ""`)
+	}
+	if replicated(ci) {
+		line("# replicas %d: the operator chooses the primary. Every pod starts as a replica without one, so that a primary", *s.Replicas)
+		line("# that restarts empty never hands its empty dataset to the replicas.")
+		line("start-as-replica yes")
 	}
 	if len(extras) > 0 {
 		line("# spec.config")

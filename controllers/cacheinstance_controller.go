@@ -79,6 +79,8 @@ type instance struct {
 	// forgetTuning names the deleted CacheBenchmark of a failed tuning, which is then dropped so that
 	// the sweep runs again.
 	forgetTuning string
+	// replication is what the replication step found, for a replicated instance (else nil).
+	replication *replicationState
 	// recheck is how soon the instance must be looked at again though nothing it watches changes
 	// (a retry waiting out its backoff), or 0.
 	recheck time.Duration
@@ -106,14 +108,17 @@ func (i *instance) recheckIn(d time.Duration) {
 // +kubebuilder:rbac:groups=cache.iocache.dev,resources=cacheinstances/status,verbs=update
 // +kubebuilder:rbac:groups=cache.iocache.dev,resources=cacheinstances/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;patch
+// It deletes the replicas Service of an instance scaled back to one pod.
+// +kubebuilder:rbac:groups="",resources=services,verbs=delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // It watches the server pods (only those: the cache selects them by label) to report why one does
-// not serve.
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// not serve; labels them with their replication role, which the Services select; and deletes the
+// outdated pods of a replicated instance, replicas first (cacheinstance_replica_rollout.go).
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch;delete
 // It creates the Validation and Tuning CacheBenchmarks an instance needs, and deletes an outdated
 // one of the same name and the validations it no longer keeps; the benchmark controller reads and
 // watches them all.
@@ -185,7 +190,9 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 		r.reconcileServices,
 		r.reconcileStatefulSet,
 		r.reconcilePods,
+		r.reconcileReplication,
 		r.reconcileLiveConfig,
+		r.reconcileReplicaRollout,
 		r.reconcilePDB,
 		r.reconcileBenchmarks,
 		r.pruneValidations,

@@ -240,7 +240,10 @@ func TestInvalidSpecsRejectedWithMessages(t *testing.T) {
 		{"name too long for the StatefulSet's pods", func(ci *cachev1alpha1.CacheInstance) { ci.Name = strings.Repeat("a", 53) },
 			"a CacheInstance name is a DNS label of at most 52 characters"},
 		{"negative cores", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Cores = -1 }, "spec.cores: Invalid value: -1"},
-		{"two replicas", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Replicas = ptr.To[int32](2) }, "spec.replicas: Invalid value: 2"},
+		{"ten replicas", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Replicas = ptr.To[int32](10) }, "spec.replicas: Invalid value: 10"},
+		{"replicaof in config", func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"replicaof": "10.0.0.1 6379"}
+		}, "spec.config must not set replicaof"},
 		{"unknown policy", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.IOThreads.Policy = "Fast" }, `spec.ioThreads.policy: Unsupported value: "Fast"`},
 		{"save in config", func(ci *cachev1alpha1.CacheInstance) {
 			ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"save": "900 1"}

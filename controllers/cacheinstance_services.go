@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -34,7 +35,7 @@ func desiredClientService(ci *cachev1alpha1.CacheInstance) *corev1ac.ServiceAppl
 	}
 	spec := corev1ac.ServiceSpec().
 		WithType(typ).
-		WithSelector(selectorLabels(ci)).
+		WithSelector(clientSelector(ci)).
 		WithPorts(redisPort,
 			corev1ac.ServicePort().WithName(portNameMetrics).WithProtocol(corev1.ProtocolTCP).
 				WithPort(ci.Spec.Metrics.Port).WithTargetPort(intstr.FromString(portNameMetrics)),
@@ -53,6 +54,36 @@ func desiredClientService(ci *cachev1alpha1.CacheInstance) *corev1ac.ServiceAppl
 		svc.WithAnnotations(want.Annotations)
 	}
 	return svc
+}
+
+// clientSelector picks the pods the client Service sends clients to: every server pod of a
+// single-pod instance; the primary of a replicated one, once the operator has chosen and labelled
+// it (until then, as before replication, the pods themselves).
+func clientSelector(ci *cachev1alpha1.CacheInstance) map[string]string {
+	sel := selectorLabels(ci)
+	if replicated(ci) && ci.Status.Replication != nil && ci.Status.Replication.Primary != "" {
+		sel[labelRole] = string(cachev1alpha1.RolePrimary)
+	}
+	return sel
+}
+
+// replicasServiceName names the Service of a replicated instance's replicas.
+func replicasServiceName(ci *cachev1alpha1.CacheInstance) string { return ci.Name + "-replicas" }
+
+// desiredReplicasService sends clients that may read slightly stale data to the replicas, and so
+// off the primary. Replicas refuse writes (READONLY).
+func desiredReplicasService(ci *cachev1alpha1.CacheInstance) *corev1ac.ServiceApplyConfiguration {
+	labels := objectLabels(ci)
+	labels[labelService] = "replicas"
+	sel := selectorLabels(ci)
+	sel[labelRole] = string(cachev1alpha1.RoleReplica)
+	return corev1ac.Service(replicasServiceName(ci), ci.Namespace).
+		WithLabels(labels).
+		WithOwnerReferences(ownerReference(ci)).
+		WithSpec(corev1ac.ServiceSpec().
+			WithSelector(sel).
+			WithPorts(corev1ac.ServicePort().WithName(portNameRedis).WithProtocol(corev1.ProtocolTCP).
+				WithPort(serverPort).WithTargetPort(intstr.FromString(portNameRedis))))
 }
 
 // desiredHeadlessService gives each StatefulSet pod a stable DNS name. It lists pods before they
@@ -76,11 +107,28 @@ func endpoint(ci *cachev1alpha1.CacheInstance) string {
 	return fmt.Sprintf("%s.%s.svc:%d", ci.Name, ci.Namespace, serverPort)
 }
 
-// reconcileServices applies the client and the headless Service.
+// reconcileServices applies the client and the headless Service and, for a replicated instance,
+// the replicas Service, which it deletes when the instance is back to one pod.
 func (r *CacheInstanceReconciler) reconcileServices(ctx context.Context, inst *instance) (*ctrl.Result, error) {
-	for _, svc := range []*corev1ac.ServiceApplyConfiguration{desiredClientService(inst.CacheInstance), desiredHeadlessService(inst.CacheInstance)} {
+	ci := inst.CacheInstance
+	services := []*corev1ac.ServiceApplyConfiguration{desiredClientService(ci), desiredHeadlessService(ci)}
+	if replicated(ci) {
+		services = append(services, desiredReplicasService(ci))
+	}
+	for _, svc := range services {
 		if err := r.Apply(ctx, svc, client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
 			return nil, fmt.Errorf("applying Service %s: %w", *svc.Name, err)
+		}
+	}
+	if !replicated(ci) {
+		old := &corev1.Service{}
+		err := r.Get(ctx, client.ObjectKey{Namespace: ci.Namespace, Name: replicasServiceName(ci)}, old)
+		if err == nil && metav1.IsControlledBy(old, ci) {
+			if err := r.Delete(ctx, old); client.IgnoreNotFound(err) != nil {
+				return nil, fmt.Errorf("deleting Service %s: %w", old.Name, err)
+			}
+		} else if client.IgnoreNotFound(err) != nil {
+			return nil, fmt.Errorf("reading Service %s: %w", replicasServiceName(ci), err)
 		}
 	}
 	return nil, nil

@@ -149,16 +149,25 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 		WithLabels(objectLabels(ci)).
 		WithOwnerReferences(ownerReference(ci)).
 		WithSpec(spec.
-			WithReplicas(ptr.Deref(s.Replicas, cachev1alpha1.DefaultReplicas)).
+			WithReplicas(statefulSetReplicas(ci)).
 			WithServiceName(headlessName(ci)).
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(ci))).
 			// Server pods are independent caches: none waits for another to start or stop.
 			WithPodManagementPolicy(appsv1.ParallelPodManagement).
-			WithUpdateStrategy(appsv1ac.StatefulSetUpdateStrategy().WithType(appsv1.RollingUpdateStatefulSetStrategyType)).
+			WithUpdateStrategy(appsv1ac.StatefulSetUpdateStrategy().WithType(updateStrategy(ci))).
 			WithTemplate(corev1ac.PodTemplateSpec().
 				WithLabels(podLabels).
 				WithAnnotations(podAnnotations).
 				WithSpec(pod))), nil
+}
+
+// updateStrategy is RollingUpdate for a single pod, OnDelete for a replicated instance, whose pods
+// the operator replaces itself, replicas first (cacheinstance_replica_rollout.go).
+func updateStrategy(ci *cachev1alpha1.CacheInstance) appsv1.StatefulSetUpdateStrategyType {
+	if replicated(ci) {
+		return appsv1.OnDeleteStatefulSetStrategyType
+	}
+	return appsv1.RollingUpdateStatefulSetStrategyType
 }
 
 // podVolumes are the pod's volumes: the config, /data (an emptyDir unless it comes from the
@@ -253,6 +262,8 @@ type rollout struct {
 	generation, observedGeneration              int64
 	replicas, readyReplicas, updatedReplicas    int32
 	currentRevision, updateRevision, configHash string
+	// onDelete: the StatefulSet controller never moves currentRevision, the operator replaces pods.
+	onDelete bool
 }
 
 // rolloutOf reads an applied StatefulSet as the API server returned it.
@@ -260,6 +271,9 @@ func rolloutOf(sts *appsv1ac.StatefulSetApplyConfiguration) rollout {
 	r := rollout{generation: ptr.Deref(sts.Generation, 0)}
 	if sts.Spec != nil {
 		r.replicas = ptr.Deref(sts.Spec.Replicas, 1)
+		if us := sts.Spec.UpdateStrategy; us != nil {
+			r.onDelete = ptr.Deref(us.Type, "") == appsv1.OnDeleteStatefulSetStrategyType
+		}
 		if sts.Spec.Template != nil {
 			r.configHash = sts.Spec.Template.Annotations[annotationConfigHash]
 		}
@@ -278,7 +292,7 @@ func rolloutOf(sts *appsv1ac.StatefulSetApplyConfiguration) rollout {
 // it.
 func (r rollout) current() bool {
 	return r.observedGeneration >= r.generation && r.updatedReplicas >= r.replicas &&
-		r.updateRevision != "" && r.currentRevision == r.updateRevision
+		r.updateRevision != "" && (r.onDelete || r.currentRevision == r.updateRevision)
 }
 
 // ready is true when every pod runs the current template and is ready.

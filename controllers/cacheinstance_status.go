@@ -124,6 +124,7 @@ func setStatus(st *cachev1alpha1.CacheInstanceStatus, inst *instance, passErr er
 	}
 
 	setConfigApplied(st, inst, set)
+	setReplicationStatus(st, inst, set)
 
 	var recheck time.Duration
 	switch {

@@ -10,6 +10,8 @@ const (
 	DefaultMetricsPort     int32           = 9121
 	DefaultAuthKey                         = "password"
 	DefaultReplicas        int32           = 1
+	// DefaultFailoverAfterSeconds is how long a primary may be lost before a replica replaces it.
+	DefaultFailoverAfterSeconds int32 = 10
 )
 
 // SetDefaults fills the fields the schema defaults, and names the generated auth Secret. It only
@@ -33,6 +35,9 @@ func (c *CacheInstance) SetDefaults() {
 	}
 	if s.Replicas == nil {
 		s.Replicas = ptr.To(DefaultReplicas)
+	}
+	if s.Replication.FailoverAfterSeconds == 0 {
+		s.Replication.FailoverAfterSeconds = DefaultFailoverAfterSeconds
 	}
 	if s.Metrics.Port == 0 {
 		s.Metrics.Port = DefaultMetricsPort

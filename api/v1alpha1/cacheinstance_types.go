@@ -263,7 +263,7 @@ type CacheInstanceSpec struct {
 	// an unknown directive stops the server at startup, as it would stop redis-server.
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-zA-Z][-_a-zA-Z0-9]{0,63}$'))",message="spec.config keys are directive names: a letter, then letters, digits, '-' or '_' (at most 64)"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','benchspace-maxmemory','requirepass','requirepass-file','masterauth','user','aclfile','protected-mode','metrics-port','dir','logfile','daemonize','supervised','include','pidfile','save']))",messageExpression="'spec.config must not set ' + self.filter(k, k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','benchspace-maxmemory','requirepass','requirepass-file','masterauth','user','aclfile','protected-mode','metrics-port','dir','logfile','daemonize','supervised','include','pidfile','save'])[0] + ': the operator sets it from the other spec fields'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','benchspace-maxmemory','requirepass','requirepass-file','masterauth','masteruser','replicaof','slaveof','start-as-replica','user','aclfile','protected-mode','metrics-port','dir','logfile','daemonize','supervised','include','pidfile','save']))",messageExpression="'spec.config must not set ' + self.filter(k, k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','benchspace-maxmemory','requirepass','requirepass-file','masterauth','masteruser','replicaof','slaveof','start-as-replica','user','aclfile','protected-mode','metrics-port','dir','logfile','daemonize','supervised','include','pidfile','save'])[0] + ': the operator sets it from the other spec fields'"
 	// +optional
 	Config map[string]ConfigValue `json:"config,omitempty"`
 
@@ -285,12 +285,21 @@ type CacheInstanceSpec struct {
 	// +optional
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 
-	// Replicas is the number of server pods. Replication is not implemented yet, so it is 1.
+	// Replicas is the number of server pods: one primary, and replicas-1 replicas that follow it with
+	// Redis's replication protocol. With more than one, the client Service sends clients to the
+	// primary, the <name>-replicas Service to the replicas (for reads), and the operator promotes a
+	// replica when the primary is lost (see replication), and replaces pods replicas first, then
+	// switches over, so that a change that needs new pods keeps the data and keeps serving.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=1
+	// +kubebuilder:validation:Maximum=9
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Replication says when the operator fails over, for replicas above 1.
+	// +kubebuilder:default={}
+	// +optional
+	Replication ReplicationSpec `json:"replication,omitempty"`
 
 	// Persistence keeps the data across pod restarts: mode RDB puts Redis-format snapshots on a
 	// volume claim, so a replaced pod comes back warm. None (the default) keeps it in memory only.
@@ -405,6 +414,14 @@ const (
 	// when a pod refused it or could not be reached (the message says which and why; retried). Unknown
 	// (reason NotApplied) until the operator has applied a StatefulSet.
 	ConditionConfigApplied = "ConfigApplied"
+	// ConditionReplicated is present when spec.replicas is above 1. True (reason InSync) when the
+	// primary serves and every other pod is its replica with its link up and at most
+	// maxReplicationLagBytes behind. False: NoPrimary (no pod could be made the primary yet: none
+	// ready), Syncing (a replica is not linked or still catching up; the message names it),
+	// FailingOver (the primary's pod has been gone or not ready for less than
+	// replication.failoverAfterSeconds), NoReplicaToPromote (the primary is lost and no ready
+	// replica can take over).
+	ConditionReplicated = "Replicated"
 )
 
 // BenchmarkSummary is the figures of one measured run, and what they measured.
@@ -606,6 +623,9 @@ type CacheInstanceStatus struct {
 	// Tuning records the Tuned policy's decision.
 	// +optional
 	Tuning *TuningStatus `json:"tuning,omitempty"`
+	// Replication is which pod is the primary and how far each replica is, for replicas above 1.
+	// +optional
+	Replication *ReplicationStatus `json:"replication,omitempty"`
 }
 
 // CacheInstance is a Redis-compatible cache (iocache-server) with a given number of cores, its
@@ -618,6 +638,7 @@ type CacheInstanceStatus struct {
 // +kubebuilder:printcolumn:name="IO-Threads",type=integer,JSONPath=`.status.ioThreads`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Primary",type=string,priority=1,JSONPath=`.status.replication.primary`
 // +kubebuilder:printcolumn:name="Ops/s",type=integer,JSONPath=`.status.lastBenchmark.opsPerSecond`
 // +kubebuilder:printcolumn:name="Measured-By",type=string,JSONPath=`.status.lastBenchmark.purpose`
 // +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Degraded")].reason`

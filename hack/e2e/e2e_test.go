@@ -578,6 +578,10 @@ func TestEndToEnd(t *testing.T) {
 		testWarmRestart(ctx, t, e, local)
 	})
 
+	p.run(t, "replicas: the primary's pod deleted under load, then a rollout under load; no acknowledged write lost", func(t *testing.T) {
+		testReplication(ctx, t, e)
+	})
+
 	p.run(t, "an instance the node cannot fit: Degraded with the scheduler's reason, and an event", func(t *testing.T) {
 		// The node has one exclusive CPU (the others are reserved): two cores cannot be scheduled.
 		tooBig := &cachev1alpha1.CacheInstance{

@@ -89,7 +89,12 @@ type Config struct {
 	ReplBacklogSize       int64
 	ReplPingReplicaPeriod int
 	// ReplicaOf is "host port" of the primary to replicate from at start ("" = a primary).
-	ReplicaOf       string
+	ReplicaOf string
+	// StartAsReplica makes a server that has no replicaof start as a replica without a primary:
+	// read-only, serving no replicas, until REPLICAOF names one or REPLICAOF NO ONE makes it the
+	// primary. The operator sets it on replicated instances, so that a primary restarted empty can
+	// never become the source its replicas resync from (and empty themselves).
+	StartAsReplica  bool
 	MasterAuth      string
 	MasterUser      string
 	ReplicaReadOnly bool

@@ -266,6 +266,9 @@ func buildTable() map[string]*directive {
 				return nil
 			},
 			get: func(c *Config) string { return c.ReplicaOf }},
+		// start-as-replica is read at start: setting it while the server runs changes nothing until
+		// the next start, which is why the operator may set it live.
+		boolDirective("start-as-replica", true, func(c *Config) *bool { return &c.StartAsReplica }),
 		intDirective("repl-ping-replica-period", true, 1, 1<<31-1, func(c *Config) *int { return &c.ReplPingReplicaPeriod }),
 		enumDirective("maxmemory-policy", true, []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}, func(c *Config) *string { return &c.MaxMemoryPolicy }),
 		intDirective("maxmemory-samples", true, 1, 64, func(c *Config) *int { return &c.MaxMemorySamples }),

@@ -23,7 +23,7 @@ var honoured = []string{
 	// Replication (server/engine/replication_*_test.go).
 	"masterauth", "masteruser", "min-replicas-max-lag", "min-replicas-to-write", "repl-backlog-size",
 	"repl-ping-replica-period", "repl-timeout", "replica-priority", "replica-read-only",
-	"replica-serve-stale-data", "replicaof",
+	"replica-serve-stale-data", "replicaof", "start-as-replica",
 	// AOF (server/engine/aof_test.go).
 	"aof-disable-auto-gc", "aof-load-truncated", "aof-rewrite-incremental-fsync", "aof-timestamp-enabled", "aof-use-rdb-preamble",
 	"appenddirname", "appendfilename", "appendfsync", "auto-aof-rewrite-min-size", "auto-aof-rewrite-percentage",

@@ -117,6 +117,17 @@ func (s *Server) replicate(host string, port int) {
 	s.connectToMaster()
 }
 
+// awaitPrimary is start-as-replica: a replica without a primary, read-only and serving no
+// replicas, until REPLICAOF names a primary or makes this server one. Its link never connects.
+func (s *Server) awaitPrimary() {
+	r := &s.repl
+	r.gen++
+	r.feeding = false
+	r.master = &masterLink{gen: r.gen, replid: r.replid, offset: r.offset, downSince: s.unixtime}
+	s.updateWriteGate()
+	s.logf(logNotice, "Started as a replica without a primary (start-as-replica yes): waiting for REPLICAOF")
+}
+
 // becomePrimary is REPLICAOF NO ONE: a new replication ID, with the old primary's kept as
 // replid2 up to the offset reached, so that its other replicas, repointed here, continue with
 // a partial resync from the backlog (Redis's PSYNC2). The stream goes on in the database the old
@@ -195,6 +206,9 @@ func (s *Server) replicaBeforeSleep() {
 // replicaCron acknowledges every second, and retries a link that is down.
 func (s *Server) replicaCron() {
 	m := s.repl.master
+	if m.host == "" {
+		return // start-as-replica: no primary named yet
+	}
 	if m.client == nil && !m.connecting && s.unixtime >= m.nextTry {
 		s.connectToMaster()
 	}
@@ -594,6 +608,8 @@ func (m *masterLink) stateName() string {
 		return "connected"
 	case m.connecting:
 		return "sync"
+	case m.host == "":
+		return "none" // start-as-replica, before REPLICAOF
 	}
 	return "connect"
 }

@@ -324,3 +324,47 @@ func TestReplicaAuthenticates(t *testing.T) {
 		})
 	}
 }
+
+// start-as-replica: the server comes up as a replica with no primary — writes refused, a replica
+// that connects gets no sync (so a primary restarted empty cannot empty its replicas), reads
+// served — until REPLICAOF NO ONE makes it a primary or REPLICAOF names one.
+func TestStartAsReplicaWaitsForReplicaof(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) { c.StartAsReplica = true })
+	s := redisClient(t, addr, 2)
+	if role := s.Do(ctx(), "role").Val(); fmt.Sprint(role) != "[slave  0 none 0]" {
+		t.Fatalf("ROLE of a server started as a replica: %v", role)
+	}
+	if err := s.Set(ctx(), "k", "v", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "READONLY ") {
+		t.Fatalf("a write before REPLICAOF: %v", err)
+	}
+	if info := s.Info(ctx(), "replication").Val(); !strings.Contains(info, "role:slave\r") || !strings.Contains(info, "master_link_status:down\r") {
+		t.Fatalf("INFO replication:\n%s", info)
+	}
+
+	// A replica pointed at it (as at a primary that restarted) keeps its own data.
+	_, rAddr := startServer(t, nil)
+	r := redisClient(t, rAddr, 2)
+	if err := r.Set(ctx(), "kept", "yes", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	if err := r.Do(ctx(), "replicaof", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // a handshake or two
+	if v := r.Get(ctx(), "kept").Val(); v != "yes" {
+		t.Fatalf("a replica of a server started as a replica lost its data: GET kept = %q", v)
+	}
+
+	// The operator's choice: this server becomes the primary, and the replica syncs from it.
+	if err := s.Do(ctx(), "replicaof", "no", "one").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set(ctx(), "k", "v", 0).Err(); err != nil {
+		t.Fatalf("a write after REPLICAOF NO ONE: %v", err)
+	}
+	waitFor(t, "the replica's link", func() bool {
+		return strings.Contains(r.Info(ctx(), "replication").Val(), "master_link_status:up")
+	})
+	waitFor(t, "the write to reach the replica", func() bool { return r.Get(ctx(), "k").Val() == "v" })
+}

@@ -278,6 +278,8 @@ func (s *Server) Serve() error {
 	if host, port, ok := strings.Cut(s.cfg.ReplicaOf, " "); ok {
 		p, _ := strconv.Atoi(port) // checked by the config parser
 		s.replicate(host, p)
+	} else if s.cfg.StartAsReplica {
+		s.awaitPrimary()
 	}
 	s.readyOnce.Do(func() { close(s.ready) })
 	s.mainLoop()

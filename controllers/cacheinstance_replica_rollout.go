@@ -1,0 +1,165 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+)
+
+// Rollouts of a replicated instance. Its StatefulSet's update strategy is OnDelete: the operator,
+// not the StatefulSet controller, replaces outdated pods, because only it knows which pod is the
+// primary and whether the replicas have caught up. Replicas go first, one at a time, each only
+// once every pod is ready and in sync; then a switchover moves the primary to an updated replica
+// (writes paused for the moment it takes the replica to reach the primary's offset, so no
+// acknowledged write is lost), and the old primary, now a replica, goes last. A scale-down that
+// would remove the primary's pod moves the primary first the same way.
+
+// labelRevision is the StatefulSet controller's label of the revision a pod was made from.
+const labelRevision = appsv1.ControllerRevisionHashLabelKey
+
+// statefulSetReplicas is the StatefulSet's replica count: spec.replicas, but never fewer pods than
+// the primary's ordinal needs, so that a scale-down waits until the primary has moved.
+func statefulSetReplicas(ci *cachev1alpha1.CacheInstance) int32 {
+	want := *ci.Spec.Replicas
+	if rs := ci.Status.Replication; rs != nil && rs.Primary != "" {
+		want = max(want, int32(ordinalOf(rs.Primary)+1))
+	}
+	return want
+}
+
+// reconcileReplicaRollout replaces one outdated pod of a replicated instance, or moves its primary,
+// when every pod is ready and in sync; otherwise it waits for the next pass.
+func (r *CacheInstanceReconciler) reconcileReplicaRollout(ctx context.Context, inst *instance) (*ctrl.Result, error) {
+	st := inst.replication
+	if st == nil || st.status.Primary == "" || inst.rollout == nil || st.condition != metav1.ConditionTrue {
+		return nil, nil
+	}
+	pods, err := r.serverPods(ctx, inst)
+	if err != nil {
+		return nil, err
+	}
+	if len(pods) != int(inst.rollout.replicas) || len(st.status.Pods) != len(pods) {
+		return nil, nil // a pod is on its way
+	}
+	primary := st.status.Primary
+	want := int(*inst.Spec.Replicas)
+	if ordinalOf(primary) >= want {
+		return r.switchover(ctx, inst, pods, fmt.Sprintf("the scale-down to %d pods removes %s", want, primary),
+			func(p *corev1.Pod) bool { return ordinalOf(p.Name) < want })
+	}
+	update := inst.rollout.updateRevision
+	if update == "" || inst.rollout.observedGeneration < inst.rollout.generation {
+		return nil, nil
+	}
+	primaryOutdated := false
+	for i := len(pods) - 1; i >= 0; i-- {
+		pod := &pods[i]
+		if pod.Labels[labelRevision] == update {
+			continue
+		}
+		if pod.Name == primary {
+			primaryOutdated = true
+			continue
+		}
+		if err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+			return nil, fmt.Errorf("deleting outdated replica %s: %w", pod.Name, err)
+		}
+		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, "ReplacingReplica", "RollPods",
+			"Replacing replica %s for the current pod template; the primary %s keeps serving", pod.Name, primary)
+		inst.recheckIn(replicationRecheck)
+		return nil, nil
+	}
+	if primaryOutdated {
+		return r.switchover(ctx, inst, pods, "its pod is replaced for the current pod template",
+			func(p *corev1.Pod) bool { return p.Labels[labelRevision] == update })
+	}
+	return nil, nil
+}
+
+// switchover moves the primary to the most advanced in-sync replica that eligible accepts: it
+// pauses the primary's writes, waits until that replica has applied everything, records and
+// promotes it, points the old primary at it and lifts the pause. Clients see their writes held for
+// that moment, then the old primary drops them and they reconnect through the client Service,
+// which by then selects the new one.
+func (r *CacheInstanceReconciler) switchover(ctx context.Context, inst *instance, pods []corev1.Pod, why string, eligible func(*corev1.Pod) bool) (*ctrl.Result, error) {
+	st := inst.replication
+	var from *corev1.Pod
+	for i := range pods {
+		if pods[i].Name == st.status.Primary {
+			from = &pods[i]
+		}
+	}
+	if from == nil {
+		inst.recheckIn(replicationRecheck)
+		return nil, nil
+	}
+	// The candidates as they are now, not as the last pass saw them: a replica whose link is up
+	// to this primary.
+	fromAddr := r.serverAddress(from)
+	var to *corev1.Pod
+	var toOffset int64 = -1
+	for i := range pods {
+		pod := &pods[i]
+		if pod == from || !eligible(pod) || !podReady(pod) {
+			continue
+		}
+		role, offset, primary, linkUp, err := readRole(ctx, r.serverAddress(pod), inst.password)
+		if err == nil && role == cachev1alpha1.RoleReplica && primary == fromAddr && linkUp && offset > toOffset {
+			to, toOffset = pod, offset
+		}
+	}
+	if to == nil {
+		inst.recheckIn(time.Second)
+		return nil, nil
+	}
+	toAddr := r.serverAddress(to)
+	fail := func(err error) (*ctrl.Result, error) {
+		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeWarning, "SwitchoverFailed", "PromoteReplica",
+			"Moving the primary from %s to %s (%s) failed, retrying: %v", from.Name, to.Name, why, err)
+		inst.recheckIn(replicationRecheck)
+		return nil, nil
+	}
+	offset, err := pauseWrites(ctx, fromAddr, inst.password)
+	if err != nil {
+		_ = unpause(ctx, fromAddr, inst.password)
+		return fail(err)
+	}
+	if err := waitOffset(ctx, toAddr, inst.password, offset); err != nil {
+		_ = unpause(ctx, fromAddr, inst.password)
+		return fail(fmt.Errorf("%s did not catch up: %w", to.Name, err))
+	}
+	view := &serverView{pod: to, ordinal: ordinalOf(to.Name), addr: toAddr, offset: offset}
+	if err := r.choosePrimary(ctx, inst, st, view, failoverSwitchover, time.Now()); err != nil {
+		_ = unpause(ctx, fromAddr, inst.password)
+		return nil, err
+	}
+	// From here the decision is recorded: a failure below is finished by the next pass's converge.
+	if err := promote(ctx, toAddr, inst.password); err != nil {
+		_ = unpause(ctx, fromAddr, inst.password)
+		return fail(err)
+	}
+	if err := r.labelRole(ctx, inst, to.Name, cachev1alpha1.RolePrimary); err != nil {
+		_ = unpause(ctx, fromAddr, inst.password)
+		return nil, err
+	}
+	err = replicateFrom(ctx, fromAddr, toAddr, inst.password, true)
+	if uerr := unpause(ctx, fromAddr, inst.password); err == nil {
+		err = uerr
+	}
+	if err != nil {
+		return fail(fmt.Errorf("repointing the old primary: %w", err))
+	}
+	r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, "Switchover", "PromoteReplica",
+		"Moved the primary from %s to %s at offset %d because %s; no acknowledged write was lost", from.Name, to.Name, offset, why)
+	st.set(metav1.ConditionFalse, reasonSyncing, "Switched over from %s to %s; %s resyncs", from.Name, to.Name, from.Name)
+	inst.recheckIn(time.Second)
+	return nil, nil
+}
