@@ -123,6 +123,7 @@ func (s *Server) awaitPrimary() {
 	r := &s.repl
 	r.gen++
 	r.feeding = false
+	s.updatePropagation()
 	r.master = &masterLink{gen: r.gen, replid: r.replid, offset: r.offset, downSince: s.unixtime}
 	s.updateWriteGate()
 	s.logf(logNotice, "Started as a replica without a primary (start-as-replica yes): waiting for REPLICAOF")
