@@ -23,7 +23,9 @@ var honoured = []string{
 	// Replication (server/engine/replication_*_test.go).
 	"masterauth", "masteruser", "min-replicas-max-lag", "min-replicas-to-write", "repl-backlog-size",
 	"repl-ping-replica-period", "repl-timeout", "replica-priority", "replica-read-only",
-	"replica-serve-stale-data", "replicaof", "start-as-replica",
+	"replica-serve-stale-data", "replicaof", "start-as-replica", "replica-announce-ip", "replica-announce-port", "bind-source-addr",
+	// Redis 7.0 parity (server/engine/config_parity_test.go).
+	"latency-tracking-info-percentiles", "maxmemory-eviction-tenacity", "shutdown-on-sigint", "shutdown-on-sigterm", "replica-announced",
 }
 
 func TestEveryDirectiveIsHonouredOrListed(t *testing.T) {

@@ -173,8 +173,14 @@ func (s *Server) connectToMaster() {
 	r.handshakes++
 	_, port, _ := net.SplitHostPort(s.Addr())
 	listeningPort, _ := strconv.Atoi(port)
+	// replica-announce-port and -ip tell the primary (and so INFO, ROLE and Sentinel) where this
+	// replica is reached when that differs from what the primary sees (NAT, a Service).
+	if p, err := strconv.Atoi(s.cfg.CompatValue("replica-announce-port")); err == nil && p > 0 {
+		listeningPort = p
+	}
 	h := handshake{host: m.host, port: m.port, gen: m.gen, replid: m.replid, offset: m.offset,
 		auth: s.cfg.MasterAuth, user: s.cfg.MasterUser, listeningPort: listeningPort,
+		announceIP: s.cfg.CompatValue("replica-announce-ip"), sourceAddr: s.cfg.CompatValue("bind-source-addr"),
 		timeout:   time.Duration(s.cfg.ReplTimeout) * time.Second,
 		databases: len(s.dbs), seed: s.seed, clock: s.initialClock(), wake: s.io.WakeMain, done: r.done,
 		logf: s.logf}
@@ -339,13 +345,16 @@ type handshake struct {
 	offset        int64
 	auth, user    string
 	listeningPort int
-	timeout       time.Duration
-	databases     int
-	seed          maphash.Seed
-	clock         uint32
-	wake          func()
-	done          chan syncResult
-	logf          func(level int, format string, args ...any)
+	announceIP    string
+	// sourceAddr is bind-source-addr: the local address the link to the primary leaves from.
+	sourceAddr string
+	timeout    time.Duration
+	databases  int
+	seed       maphash.Seed
+	clock      uint32
+	wake       func()
+	done       chan syncResult
+	logf       func(level int, format string, args ...any)
 }
 
 func (h handshake) run() {
@@ -360,7 +369,15 @@ func (h handshake) sync() syncResult {
 		return syncResult{fd: -1, err: fmt.Errorf(format, args...)}
 	}
 	addr := net.JoinHostPort(h.host, strconv.Itoa(h.port))
-	conn, err := net.DialTimeout("tcp", addr, h.timeout)
+	dialer := net.Dialer{Timeout: h.timeout}
+	if h.sourceAddr != "" {
+		ip := net.ParseIP(h.sourceAddr)
+		if ip == nil {
+			return fail("Error condition on socket for SYNC: invalid bind-source-addr %q", h.sourceAddr)
+		}
+		dialer.LocalAddr = &net.TCPAddr{IP: ip}
+	}
+	conn, err := dialer.Dial("tcp", addr)
 	if err != nil {
 		return fail("Error condition on socket for SYNC: %v", err)
 	}
@@ -396,6 +413,11 @@ func (h handshake) sync() syncResult {
 	// Redis goes on whatever these two answer (an old primary may not know them).
 	if _, err = ask("REPLCONF", "listening-port", strconv.Itoa(h.listeningPort)); err != nil {
 		return fail("Error reading REPLCONF reply from master: %v", err)
+	}
+	if h.announceIP != "" {
+		if _, err = ask("REPLCONF", "ip-address", h.announceIP); err != nil {
+			return fail("Error reading REPLCONF reply from master: %v", err)
+		}
 	}
 	if _, err = ask("REPLCONF", "capa", "eof", "capa", "psync2"); err != nil {
 		return fail("Error reading REPLCONF reply from master: %v", err)

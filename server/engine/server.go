@@ -96,7 +96,9 @@ type Server struct {
 	snapWanted       atomic.Bool
 	persist          persistState
 	repl             replState
-	sigterm          atomic.Bool // SIGTERM/SIGINT arrived: save if configured, then stop
+	// shutdownSignal is the SIGTERM or SIGINT that asked for a shutdown (0: none); the main
+	// thread applies shutdown-on-sigterm or shutdown-on-sigint to it.
+	shutdownSignal atomic.Int32
 	bgsaveTID        atomic.Int64
 	memOverhead      int64 // process memory beyond the keyspace's accounting, measured by cron
 	goMemLimit       int64 // the runtime's soft memory limit, from the cgroup (0 = none)
@@ -289,14 +291,14 @@ func (s *Server) Shutdown() {
 }
 
 // HandleSignals makes SIGTERM and SIGINT shut the server down, as redis-server does: the main
-// thread saves first when save points are set (see persistTick).
+// thread saves first as shutdown-on-sigterm or shutdown-on-sigint says (see persistTick).
 func (s *Server) HandleSignals() {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
 	go func() {
 		for sig := range ch {
 			s.logf(logWarning, "Received %s scheduling shutdown...", sig)
-			s.sigterm.Store(true)
+			s.shutdownSignal.Store(int32(sig.(syscall.Signal)))
 			s.io.WakeMain()
 		}
 	}()
