@@ -369,34 +369,42 @@ func (c *Config) LatencyPercentiles() []float64 {
 // shutdownOnSignal is shutdown-on-sigint and shutdown-on-sigterm: "default", or any of save,
 // nosave, now and force (save and nosave exclude each other), as SHUTDOWN takes them.
 func shutdownOnSignal(name string) directive {
-	return compatDirective(name, true, "default", func(v string) (string, error) {
-		flags := strings.Fields(strings.ToLower(v))
-		seen := map[string]bool{}
-		for _, f := range flags {
-			switch f {
-			case "default", "save", "nosave", "now", "force":
-				seen[f] = true
-			default:
-				return "", errors.New("argument(s) must be one of the following: default, save, nosave, now, force")
-			}
-		}
-		if len(flags) == 0 {
+	d := compatDirective(name, true, "default", parseShutdownFlags)
+	// A config file line may give the flags as several arguments.
+	d.multiArg = true
+	set := d.set
+	d.set = func(c *Config, a []string) error { return set(c, []string{strings.Join(a, " ")}) }
+	return d
+}
+
+func parseShutdownFlags(v string) (string, error) {
+	flags := strings.Fields(strings.ToLower(v))
+	seen := map[string]bool{}
+	for _, f := range flags {
+		switch f {
+		case "default", "save", "nosave", "now", "force":
+			seen[f] = true
+		default:
 			return "", errors.New("argument(s) must be one of the following: default, save, nosave, now, force")
 		}
-		if seen["save"] && seen["nosave"] {
-			return "", errors.New("shutdown options SAVE and NOSAVE can't be used simultaneously")
+	}
+	if len(flags) == 0 {
+		return "", errors.New("argument(s) must be one of the following: default, save, nosave, now, force")
+	}
+	if seen["save"] && seen["nosave"] {
+		return "", errors.New("shutdown options SAVE and NOSAVE can't be used simultaneously")
+	}
+	// "default" is no flag at all, as in Redis: with others it adds nothing.
+	var out []string
+	for _, f := range []string{"save", "nosave", "now", "force"} {
+		if seen[f] {
+			out = append(out, f)
 		}
-		if seen["default"] && len(seen) > 1 {
-			return "", errors.New("argument(s) must be one of the following: default, save, nosave, now, force")
-		}
-		var out []string
-		for _, f := range []string{"default", "save", "nosave", "now", "force"} {
-			if seen[f] {
-				out = append(out, f)
-			}
-		}
-		return strings.Join(out, " "), nil
-	})
+	}
+	if len(out) == 0 {
+		return "default", nil
+	}
+	return strings.Join(out, " "), nil
 }
 
 // ShutdownFlags are what a shutdown that signal asks for does: save, nosave, force (SHUTDOWN's
