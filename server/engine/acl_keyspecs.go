@@ -122,6 +122,7 @@ var redisKeySpecs = map[string][]keySpec{
 	"rename":                {{perm: aclRead | aclWrite, index: 1, lastKey: 0, keyStep: 1}, {perm: aclWrite, index: 2, lastKey: 0, keyStep: 1}},
 	"renamenx":              {{perm: aclRead | aclWrite, index: 1, lastKey: 0, keyStep: 1}, {perm: aclWrite, index: 2, lastKey: 0, keyStep: 1}},
 	"restore":               {{perm: aclWrite, index: 1, lastKey: 0, keyStep: 1}},
+	"restore-asking":        {{perm: aclWrite, index: 1, lastKey: 0, keyStep: 1}},
 	"rpop":                  {{perm: aclRead | aclWrite, index: 1, lastKey: 0, keyStep: 1}},
 	"rpoplpush":             {{perm: aclRead | aclWrite, index: 1, lastKey: 0, keyStep: 1}, {perm: aclWrite, index: 2, lastKey: 0, keyStep: 1}},
 	"rpush":                 {{perm: aclWrite, index: 1, lastKey: 0, keyStep: 1}},

@@ -24,7 +24,14 @@ var partialCommands = map[string]string{
 	"latency|histogram":   "buckets are powers of two of microseconds",
 	"latency|history":     "one sample per event, its longest",
 	"memory|malloc-stats": "the Go runtime's heap figures, not jemalloc's report",
+	"readonly":            clusterDisabledNote,
+	"readwrite":           clusterDisabledNote,
+	"asking":              clusterDisabledNote,
 }
+
+// clusterDisabledNote is the note of READONLY, READWRITE, ASKING and every CLUSTER subcommand
+// (cmd_cluster.go).
+const clusterDisabledNote = "answers as Redis with cluster support disabled"
 
 // commandStatus is one Redis 7.0 command's state here.
 type commandStatus struct {
@@ -41,6 +48,9 @@ func (s *Server) redisCommandStatuses() []commandStatus {
 		st := commandStatus{name: name, implemented: s.commands[base] != nil && !missingSubcommands[name]}
 		if st.implemented {
 			st.note = partialCommands[name]
+			if base == "cluster" && isSub {
+				st.note = clusterDisabledNote
+			}
 		}
 		if isSub && s.commands[base] == nil {
 			continue // listed with its container

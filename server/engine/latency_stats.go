@@ -12,7 +12,6 @@ import (
 // buckets (metrics.go), so the bucket bounds are powers of two of microseconds and a
 // percentile is the bound of the bucket it falls in: coarser than Redis's, at no cost per call.
 
-
 // bucketBoundUsec is the upper bound of bucket b: calls under 1 µs go to bucket 0, and bucket b
 // holds calls of [2^(b-1), 2^b) µs.
 func bucketBoundUsec(b int) int64 { return int64(1) << b }

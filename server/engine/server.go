@@ -99,10 +99,10 @@ type Server struct {
 	// shutdownSignal is the SIGTERM or SIGINT that asked for a shutdown (0: none); the main
 	// thread applies shutdown-on-sigterm or shutdown-on-sigint to it.
 	shutdownSignal atomic.Int32
-	bgsaveTID        atomic.Int64
-	memOverhead      int64 // process memory beyond the keyspace's accounting, measured by cron
-	goMemLimit       int64 // the runtime's soft memory limit, from the cgroup (0 = none)
-	nextExpire       int64 // when the next active expire cycle runs (unix ms)
+	bgsaveTID      atomic.Int64
+	memOverhead    int64 // process memory beyond the keyspace's accounting, measured by cron
+	goMemLimit     int64 // the runtime's soft memory limit, from the cgroup (0 = none)
+	nextExpire     int64 // when the next active expire cycle runs (unix ms)
 	// evictionBacklog is set when an eviction pass ran out of time over maxmemory.
 	evictionBacklog bool
 

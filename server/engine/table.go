@@ -20,6 +20,7 @@ var commandFamilies = [][]commandSpec{
 	aclCommands,
 	benchspaceCommands,
 	bitmapCommands,
+	clusterCommands,
 	connCommands,
 	dumpCommands,
 	functionCommands,
