@@ -50,9 +50,11 @@ func (s *Server) freeMemoryIfNeeded() bool {
 	}
 	start, budget := nanotime(), s.evictionBudgetNs()
 	defer func() {
-		if d := nanotime() - start; d > s.stats.evictionMaxNs {
+		d := nanotime() - start
+		if d > s.stats.evictionMaxNs {
 			s.stats.evictionMaxNs = d
 		}
+		s.noteLatency("eviction-cycle", d)
 	}()
 	volatile := policy[:8] == "volatile"
 	var pool []evictionCandidate

@@ -99,6 +99,7 @@ type Server struct {
 	// shutdownSignal is the SIGTERM or SIGINT that asked for a shutdown (0: none); the main
 	// thread applies shutdown-on-sigterm or shutdown-on-sigint to it.
 	shutdownSignal atomic.Int32
+	latency        latencyMonitor // LATENCY's events (latency_monitor.go)
 	bgsaveTID      atomic.Int64
 	memOverhead    int64 // process memory beyond the keyspace's accounting, measured by cron
 	goMemLimit     int64 // the runtime's soft memory limit, from the cgroup (0 = none)
@@ -193,6 +194,7 @@ func (s *Server) applyLiveConfig() {
 	s.acl.allChannelsDefault = s.cfg.ACLPubsubDefault == "allchannels"
 	s.applyWatchdogPeriod()
 	s.applyNotifyConfig()
+	s.latency.thresholdMs, _ = strconv.ParseInt(s.cfg.CompatValue("latency-monitor-threshold"), 10, 64)
 	s.resizeBacklog()
 	s.updateWriteGate()
 	if s.logger != nil {
