@@ -114,7 +114,6 @@ var noEffect = map[string]string{
 	"replica-ignore-disk-write-errors": "the disk writes it concerns are a replica's AOF writes, and appendonly yes is refused",
 	"shutdown-timeout":                 "a shutdown does not wait for replicas to catch up, as with shutdown-timeout 0",
 	"sanitize-dump-payload":            "RESTORE and full syncs always decode a payload completely before using it, as with yes",
-	"tracking-table-max-keys":          "client tracking keeps one entry per tracked key and client, with no limit (as 0)",
 	"socket-mark-id":                   "values other than 0 are refused",
 }
 

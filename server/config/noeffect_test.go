@@ -25,7 +25,7 @@ var honoured = []string{
 	"repl-ping-replica-period", "repl-timeout", "replica-priority", "replica-read-only",
 	"replica-serve-stale-data", "replicaof", "start-as-replica", "replica-announce-ip", "replica-announce-port", "bind-source-addr",
 	// Redis 7.0 parity (server/engine/config_parity_test.go).
-	"latency-tracking-info-percentiles", "maxmemory-eviction-tenacity", "shutdown-on-sigint", "shutdown-on-sigterm", "replica-announced", "latency-monitor-threshold",
+	"latency-tracking-info-percentiles", "maxmemory-eviction-tenacity", "shutdown-on-sigint", "shutdown-on-sigterm", "replica-announced", "latency-monitor-threshold", "tracking-table-max-keys",
 }
 
 func TestEveryDirectiveIsHonouredOrListed(t *testing.T) {

@@ -195,6 +195,7 @@ func (s *Server) applyLiveConfig() {
 	s.applyWatchdogPeriod()
 	s.applyNotifyConfig()
 	s.latency.thresholdMs, _ = strconv.ParseInt(s.cfg.CompatValue("latency-monitor-threshold"), 10, 64)
+	s.tracking.maxKeys, _ = strconv.Atoi(s.cfg.CompatValue("tracking-table-max-keys"))
 	s.resizeBacklog()
 	s.updateWriteGate()
 	if s.logger != nil {
