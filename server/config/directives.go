@@ -243,7 +243,10 @@ func buildTable() map[string]*directive {
 		enumDirective("loglevel", true, []string{"debug", "verbose", "notice", "warning", "nothing"}, func(c *Config) *string { return &c.LogLevel }),
 		stringDirective("logfile", false, func(c *Config) *string { return &c.LogFile }),
 		memDirective("maxmemory", true, 0, func(c *Config) *int64 { return &c.MaxMemory }),
-		memDirective("repl-backlog-size", true, 16<<10, func(c *Config) *int64 { return &c.ReplBacklogSize }),
+		// Redis takes any size from 1 and keeps at least 16kb (CONFIG_REPL_BACKLOG_MIN_SIZE), which
+		// CONFIG GET then shows.
+		clampMin(memDirective("repl-backlog-size", true, 1, func(c *Config) *int64 { return &c.ReplBacklogSize }),
+			16<<10, func(c *Config) *int64 { return &c.ReplBacklogSize }),
 		stringDirective("masterauth", true, func(c *Config) *string { return &c.MasterAuth }),
 		stringDirective("masteruser", true, func(c *Config) *string { return &c.MasterUser }),
 		alias(boolDirective("replica-read-only", true, func(c *Config) *bool { return &c.ReplicaReadOnly }), "slave-read-only"),
@@ -447,6 +450,19 @@ func refuse(d directive, value, why string) directive {
 			return errors.New(why)
 		}
 		return set(c, a)
+	}
+	return d
+}
+
+// clampMin raises a value the directive took to floor, as Redis does for repl-backlog-size.
+func clampMin(d directive, floor int64, field func(*Config) *int64) directive {
+	set := d.set
+	d.set = func(c *Config, a []string) error {
+		if err := set(c, a); err != nil {
+			return err
+		}
+		*field(c) = max(*field(c), floor)
+		return nil
 	}
 	return d
 }

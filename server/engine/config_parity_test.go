@@ -93,6 +93,18 @@ func TestConfigGetListsWhatRedisLists(t *testing.T) {
 	}
 }
 
+// CONFIG SET answers that differ from redis-server 7.0's on purpose, and are therefore not in
+// TestConfigSetMatchesRedis:
+//   - port and bind are immutable: the listeners are opened once, at start.
+//   - io-threads changes live (Redis: immutable): iocache starts and stops I/O threads.
+//   - loglevel also takes "nothing", Redis 7.2's level.
+//   - maxmemory-samples is at most 64, the eviction pool's sample buffer.
+//   - list-max-listpack-size is at least -5, the largest node size Redis defines.
+//   - maxclients is at most 2^24.
+//   - tls-port other than 0, tls-replication yes and tls-cluster yes are refused with iocache's
+//     reason rather than Redis's "Unable to update TLS configuration" (which follows from its
+//     missing certificates, not from missing TLS).
+
 func configCmd(args ...string) []string { return append([]string{"CONFIG"}, args...) }
 
 // TestConfigSetMatchesRedis: CONFIG SET takes and refuses what Redis takes and refuses, with its
@@ -144,6 +156,7 @@ func TestConfigSetMatchesRedis(t *testing.T) {
 		set("hash-max-ziplist-value", "1k"), get("hash-max-listpack-value"), set("hash-max-listpack-value", "64"),
 		set("proto-max-bulk-len", "5"), set("client-query-buffer-limit", "5"), set("stream-node-max-bytes", "-1"),
 		set("maxmemory", "-1"), set("maxmemory", "1xb"),
+		set("repl-backlog-size", "0"), set("repl-backlog-size", "1"), get("repl-backlog-size"), set("repl-backlog-size", "1mb"),
 		// percent
 		set("maxmemory-clients", "101%"), set("maxmemory-clients", "x"), set("maxmemory-clients", "5%"),
 		get("maxmemory-clients"), set("maxmemory-clients", "0"),
