@@ -104,9 +104,9 @@ var noEffect = map[string]string{
 	"tls-ciphersuites":          "TLS is refused",
 	// Replication internals: how Redis moves a full sync, which iocache does one way.
 	"repl-diskless-load":               "a replica always loads a full sync from the socket into fresh databases and swaps them in, serving the old data meanwhile (as swapdb)",
-	"repl-diskless-sync-delay":         "a full sync starts at once, for each replica on its own",
-	"repl-diskless-sync-max-replicas":  "a full sync starts at once, for each replica on its own",
-	"repl-disable-tcp-nodelay":         "the replication stream is written as client replies are, with TCP_NODELAY",
+	"repl-diskless-sync-delay":         "a full sync starts at once, or when the running snapshot ends, for every replica waiting",
+	"repl-diskless-sync-max-replicas":  "a full sync starts at once, or when the running snapshot ends, for every replica waiting",
+	"repl-disable-tcp-nodelay":         "replication links always have TCP_NODELAY, as client connections do",
 	"repl-backlog-ttl":                 "the backlog is kept while the server runs: memory bounded by repl-backlog-size",
 	"rdb-del-sync-files":               "a full sync never writes an RDB file, on either side",
 	"replica-ignore-maxmemory":         "a replica never evicts (yes); no is refused",
