@@ -72,7 +72,7 @@ func (s *Server) infoReplication(f func(string, any)) {
 			",state="+replicaStateNames[rl.state]+",offset="+strconv.FormatInt(rl.ackOff, 10)+
 			",lag="+strconv.FormatInt(s.unixtime-rl.ackUnix, 10))
 	}
-	f("master_failover_state", "no-failover")
+	f("master_failover_state", s.repl.failover.stateName())
 	f("master_replid", r.replid)
 	replid2, second := "0000000000000000000000000000000000000000", int64(-1)
 	if r.replid2 != "" {

@@ -181,6 +181,7 @@ func (s *Server) connectToMaster() {
 	h := handshake{host: m.host, port: m.port, gen: m.gen, replid: m.replid, offset: m.offset,
 		auth: s.cfg.MasterAuth, user: s.cfg.MasterUser, listeningPort: listeningPort,
 		announceIP: s.cfg.CompatValue("replica-announce-ip"), sourceAddr: s.cfg.CompatValue("bind-source-addr"),
+		failover:  s.repl.failover.state == failoverInProgress,
 		timeout:   time.Duration(s.cfg.ReplTimeout) * time.Second,
 		databases: len(s.dbs), seed: s.seed, clock: s.initialClock(), wake: s.io.WakeMain, done: r.done,
 		logf: s.logf}
@@ -249,8 +250,10 @@ func (s *Server) finishHandshake(res syncResult) {
 	if res.err != nil {
 		s.logf(logWarning, "%v", res.err)
 		m.nextTry = s.unixtime + 1
+		s.failoverHandshakeDone(false)
 		return
 	}
+	defer s.failoverHandshakeDone(true)
 	if res.full {
 		s.abortBGSave()
 		for i := range s.dbs {
@@ -346,6 +349,8 @@ type handshake struct {
 	auth, user    string
 	listeningPort int
 	announceIP    string
+	// failover: this server runs FAILOVER and asks its replica to take over.
+	failover bool
 	// sourceAddr is bind-source-addr: the local address the link to the primary leaves from.
 	sourceAddr string
 	timeout    time.Duration
@@ -426,7 +431,11 @@ func (h handshake) sync() syncResult {
 	if h.replid != "" {
 		replid, off = h.replid, strconv.FormatInt(h.offset+1, 10)
 	}
-	reply, err = ask("PSYNC", replid, off)
+	psync := []string{"PSYNC", replid, off}
+	if h.failover {
+		psync = append(psync, "FAILOVER") // we are handing over to this replica
+	}
+	reply, err = ask(psync...)
 	for err == nil && reply == "" {
 		// Newlines keep the link alive while a disk-less primary waits
 		// (repl-diskless-sync-delay) for more replicas before it answers.

@@ -390,7 +390,7 @@ func (s *Server) beforeSleep() {
 	if len(s.overLimit) > 0 {
 		s.closeOverLimit()
 	}
-	if !s.pause.active(s.nowMs) {
+	if !s.writesHeld() {
 		s.expireTick()
 		if s.evictionBacklog {
 			s.freeMemoryIfNeeded()

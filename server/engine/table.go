@@ -30,6 +30,7 @@ var commandFamilies = [][]commandSpec{
 	infoCommands,
 	keysCommands,
 	listCommands,
+	failoverCommands,
 	migrateCommands,
 	moduleCommands,
 	mpopCommands,
