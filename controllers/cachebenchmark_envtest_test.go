@@ -640,6 +640,24 @@ func TestOperatorMetricsNamedInChartsExist(t *testing.T) {
 	}
 	cl.finishJob(t, cl.waitJob(t, ns, "once-run"), 0, benchResult(50000, 1), "")
 	cl.waitBenchmark(t, ns, "once", cachev1alpha1.BenchmarkSucceeded)
+	// A replicated instance, for the replication metrics (its pods need not run).
+	if err := cl.c.Create(context.Background(), instanceIn(ns, "replicated", 1, noValidation, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Replicas = ptr.To[int32](2)
+	})); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the replicated instance reconciled", func() error {
+		families, err := metrics.Registry.Gather()
+		if err != nil {
+			return err
+		}
+		for _, f := range families {
+			if f.GetName() == "iocache_instance_primary_changes_total" {
+				return nil
+			}
+		}
+		return fmt.Errorf("no iocache_instance_primary_changes_total yet")
+	})
 
 	files, _ := filepath.Glob(filepath.Join("..", "charts", "iocache", "dashboards", "*.json"))
 	files = append(files, filepath.Join("..", "charts", "iocache", "files", "prometheus-rules.yaml"))

@@ -27,8 +27,15 @@ var instanceCondition = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 	Help: "1 for the current status of each condition of each CacheInstance, 0 for the other statuses.",
 }, []string{"namespace", "instance", "condition", "status"})
 
+// primaryChanges counts the operator's changes of primary, by reason (PrimaryUnavailable,
+// PrimaryRestarted, Switchover), so an alert can say a failover happened and a dashboard how often.
+var primaryChanges = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "iocache_instance_primary_changes_total",
+	Help: "Changes of primary the operator made per replicated CacheInstance, by reason: PrimaryUnavailable, PrimaryRestarted or Switchover.",
+}, []string{"namespace", "instance", "reason"})
+
 func init() {
-	metrics.Registry.MustRegister(reconcilesTotal, instanceCondition)
+	metrics.Registry.MustRegister(reconcilesTotal, instanceCondition, primaryChanges)
 }
 
 func countReconcile(namespace, name, result string) {
@@ -51,7 +58,7 @@ func exportConditions(namespace, name string, conditions []metav1.Condition) {
 // forgetInstance drops a deleted instance's series, so deleted instances do not pile up.
 func forgetInstance(namespace, name string) {
 	reconcilesTotal.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "name": name})
-	for _, v := range []*prometheus.MetricVec{instanceCondition.MetricVec, benchmarkOpsPerSecond.MetricVec,
+	for _, v := range []*prometheus.MetricVec{instanceCondition.MetricVec, primaryChanges.MetricVec, benchmarkOpsPerSecond.MetricVec,
 		benchmarkLatency.MetricVec, benchmarkRuns.MetricVec} {
 		v.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "instance": name})
 	}

@@ -91,28 +91,36 @@ func (r *CacheInstanceReconciler) reconcileReplicaRollout(ctx context.Context, i
 // which by then selects the new one.
 func (r *CacheInstanceReconciler) switchover(ctx context.Context, inst *instance, pods []corev1.Pod, why string, eligible func(*corev1.Pod) bool) (*ctrl.Result, error) {
 	st := inst.replication
-	var from, to *corev1.Pod
-	var toOffset int64 = -1
+	var from *corev1.Pod
 	for i := range pods {
-		pod := &pods[i]
-		if pod.Name == st.status.Primary {
-			from = pod
-			continue
-		}
-		if !eligible(pod) {
-			continue
-		}
-		for _, p := range st.status.Pods {
-			if p.Name == pod.Name && p.Link == "up" && p.Offset > toOffset {
-				to, toOffset = pod, p.Offset
-			}
+		if pods[i].Name == st.status.Primary {
+			from = &pods[i]
 		}
 	}
-	if from == nil || to == nil {
+	if from == nil {
 		inst.recheckIn(replicationRecheck)
 		return nil, nil
 	}
-	fromAddr, toAddr := r.serverAddress(from), r.serverAddress(to)
+	// The candidates as they are now, not as the last pass saw them: a replica whose link is up
+	// to this primary.
+	fromAddr := r.serverAddress(from)
+	var to *corev1.Pod
+	var toOffset int64 = -1
+	for i := range pods {
+		pod := &pods[i]
+		if pod == from || !eligible(pod) || !podReady(pod) {
+			continue
+		}
+		role, offset, primary, linkUp, err := readRole(ctx, r.serverAddress(pod), inst.password)
+		if err == nil && role == cachev1alpha1.RoleReplica && primary == fromAddr && linkUp && offset > toOffset {
+			to, toOffset = pod, offset
+		}
+	}
+	if to == nil {
+		inst.recheckIn(time.Second)
+		return nil, nil
+	}
+	toAddr := r.serverAddress(to)
 	fail := func(err error) (*ctrl.Result, error) {
 		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeWarning, "SwitchoverFailed", "PromoteReplica",
 			"Moving the primary from %s to %s (%s) failed, retrying: %v", from.Name, to.Name, why, err)

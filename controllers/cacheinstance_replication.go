@@ -139,7 +139,14 @@ func podReady(pod *corev1.Pod) bool {
 // first primary, fails over when the primary is lost, points replicas at the primary, and puts the
 // role labels the Services select on the pods.
 func (r *CacheInstanceReconciler) reconcileReplication(ctx context.Context, inst *instance) (*ctrl.Result, error) {
-	if inst.rollout == nil || !replicated(inst.CacheInstance) {
+	if !replicated(inst.CacheInstance) {
+		return nil, nil
+	}
+	for _, reason := range []string{failoverUnavailable, failoverRestarted, failoverSwitchover} {
+		// Series from zero, so that increase() sees the first failover.
+		primaryChanges.WithLabelValues(inst.Namespace, inst.Name, reason)
+	}
+	if inst.rollout == nil {
 		return nil, nil
 	}
 	pods, err := r.serverPods(ctx, inst)
@@ -156,6 +163,14 @@ func (r *CacheInstanceReconciler) reconcileReplication(ctx context.Context, inst
 	now := time.Now()
 
 	pv := findView(views, rs.Primary)
+	if pv != nil && !pv.pod.DeletionTimestamp.IsZero() {
+		// The primary's pod is being deleted (a drain, an eviction, someone's kubectl delete) but
+		// runs out its grace period: a switchover now loses nothing, where waiting for the pod to
+		// go would cost failoverAfterSeconds of refused writes.
+		if moved, err := r.switchAwayFrom(ctx, inst, st, pv, pods); moved || err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case rs.Primary == "":
 		c := initialPrimary(views)
@@ -204,6 +219,24 @@ func (r *CacheInstanceReconciler) reconcileReplication(ctx context.Context, inst
 		return nil, err
 	}
 	return nil, nil
+}
+
+// switchAwayFrom switches over from a primary whose pod is being deleted while its server still
+// answers, to the most advanced replica that is in sync. It reports whether the primary moved.
+func (r *CacheInstanceReconciler) switchAwayFrom(ctx context.Context, inst *instance, st *replicationState, pv *serverView, pods []corev1.Pod) (bool, error) {
+	if pv.pod.Status.PodIP == "" {
+		return false, nil
+	}
+	addr := r.serverAddress(pv.pod)
+	if role, _, _, _, err := readRole(ctx, addr, inst.password); err != nil || role != cachev1alpha1.RolePrimary {
+		return false, nil
+	}
+	before := st.status.Primary
+	if _, err := r.switchover(ctx, inst, pods, fmt.Sprintf("its pod %s is being deleted", pv.name()),
+		func(p *corev1.Pod) bool { return p.DeletionTimestamp.IsZero() }); err != nil {
+		return false, err
+	}
+	return st.status.Primary != before, nil
 }
 
 // primaryTrouble says what is wrong with the primary's pod.
@@ -281,6 +314,7 @@ func (r *CacheInstanceReconciler) choosePrimary(ctx context.Context, inst *insta
 	rs.LastFailover = &cachev1alpha1.FailoverRecord{Time: metav1.NewTime(now), From: from, To: c.name(), Reason: reason, Offset: c.offset}
 	if reason != failoverInitial {
 		rs.Failovers++
+		primaryChanges.WithLabelValues(inst.Namespace, inst.Name, reason).Inc()
 	}
 	if err := r.updateStatus(ctx, inst.CacheInstance, func(st *cachev1alpha1.CacheInstanceStatus) {
 		st.Replication = rs.DeepCopy()

@@ -300,6 +300,49 @@ func TestReplicasFailoverKeepsTheData(t *testing.T) {
 		})
 	}
 	cl.checkRoles(t, ns, "cache", third)
+
+	// The primary's pod is deleted gracefully (a node drain): it serves out its grace period, which
+	// a finalizer stands in for here, and the operator switches over at once instead of waiting for
+	// it to go.
+	pod := &corev1.Pod{}
+	if err := cl.get(t, ns, third, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Finalizers = append(pod.Finalizers, "test.iocache.dev/grace-period")
+	if err := cl.c.Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.c.Delete(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	drained := time.Now()
+	ci = cl.waitPrimary(t, ns, "cache", third, false)
+	if lf := ci.Status.Replication.LastFailover; lf.Reason != "Switchover" || lf.From != third || time.Since(drained) > 10*time.Second {
+		t.Fatalf("after the primary's pod began to terminate: last failover %+v, %s later", lf, time.Since(drained))
+	}
+	fourth := servers[ordinalSuffix(ci.Status.Replication.Primary)].client()
+	defer fourth.Close()
+	if n := fourth.DBSize(ctx).Val(); n != 1001 {
+		t.Fatalf("the new primary holds %d keys after the switchover, want 1001", n)
+	}
+	if err := cl.get(t, ns, third, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Finalizers = nil
+	if err := cl.c.Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the drained pod gone", func() error {
+		if err := cl.get(t, ns, third, pod); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("pod %s still there (%v)", third, err)
+		}
+		return nil
+	})
+	servers[ordinalSuffix(third)].kill()
+	servers[ordinalSuffix(third)].start()
+	cl.servePodAt(t, ns, "cache", ordinalSuffix(third), revision, servers[ordinalSuffix(third)])
+	ci = cl.waitPrimary(t, ns, "cache", "", true)
+	cl.checkRoles(t, ns, "cache", ci.Status.Replication.Primary)
 }
 
 // checkRoles checks the pods' role labels and the Services' selectors for the primary.
@@ -490,5 +533,53 @@ func TestReplicatedRolloutSwitchesOverLast(t *testing.T) {
 		len(acked), failed, order, first, final)
 	if len(acked) == 0 || missing > 0 {
 		t.Fatalf("%d of %d acknowledged writes missing on the final primary %s", missing, len(acked), final)
+	}
+
+	// Back to one pod while the primary is cache-2: the primary moves to cache-0 before the
+	// StatefulSet may remove the others, and the instance ends as a single pod with the data.
+	keys := c.DBSize(ctx).Val()
+	cl.update(t, ns, "cache", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Replicas = ptr.To[int32](1) })
+	// The StatefulSet controller's part: it removes the pods above the replica count the operator
+	// sets, which stays above the primary's ordinal until the primary has moved.
+	eventually(t, "the StatefulSet scaled to one pod once the primary moved", func() error {
+		if err := cl.get(t, ns, "cache", sts); err != nil {
+			return err
+		}
+		for i := int(*sts.Spec.Replicas); i < 3; i++ {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cache-%d", i)}}
+			if err := cl.c.Delete(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+		}
+		if *sts.Spec.Replicas != 1 {
+			return fmt.Errorf("StatefulSet replicas %d", *sts.Spec.Replicas)
+		}
+		return nil
+	})
+	eventually(t, "a single-pod instance again", func() error {
+		if err := cl.get(t, ns, "cache", ci); err != nil {
+			return err
+		}
+		svc := &corev1.Service{}
+		if err := cl.get(t, ns, "cache", svc); err != nil {
+			return err
+		}
+		switch {
+		case ci.Status.Replication != nil || findCondition(ci.Status.Conditions, cachev1alpha1.ConditionReplicated) != nil:
+			return fmt.Errorf("replication status %+v", ci.Status.Replication)
+		case svc.Spec.Selector["cache.iocache.dev/role"] != "":
+			return fmt.Errorf("client Service selector %v", svc.Spec.Selector)
+		case cl.get(t, ns, "cache-replicas", svc) == nil:
+			return fmt.Errorf("the replicas Service is still there")
+		}
+		return nil
+	})
+	only := servers[0].client()
+	defer only.Close()
+	if role := only.Do(ctx, "ROLE").Val(); fmt.Sprint(role) == "" || fmt.Sprint(role)[:7] != "[master" {
+		t.Fatalf("cache-0 after the scale-down: ROLE %v", role)
+	}
+	if n := only.DBSize(ctx).Val(); n != keys {
+		t.Fatalf("cache-0 holds %d keys after the scale-down, the primary held %d", n, keys)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -136,6 +137,9 @@ func operatorMetric(name string) bool {
 func TestDashboardsUseExportedServerMetrics(t *testing.T) {
 	_, metricsAddr, _ := startServer(t, 2)
 	families := scrapeFamilies(t, metricsAddr)
+	// A replica exports the link to its primary besides: one that waits for its primary will do.
+	_, replicaMetrics, _ := startServer(t, 1, func(c *config.Config) { c.StartAsReplica = true })
+	maps.Copy(families, scrapeFamilies(t, replicaMetrics))
 	for where, expr := range expressions(t) {
 		for _, name := range metricName.FindAllString(expr, -1) {
 			if operatorMetric(name) {
@@ -158,7 +162,7 @@ func TestDashboardsUseExportedServerMetrics(t *testing.T) {
 
 // startServer runs an in-process iocache-server (maxmemory 64 MB, noeviction) with metrics and
 // some traffic; it returns the client and metrics addresses and a function that stops the server.
-func startServer(t *testing.T, ioThreads int) (string, string, func()) {
+func startServer(t *testing.T, ioThreads int, mutate ...func(*config.Config)) (string, string, func()) {
 	t.Helper()
 	cfg := config.New()
 	cfg.Port = 0
@@ -168,6 +172,9 @@ func startServer(t *testing.T, ioThreads int) (string, string, func()) {
 	cfg.MetricsPort = testpeer.FreePort(t)
 	cfg.MaxMemory = 64 << 20
 	cfg.Save = ""
+	for _, m := range mutate {
+		m(cfg)
+	}
 	s, err := engine.New(cfg)
 	if err != nil {
 		t.Fatal(err)
