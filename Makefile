@@ -101,6 +101,11 @@ bench: build ## Benchmark iocache-server against Debian's redis-server side by s
 	go run ./hack/bgsavebench | tee docs/bench-bgsave.md
 	@if [ "$$(id -u)" = 0 ]; then go run ./hack/memcheck; else echo "memcheck skipped: it needs root to create a memory cgroup"; fi
 
+.PHONY: fleet-bench
+fleet-bench: ## The operator managing 1,000 CacheInstances on envtest: time to converge, passes/s, API requests per instance, peak memory (writes docs/bench-fleet.md).
+	@mkdir -p docs
+	KUBEBUILDER_ASSETS="$$(hack/k8s-binaries.sh kube-apiserver etcd | tail -n 1)" go run ./hack/fleetbench $(FLEET_ARGS) | tee docs/bench-fleet.md
+
 .PHONY: lint
 lint: golangci-lint ## Run golangci-lint.
 	$(GOLANGCI_LINT) run --allow-serial-runners ./...
