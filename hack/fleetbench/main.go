@@ -150,7 +150,12 @@ func run(n, concurrent int, qps float64, burst int, timeout time.Duration) error
 	mgrCtx, stopMgr := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(mgrCtx) }()
-	defer func() { stopMgr(); _ = <-done }()
+	defer func() {
+		stopMgr()
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "fleetbench: manager:", err)
+		}
+	}()
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fleet"}}
 	if err := c.Create(ctx, ns); err != nil {
