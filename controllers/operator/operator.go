@@ -93,9 +93,9 @@ func parseFlags(args []string) (Options, error) {
 	fs.StringVar(&o.WatchNamespace, "watch-namespace", os.Getenv("WATCH_NAMESPACE"), "Only watch this namespace (namespaced install); empty watches all.")
 	fs.IntVar(&o.MaxConcurrent, "max-concurrent-reconciles", 4, "Reconciles that may run at once per controller.")
 	// controller-runtime's defaults (20/s, bursts of 30) make a fleet wait on the client's rate
-	// limiter: a pass costs about eight requests (make fleet-bench), so 1,000 new instances are
-	// 8,000 requests, over six minutes at 20/s. The API server's priority and fairness still
-	// protects it from a busy operator.
+	// limiter: a pass costs about seven requests, and 1,000 new instances converged in 1m50s at
+	// 20/30 against 44s at 50/100 (make fleet-bench, docs/bench-fleet.md). The API server's
+	// priority and fairness still protects it from a busy operator.
 	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", DefaultKubeAPIQPS, "Requests per second the operator may send the API server.")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", DefaultKubeAPIBurst, "Requests the operator may send the API server in a burst above kube-api-qps.")
 	o.ZapOptions = zap.Options{Development: false}

@@ -116,6 +116,8 @@ func run(n, concurrent int, qps float64, burst int, timeout time.Duration) error
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	// envtest's default Service range is a /24: 254 ClusterIPs for a fleet that needs one each.
+	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "10.0.0.0/16")
 	cfg, err := env.Start()
 	if err != nil {
 		return fmt.Errorf("starting envtest (KUBEBUILDER_ASSETS=%q): %w", os.Getenv("KUBEBUILDER_ASSETS"), err)
@@ -148,7 +150,12 @@ func run(n, concurrent int, qps float64, burst int, timeout time.Duration) error
 	mgrCtx, stopMgr := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(mgrCtx) }()
-	defer func() { stopMgr(); <-done }()
+	defer func() {
+		stopMgr()
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "fleetbench: manager:", err)
+		}
+	}()
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fleet"}}
 	if err := c.Create(ctx, ns); err != nil {
@@ -216,19 +223,26 @@ func run(n, concurrent int, qps float64, burst int, timeout time.Duration) error
 
 // waitConverged waits until every instance's status was written for its generation.
 func waitConverged(ctx context.Context, c client.Client, n int) error {
+	lastReport := time.Now()
 	for {
 		list := &cachev1alpha1.CacheInstanceList{}
 		if err := c.List(ctx, list, client.InNamespace("fleet")); err != nil {
 			return err
 		}
-		converged := 0
+		converged, waiting := 0, ""
 		for _, ci := range list.Items {
 			if ci.Status.ObservedGeneration == ci.Generation && ci.Status.ConfigHash != "" && ci.Status.Endpoint != "" {
 				converged++
+			} else if waiting == "" {
+				waiting = fmt.Sprintf("%s at generation %d, observed %d, conditions %v", ci.Name, ci.Generation, ci.Status.ObservedGeneration, ci.Status.Conditions)
 			}
 		}
 		if converged == n {
 			return nil
+		}
+		if time.Since(lastReport) > 10*time.Second {
+			fmt.Fprintf(os.Stderr, "fleetbench: %d of %d instances converged, %d reconcile passes so far; waiting for %s\n", converged, n, reconcilePasses(), waiting)
+			lastReport = time.Now()
 		}
 		select {
 		case <-ctx.Done():

@@ -26,7 +26,8 @@ const (
 // NumClasses is the number of client-output-buffer-limit classes.
 const NumClasses = numClasses
 
-var classNames = [numClasses]string{"normal", "replica", "pubsub"}
+// Redis 7.0 still prints the replica class as "slave" (and reads both names).
+var classNames = [numClasses]string{"normal", "slave", "pubsub"}
 
 // CommandRename is one rename-command line: From is renamed To ("" removes it). Line and Text say
 // where it was read, for the startup error when From names no command.
@@ -264,7 +265,7 @@ func New() *Config {
 		RDBChecksum:             true,
 		ActiveExpireEffort:      1,
 		ListMaxListpackSize:     -2,
-		HashMaxListpackEntries:  128,
+		HashMaxListpackEntries:  512, // redis-server's own default (redis.conf writes 128)
 		SetMaxIntsetEntries:     512,
 		ZSetMaxListpackEntries:  128,
 		StreamNodeMaxBytes:      4096,

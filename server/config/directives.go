@@ -32,8 +32,8 @@ type directive struct {
 	fileOnly bool
 }
 
-// errInvalid is the cause used when a value does not parse; callers add the directive's name.
-var errInvalid = errors.New("argument couldn't be parsed")
+// errInvalid is the cause used when save points do not parse, in Redis's words.
+var errInvalid = errors.New("Invalid save parameters")
 
 // alias adds Redis's older names of a directive (the ziplist spellings of Redis 6).
 func alias(d directive, names ...string) directive {
@@ -71,7 +71,7 @@ func memDirective(name string, mutable bool, min int64, field func(*Config) *int
 				return fmt.Errorf("argument must be a memory value")
 			}
 			if v < min {
-				return fmt.Errorf("argument must be a memory value of at least %d bytes", min)
+				return boundsError(min, longMax)
 			}
 			*field(c) = v
 			return nil
@@ -147,7 +147,6 @@ func enumDirective(name string, mutable bool, values []string, field func(*Confi
 // before CONFIG SET commits, so a list the process cannot use is refused and changes nothing).
 func cpulistDirective(name string, field func(*Config) *string) directive {
 	d := stringDirective(name, true, field)
-	d.aliases = []string{strings.ReplaceAll(name, "_", "-")}
 	d.set = func(c *Config, a []string) error {
 		v := strings.TrimSpace(a[0])
 		if v != "" && !strings.EqualFold(v, "auto") {
@@ -191,7 +190,7 @@ func buildTable() map[string]*directive {
 			}},
 		stringDirective("aclfile", false, func(c *Config) *string { return &c.ACLFile }),
 		enumDirective("acl-pubsub-default", true, []string{"allchannels", "resetchannels"}, func(c *Config) *string { return &c.ACLPubsubDefault }),
-		intDirective("acllog-max-len", true, 0, 1<<31-1, func(c *Config) *int { return &c.ACLLogMaxLen }),
+		intDirective("acllog-max-len", true, 0, longMax, func(c *Config) *int { return &c.ACLLogMaxLen }),
 		{name: "requirepass-file",
 			set: func(c *Config, a []string) error {
 				b, err := os.ReadFile(a[0])
@@ -244,7 +243,10 @@ func buildTable() map[string]*directive {
 		enumDirective("loglevel", true, []string{"debug", "verbose", "notice", "warning", "nothing"}, func(c *Config) *string { return &c.LogLevel }),
 		stringDirective("logfile", false, func(c *Config) *string { return &c.LogFile }),
 		memDirective("maxmemory", true, 0, func(c *Config) *int64 { return &c.MaxMemory }),
-		memDirective("repl-backlog-size", true, 16<<10, func(c *Config) *int64 { return &c.ReplBacklogSize }),
+		// Redis takes any size from 1 and keeps at least 16kb (CONFIG_REPL_BACKLOG_MIN_SIZE), which
+		// CONFIG GET then shows.
+		clampMin(memDirective("repl-backlog-size", true, 1, func(c *Config) *int64 { return &c.ReplBacklogSize }),
+			16<<10, func(c *Config) *int64 { return &c.ReplBacklogSize }),
 		stringDirective("masterauth", true, func(c *Config) *string { return &c.MasterAuth }),
 		stringDirective("masteruser", true, func(c *Config) *string { return &c.MasterUser }),
 		alias(boolDirective("replica-read-only", true, func(c *Config) *bool { return &c.ReplicaReadOnly }), "slave-read-only"),
@@ -269,18 +271,32 @@ func buildTable() map[string]*directive {
 		// start-as-replica is read at start: setting it while the server runs changes nothing until
 		// the next start, which is why the operator may set it live.
 		boolDirective("start-as-replica", true, func(c *Config) *bool { return &c.StartAsReplica }),
-		intDirective("repl-ping-replica-period", true, 1, 1<<31-1, func(c *Config) *int { return &c.ReplPingReplicaPeriod }),
+		alias(intDirective("repl-ping-replica-period", true, 1, 1<<31-1, func(c *Config) *int { return &c.ReplPingReplicaPeriod }), "repl-ping-slave-period"),
 		enumDirective("maxmemory-policy", true, []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}, func(c *Config) *string { return &c.MaxMemoryPolicy }),
 		intDirective("maxmemory-samples", true, 1, 64, func(c *Config) *int { return &c.MaxMemorySamples }),
 		intDirective("lfu-log-factor", true, 0, 1<<31-1, func(c *Config) *int { return &c.LFULogFactor }),
 		intDirective("lfu-decay-time", true, 0, 1<<31-1, func(c *Config) *int { return &c.LFUDecayTime }),
-		intDirective("hz", true, 1, 500, func(c *Config) *int { return &c.HZ }),
+		// Redis takes any hz and runs at 1 to 500 (CONFIG_MIN_HZ, CONFIG_MAX_HZ); CONFIG GET shows
+		// the clamped value.
+		{name: "hz", mutable: true,
+			set: func(c *Config, a []string) error {
+				v, err := strconv.ParseInt(a[0], 10, 64)
+				if err != nil {
+					return errors.New("argument couldn't be parsed into an integer")
+				}
+				if v < 0 || v > intMax {
+					return boundsError(0, intMax)
+				}
+				c.HZ = int(min(max(v, 1), 500))
+				return nil
+			},
+			get: func(c *Config) string { return strconv.Itoa(c.HZ) }},
 		boolDirective("lazyfree-lazy-eviction", true, func(c *Config) *bool { return &c.LazyFreeLazyEviction }),
 		boolDirective("lazyfree-lazy-expire", true, func(c *Config) *bool { return &c.LazyFreeLazyExpire }),
 		boolDirective("lazyfree-lazy-user-del", true, func(c *Config) *bool { return &c.LazyFreeLazyUserDel }),
 		boolDirective("lazyfree-lazy-user-flush", true, func(c *Config) *bool { return &c.LazyFreeLazyFlush }),
 		int64Directive("slowlog-log-slower-than", true, -1, func(c *Config) *int64 { return &c.SlowlogLogSlowerThan }),
-		intDirective("slowlog-max-len", true, 0, 1<<31-1, func(c *Config) *int { return &c.SlowlogMaxLen }),
+		intDirective("slowlog-max-len", true, 0, longMax, func(c *Config) *int { return &c.SlowlogMaxLen }),
 		boolDirective("latency-tracking", true, func(c *Config) *bool { return &c.LatencyTracking }),
 		intDirective("metrics-port", false, 0, 65535, func(c *Config) *int { return &c.MetricsPort }),
 		memDirective("benchspace-maxmemory", true, 0, func(c *Config) *int64 { return &c.BenchSpaceMaxMemory }),
@@ -316,13 +332,13 @@ func buildTable() map[string]*directive {
 			},
 			get: func(c *Config) string { return c.NotifyKeyspaceEvents }},
 		intDirective("active-expire-effort", true, 1, 10, func(c *Config) *int { return &c.ActiveExpireEffort }),
-		intDirective("list-max-listpack-size", true, -5, 1<<31-1, func(c *Config) *int { return &c.ListMaxListpackSize }),
-		alias(intDirective("hash-max-listpack-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.HashMaxListpackEntries }), "hash-max-ziplist-entries"),
-		intDirective("set-max-intset-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.SetMaxIntsetEntries }),
-		alias(intDirective("zset-max-listpack-entries", true, 0, 1<<31-1, func(c *Config) *int { return &c.ZSetMaxListpackEntries }), "zset-max-ziplist-entries"),
+		alias(intDirective("list-max-listpack-size", true, -5, 1<<31-1, func(c *Config) *int { return &c.ListMaxListpackSize }), "list-max-ziplist-size"),
+		alias(intDirective("hash-max-listpack-entries", true, 0, longMax, func(c *Config) *int { return &c.HashMaxListpackEntries }), "hash-max-ziplist-entries"),
+		intDirective("set-max-intset-entries", true, 0, longMax, func(c *Config) *int { return &c.SetMaxIntsetEntries }),
+		alias(intDirective("zset-max-listpack-entries", true, 0, longMax, func(c *Config) *int { return &c.ZSetMaxListpackEntries }), "zset-max-ziplist-entries"),
 		memDirective("stream-node-max-bytes", true, 0, func(c *Config) *int64 { return &c.StreamNodeMaxBytes }),
 		int64Directive("stream-node-max-entries", true, 0, func(c *Config) *int64 { return &c.StreamNodeMaxEntries }),
-		intDirective("busy-reply-threshold", true, 0, 1<<31-1, func(c *Config) *int { return &c.BusyReplyThreshold }),
+		alias(intDirective("busy-reply-threshold", true, 0, longMax, func(c *Config) *int { return &c.BusyReplyThreshold }), "lua-time-limit"),
 		hide(intDirective("watchdog-period", true, 0, 1<<31-1, func(c *Config) *int { return &c.WatchdogPeriod })),
 		{name: "maxmemory-clients", mutable: true, set: setMaxMemoryClients, get: getMaxMemoryClients},
 		enumDirective("enable-debug-command", false, []string{"no", "yes", "local"}, func(c *Config) *string { return &c.EnableDebugCommand }),
@@ -356,6 +372,7 @@ func buildTable() map[string]*directive {
 				return nil
 			}},
 	}
+	ds = append(ds, compatDirectives()...)
 	t := make(map[string]*directive, len(ds)*2)
 	for i := range ds {
 		d := &ds[i]
@@ -364,9 +381,9 @@ func buildTable() map[string]*directive {
 			t[a] = d
 		}
 	}
-	// The directives of noEffect that have no field: kept as text, so that CONFIG GET shows what
-	// was set. enable-protected-configs is one of them, read by Set.
-	for _, name := range append(sortedKeys(noEffect), "enable-protected-configs") {
+	// The directives of noEffect that have no definition above (the AOF ones): kept as text, so
+	// that CONFIG GET shows what was set.
+	for _, name := range sortedKeys(noEffect) {
 		if _, typed := t[name]; typed {
 			continue
 		}
@@ -400,8 +417,11 @@ func sortedKeys(m map[string]string) []string {
 func setMaxMemoryClients(c *Config, a []string) error {
 	if pct, ok := strings.CutSuffix(a[0], "%"); ok {
 		v, err := strconv.Atoi(pct)
-		if err != nil || v < 0 || v > 100 {
+		if err != nil || v < 0 {
 			return fmt.Errorf("argument must be a memory or percent value")
+		}
+		if v > 100 {
+			return fmt.Errorf("percentage argument must be less or equal to 100")
 		}
 		c.MaxMemoryClients, c.MaxMemoryClientsPercent = 0, v
 		return nil
@@ -456,6 +476,19 @@ func baseNameDirective(name, what string, field func(*Config) *string) directive
 	return d
 }
 
+// clampMin raises a value the directive took to floor, as Redis does for repl-backlog-size.
+func clampMin(d directive, floor int64, field func(*Config) *int64) directive {
+	set := d.set
+	d.set = func(c *Config, a []string) error {
+		if err := set(c, a); err != nil {
+			return err
+		}
+		*field(c) = max(*field(c), floor)
+		return nil
+	}
+	return d
+}
+
 func protect(d directive) directive {
 	d.protected = true
 	return d
@@ -463,7 +496,7 @@ func protect(d directive) directive {
 
 func setOutputBufferLimits(c *Config, a []string) error {
 	if len(a)%4 != 0 {
-		return errWrongArgs
+		return errors.New("Wrong number of arguments in buffer limit configuration.")
 	}
 	limits := c.ClientOutputBufferLimit
 	for i := 0; i < len(a); i += 4 {

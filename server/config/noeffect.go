@@ -11,9 +11,7 @@ var noEffect = map[string]string{
 	// Encodings: iocache has one representation per type; OBJECT ENCODING reports Redis's
 	// encoding from the element counts (the *-entries directives), not from value sizes.
 	"hash-max-listpack-value":  "encoding by value size: OBJECT ENCODING looks at entry counts only",
-	"hash-max-ziplist-value":   "encoding by value size: OBJECT ENCODING looks at entry counts only",
 	"zset-max-listpack-value":  "encoding by value size: OBJECT ENCODING looks at entry counts only",
-	"zset-max-ziplist-value":   "encoding by value size: OBJECT ENCODING looks at entry counts only",
 	"set-max-listpack-entries": "Redis 7.2's set listpack encoding, not in 7.0",
 	"set-max-listpack-value":   "Redis 7.2's set listpack encoding, not in 7.0",
 	"list-compress-depth":      "quicklist node compression: lists are not compressed",
@@ -27,17 +25,93 @@ var noEffect = map[string]string{
 	"lazyfree-lazy-server-del":   "large values are always released on the bio thread",
 	"lazyfree-lazy-user-del":     "large values are always released on the bio thread",
 	"lazyfree-lazy-user-flush":   "large values are always released on the bio thread",
-	"replica-lazy-flush":         "no replication",
-	"repl-diskless-sync":         "no replication",
+	"replica-lazy-flush":         "a full sync swaps in fresh databases; the old ones are released by Go's collector",
+	"repl-diskless-sync":         "a primary always streams a full sync's snapshot straight to the socket",
 	"io-threads-do-reads":        "I/O threads always read and parse, as in Redis 8, where this directive has no effect either",
 	"latency-tracking":           "per-command latency is always counted (one increment per call, for /metrics too); LATENCY HISTOGRAM and INFO latencystats report it whatever this says",
 	"rdb-save-incremental-fsync": "a snapshot is fsynced once, before its rename",
 	// Cosmetics and features that do not exist.
-	"always-show-logo":      "no ASCII-art logo is printed",
-	"set-proc-title":        "the process title is not rewritten",
-	"crash-log-enabled":     "a crash prints Go's stack trace to the log",
-	"enable-module-command": "no modules: MODULE LOAD is refused either way (with this directive's error while it is no)",
+	"always-show-logo":       "no ASCII-art logo is printed",
+	"set-proc-title":         "the process title is not rewritten",
+	"proc-title-template":    "the process title is not rewritten",
+	"crash-log-enabled":      "a crash prints Go's stack trace to the log",
+	"crash-memcheck-enabled": "a crash prints Go's stack trace to the log; no memory test is run",
+	"enable-module-command":  "no modules: MODULE LOAD is refused either way (with this directive's error while it is no)",
+	"ignore-warnings":        "Redis's warnings about the kernel (ARM64-COW-BUG) concern fork; iocache does not fork",
+	"syslog-facility":        "syslog-enabled yes is refused",
+	"syslog-ident":           "syslog-enabled yes is refused",
+	"oom-score-adj-values":   "oom-score-adj other than no is refused; the values are checked and reported only",
+	"hll-sparse-max-bytes":   "HyperLogLogs turn dense past 3000 bytes, Redis's default: a memory/CPU trade, not a limit",
+	// Active defragmentation needs Redis's jemalloc: activedefrag yes is refused, with Redis's
+	// own error for a build without it, so its tuning describes a defragmenter that is off.
+	"activedefrag":                  "activedefrag yes is refused",
+	"active-defrag-cycle-min":       "activedefrag yes is refused",
+	"active-defrag-cycle-max":       "activedefrag yes is refused",
+	"active-defrag-threshold-lower": "activedefrag yes is refused",
+	"active-defrag-threshold-upper": "activedefrag yes is refused",
+	"active-defrag-ignore-bytes":    "activedefrag yes is refused",
+	"active-defrag-max-scan-fields": "activedefrag yes is refused",
+	// Cluster: cluster-enabled yes is refused (CLUSTER and the cluster commands answer as a Redis
+	// with cluster support disabled), so these tune a cluster bus that never runs.
+	"cluster-enabled":                     "cluster-enabled yes is refused",
+	"cluster-config-file":                 "cluster-enabled yes is refused",
+	"cluster-port":                        "cluster-enabled yes is refused",
+	"cluster-node-timeout":                "cluster-enabled yes is refused",
+	"cluster-announce-ip":                 "cluster-enabled yes is refused",
+	"cluster-announce-hostname":           "cluster-enabled yes is refused",
+	"cluster-announce-port":               "cluster-enabled yes is refused",
+	"cluster-announce-bus-port":           "cluster-enabled yes is refused",
+	"cluster-announce-tls-port":           "cluster-enabled yes is refused",
+	"cluster-preferred-endpoint-type":     "cluster-enabled yes is refused",
+	"cluster-require-full-coverage":       "cluster-enabled yes is refused",
+	"cluster-replica-no-failover":         "cluster-enabled yes is refused",
+	"cluster-replica-validity-factor":     "cluster-enabled yes is refused",
+	"cluster-migration-barrier":           "cluster-enabled yes is refused",
+	"cluster-allow-replica-migration":     "cluster-enabled yes is refused",
+	"cluster-allow-reads-when-down":       "cluster-enabled yes is refused",
+	"cluster-allow-pubsubshard-when-down": "cluster-enabled yes is refused",
+	"cluster-link-sendbuf-limit":          "cluster-enabled yes is refused",
+	// TLS: tls-port other than 0, tls-replication yes and tls-cluster yes are refused, so these
+	// describe a TLS listener that never exists.
+	"tls-port":                  "TLS is refused",
+	"tls-cluster":               "TLS is refused",
+	"tls-replication":           "TLS is refused",
+	"tls-auth-clients":          "TLS is refused",
+	"tls-prefer-server-ciphers": "TLS is refused",
+	"tls-session-caching":       "TLS is refused",
+	"tls-session-cache-size":    "TLS is refused",
+	"tls-session-cache-timeout": "TLS is refused",
+	"tls-cert-file":             "TLS is refused",
+	"tls-key-file":              "TLS is refused",
+	"tls-key-file-pass":         "TLS is refused",
+	"tls-client-cert-file":      "TLS is refused",
+	"tls-client-key-file":       "TLS is refused",
+	"tls-client-key-file-pass":  "TLS is refused",
+	"tls-dh-params-file":        "TLS is refused",
+	"tls-ca-cert-file":          "TLS is refused",
+	"tls-ca-cert-dir":           "TLS is refused",
+	"tls-protocols":             "TLS is refused",
+	"tls-ciphers":               "TLS is refused",
+	"tls-ciphersuites":          "TLS is refused",
+	// Replication internals: how Redis moves a full sync, which iocache does one way.
+	"repl-diskless-load":               "a replica always loads a full sync from the socket into fresh databases and swaps them in, serving the old data meanwhile (as swapdb)",
+	"repl-diskless-sync-delay":         "a full sync starts at once, or when the running snapshot ends, for every replica waiting",
+	"repl-diskless-sync-max-replicas":  "a full sync starts at once, or when the running snapshot ends, for every replica waiting",
+	"repl-disable-tcp-nodelay":         "replication links always have TCP_NODELAY, as client connections do",
+	"repl-backlog-ttl":                 "the backlog is kept while the server runs: memory bounded by repl-backlog-size",
+	"rdb-del-sync-files":               "a full sync never writes an RDB file, on either side",
+	"replica-ignore-maxmemory":         "a replica never evicts (yes); no is refused",
+	"propagation-error-behavior":       "a replica ignores errors of replicated commands (ignore); the panic values are refused",
+	"replica-ignore-disk-write-errors": "the disk writes it concerns are a replica's AOF writes, and appendonly yes is refused",
+	"shutdown-timeout":                 "a shutdown does not wait for replicas to catch up, as with shutdown-timeout 0",
+	"sanitize-dump-payload":            "RESTORE and full syncs always decode a payload completely before using it, as with yes",
+	"socket-mark-id":                   "values other than 0 are refused",
 }
 
 // NoEffect says why an accepted directive changes nothing in iocache, or "" when it is honoured.
-func NoEffect(name string) string { return noEffect[canonicalName(name)] }
+func NoEffect(name string) string {
+	if d, ok := table[canonicalName(name)]; ok {
+		return noEffect[d.name]
+	}
+	return ""
+}

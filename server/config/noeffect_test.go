@@ -23,7 +23,9 @@ var honoured = []string{
 	// Replication (server/engine/replication_*_test.go).
 	"masterauth", "masteruser", "min-replicas-max-lag", "min-replicas-to-write", "repl-backlog-size",
 	"repl-ping-replica-period", "repl-timeout", "replica-priority", "replica-read-only",
-	"replica-serve-stale-data", "replicaof", "start-as-replica",
+	"replica-serve-stale-data", "replicaof", "start-as-replica", "replica-announce-ip", "replica-announce-port", "bind-source-addr",
+	// Redis 7.0 parity (server/engine/config_parity_test.go).
+	"latency-tracking-info-percentiles", "maxmemory-eviction-tenacity", "shutdown-on-sigint", "shutdown-on-sigterm", "replica-announced", "latency-monitor-threshold", "tracking-table-max-keys",
 	// AOF (server/engine/aof_test.go).
 	"aof-disable-auto-gc", "aof-load-truncated", "aof-rewrite-incremental-fsync", "aof-timestamp-enabled", "aof-use-rdb-preamble",
 	"appenddirname", "appendfilename", "appendfsync", "auto-aof-rewrite-min-size", "auto-aof-rewrite-percentage",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -102,33 +103,38 @@ func (c *Config) SetLive(name, value string) error {
 }
 
 // Get returns name/value pairs of every directive whose name matches the glob pattern, sorted by
-// name, as CONFIG GET replies them.
+// name, as CONFIG GET replies them. As in Redis, a pattern lists Redis's aliases (slave-read-only)
+// besides the names, each under its own name, and leaves out hidden directives; a plain name is
+// looked up as it is, alias or hidden, and answered under the name it was asked by.
 func (c *Config) Get(pattern string) [][2]string {
-	var out [][2]string
-	seen := map[string]bool{}
-	for _, name := range Names() {
-		d := table[name]
-		if d.fileOnly || (d.hidden && !strings.EqualFold(pattern, name)) {
-			continue
+	if !strings.ContainsAny(pattern, "*?[") {
+		d, ok := table[canonicalName(pattern)]
+		if !ok || d.fileOnly {
+			return nil
 		}
-		if glob.MatchString(pattern, name, true) || aliasMatches(d, pattern) {
-			if !seen[name] {
-				seen[name] = true
-				out = append(out, [2]string{name, d.get(c)})
-			}
+		return [][2]string{{pattern, d.get(c)}}
+	}
+	var out [][2]string
+	for _, name := range listed {
+		d := table[name]
+		if glob.MatchString(pattern, name, true) {
+			out = append(out, [2]string{name, d.get(c)})
 		}
 	}
 	return out
 }
 
-func aliasMatches(d *directive, pattern string) bool {
-	for _, a := range d.aliases {
-		if glob.MatchString(pattern, a, true) {
-			return true
+// listed are the names and aliases a CONFIG GET pattern may match, sorted.
+var listed = func() []string {
+	var names []string
+	for name, d := range table {
+		if !d.fileOnly && !d.hidden {
+			names = append(names, name)
 		}
 	}
-	return false
-}
+	sort.Strings(names)
+	return names
+}()
 
 // Load builds the configuration redis-server style: an optional config file path as the first
 // argument ("-" reads standard input), then `--name value ...` flags that override it.

@@ -103,6 +103,7 @@ var redisKeySpecs = map[string][]keySpec{
 	"ltrim":                 {{perm: aclWrite, index: 1, lastKey: 0, keyStep: 1}},
 	"memory|usage":          {{perm: 0, index: 2, lastKey: 0, keyStep: 1}},
 	"mget":                  {{perm: aclRead, index: 1, lastKey: -1, keyStep: 1}},
+	"migrate":               {{perm: aclRead | aclWrite, index: 3, lastKey: 0, keyStep: 1}, {perm: aclRead | aclWrite, keyword: "keys", startFrom: -2, lastKey: -1, keyStep: 1}},
 	"move":                  {{perm: aclRead | aclWrite, index: 1, lastKey: 0, keyStep: 1}},
 	"mset":                  {{perm: aclWrite, index: 1, lastKey: -1, keyStep: 2}},
 	"msetnx":                {{perm: aclWrite, index: 1, lastKey: -1, keyStep: 2}},
@@ -122,6 +123,7 @@ var redisKeySpecs = map[string][]keySpec{
 	"rename":                {{perm: aclRead | aclWrite, index: 1, lastKey: 0, keyStep: 1}, {perm: aclWrite, index: 2, lastKey: 0, keyStep: 1}},
 	"renamenx":              {{perm: aclRead | aclWrite, index: 1, lastKey: 0, keyStep: 1}, {perm: aclWrite, index: 2, lastKey: 0, keyStep: 1}},
 	"restore":               {{perm: aclWrite, index: 1, lastKey: 0, keyStep: 1}},
+	"restore-asking":        {{perm: aclWrite, index: 1, lastKey: 0, keyStep: 1}},
 	"rpop":                  {{perm: aclRead | aclWrite, index: 1, lastKey: 0, keyStep: 1}},
 	"rpoplpush":             {{perm: aclRead | aclWrite, index: 1, lastKey: 0, keyStep: 1}, {perm: aclWrite, index: 2, lastKey: 0, keyStep: 1}},
 	"rpush":                 {{perm: aclWrite, index: 1, lastKey: 0, keyStep: 1}},
@@ -246,7 +248,13 @@ func walkKeySpecs(specs []keySpec, cmd *command, argv [][]byte, fn func(key []by
 		first := sp.index
 		if sp.keyword != "" {
 			first = 0
-			for i := sp.startFrom; i >= 1 && i < argc-1; i++ { // as Redis: not the last argument
+			// As Redis: forwards from startFrom to before the last argument, or, for a negative
+			// startFrom, backwards from that far from the end (MIGRATE's KEYS).
+			start, end, dir := sp.startFrom, argc-1, 1
+			if sp.startFrom < 0 {
+				start, end, dir = argc+sp.startFrom, 0, -1
+			}
+			for i := start; i != end && i >= 1 && i < argc; i += dir {
 				if equalFold(argv[i], sp.keyword) {
 					first = i + 1
 					break

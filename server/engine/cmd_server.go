@@ -273,51 +273,28 @@ func cmdLatency(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
 	switch {
 	case equalFold(sub, "latest") && len(argv) == 2:
-		// Events: the longest active-expire and eviction passes, as Redis's latency monitor
-		// names them.
-		type ev struct {
-			name string
-			ms   int64
-		}
-		var evs []ev
-		if ms := s.stats.expireCycleMaxNs / 1e6; ms > 0 {
-			evs = append(evs, ev{"expire-cycle", ms})
-		}
-		if ms := s.stats.evictionMaxNs / 1e6; ms > 0 {
-			evs = append(evs, ev{"eviction-cycle", ms})
-		}
-		c.w.Array(len(evs))
-		for _, e := range evs {
-			c.w.Array(4)
-			c.w.BulkString(e.name)
-			c.w.Int(s.unixtime)
-			c.w.Int(e.ms)
-			c.w.Int(e.ms)
-		}
+		s.latencyLatest(c)
 	case equalFold(sub, "reset"):
-		s.stats.expireCycleMaxNs, s.stats.evictionMaxNs = 0, 0
-		c.w.Int(0)
+		var n int64
+		if len(argv) == 2 {
+			n = s.resetLatency("")
+		}
+		for _, ev := range argv[2:] {
+			n += s.resetLatency(string(ev))
+		}
+		c.w.Int(n)
 	case equalFold(sub, "histogram"):
 		s.cmdLatencyHistogram(c, argv[2:])
 	case equalFold(sub, "history") && len(argv) == 3:
-		// The one sample kept per event: the longest pass, as LATEST reports it.
-		var ms int64
-		switch string(argv[2]) {
-		case "expire-cycle":
-			ms = s.stats.expireCycleMaxNs / 1e6
-		case "eviction-cycle":
-			ms = s.stats.evictionMaxNs / 1e6
-		}
-		if ms == 0 {
-			c.w.EmptyArray()
-			return
-		}
-		c.w.Array(1)
-		c.w.Array(2)
-		c.w.Int(s.unixtime)
-		c.w.Int(ms)
+		s.latencyHistory(c, string(argv[2]))
+	case equalFold(sub, "graph") && len(argv) == 3:
+		s.latencyGraph(c, string(argv[2]))
+	case equalFold(sub, "doctor") && len(argv) == 2:
+		s.latencyDoctor(c)
 	case equalFold(sub, "help") && len(argv) == 2:
-		writeHelp(c, "LATENCY", []string{"HISTORY <event>", "    Return time-latency samples for the <event> class.",
+		writeHelp(c, "LATENCY", []string{"DOCTOR", "    Return a human readable latency analysis report.",
+			"GRAPH <event>", "    Return an ASCII latency graph for the <event> class.",
+			"HISTORY <event>", "    Return time-latency samples for the <event> class.",
 			"LATEST", "    Return the latest latency samples for all events.", "RESET [<event> ...]", "    Reset latency data of one or more <event> classes.",
 			"    (default: reset all data for all event classes)",
 			"HISTOGRAM [COMMAND ...]", "    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",

@@ -12,9 +12,7 @@ import (
 // implemented are written from here (TestCommandStatusDocs), so neither can drift from the table.
 
 // missingSubcommands are subcommands of implemented containers that iocache does not have.
-var missingSubcommands = map[string]bool{
-	"latency|doctor": true, "latency|graph": true, "script|debug": true,
-}
+var missingSubcommands = map[string]bool{}
 
 // partialCommands notes what an implemented command lacks.
 var partialCommands = map[string]string{
@@ -22,9 +20,17 @@ var partialCommands = map[string]string{
 	"config|rewrite":      "answers that there is no config file to rewrite",
 	"memory|doctor":       "a fixed answer",
 	"latency|histogram":   "buckets are powers of two of microseconds",
-	"latency|history":     "one sample per event, its longest",
+	"latency|doctor":      "the events iocache records: command, fast-command, expire-cycle, eviction-cycle",
 	"memory|malloc-stats": "the Go runtime's heap figures, not jemalloc's report",
+	"script|debug":        "NO only: YES and SYNC, Redis's Lua debugger, are refused",
+	"readonly":            clusterDisabledNote,
+	"readwrite":           clusterDisabledNote,
+	"asking":              clusterDisabledNote,
 }
+
+// clusterDisabledNote is the note of READONLY, READWRITE, ASKING and every CLUSTER subcommand
+// (cmd_cluster.go).
+const clusterDisabledNote = "answers as Redis with cluster support disabled"
 
 // commandStatus is one Redis 7.0 command's state here.
 type commandStatus struct {
@@ -41,6 +47,9 @@ func (s *Server) redisCommandStatuses() []commandStatus {
 		st := commandStatus{name: name, implemented: s.commands[base] != nil && !missingSubcommands[name]}
 		if st.implemented {
 			st.note = partialCommands[name]
+			if base == "cluster" && isSub {
+				st.note = clusterDisabledNote
+			}
 		}
 		if isSub && s.commands[base] == nil {
 			continue // listed with its container

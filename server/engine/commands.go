@@ -261,6 +261,13 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 	if s.cfg.SlowlogLogSlowerThan >= 0 && dur/1000 >= s.cfg.SlowlogLogSlowerThan {
 		s.slowlog.add(s, c, redactSecrets(argv), dur/1000)
 	}
+	if s.latency.thresholdMs > 0 {
+		if cmd.flags&cmdFast != 0 {
+			s.noteLatency("fast-command", dur)
+		} else {
+			s.noteLatency("command", dur)
+		}
+	}
 }
 
 func isMultiControl(cmd *command) bool {

@@ -29,7 +29,7 @@ func (s *Server) cron() {
 		s.nextConfine = s.nowMs + 1000
 		s.bio.confineRuntimeThreads()
 	}
-	if s.cfg.MaxMemory > 0 && !s.pause.active(s.nowMs) {
+	if s.cfg.MaxMemory > 0 && !s.writesHeld() {
 		s.freeMemoryIfNeeded()
 	}
 	s.persistCron()

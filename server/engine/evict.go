@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 	"math/rand/v2"
+	"strconv"
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
@@ -14,9 +15,19 @@ import (
 
 const evictionPoolSize = 16
 
-// evictionBudgetNs bounds one eviction pass, like Redis's 500µs eviction time limit; a backlog
-// continues on the next main-loop iteration.
-const evictionBudgetNs = 500_000
+// evictionBudgetNs bounds one eviction pass as Redis's evictionTimeLimitUs does with
+// maxmemory-eviction-tenacity: 50µs per step up to 10 (500µs, the default), then 15% more per
+// step, and no bound at 100. A backlog continues on the next main-loop iteration.
+func (s *Server) evictionBudgetNs() int64 {
+	tenacity, _ := strconv.Atoi(s.cfg.CompatValue("maxmemory-eviction-tenacity"))
+	switch {
+	case tenacity <= 10:
+		return 50_000 * int64(tenacity)
+	case tenacity < 100:
+		return int64(500_000 * math.Pow(1.15, float64(tenacity-10)))
+	}
+	return math.MaxInt64
+}
 
 type evictionCandidate struct {
 	score uint64 // higher evicts first
@@ -37,11 +48,13 @@ func (s *Server) freeMemoryIfNeeded() bool {
 	if policy == "noeviction" {
 		return false
 	}
-	start := nanotime()
+	start, budget := nanotime(), s.evictionBudgetNs()
 	defer func() {
-		if d := nanotime() - start; d > s.stats.evictionMaxNs {
+		d := nanotime() - start
+		if d > s.stats.evictionMaxNs {
 			s.stats.evictionMaxNs = d
 		}
+		s.noteLatency("eviction-cycle", d)
 	}()
 	volatile := policy[:8] == "volatile"
 	var pool []evictionCandidate
@@ -88,7 +101,7 @@ func (s *Server) freeMemoryIfNeeded() bool {
 		}
 		s.modified(victimDB, []byte(victimKey))
 		s.notify(config.NotifyEvicted, "evicted", []byte(victimKey), victimDB)
-		if nanotime()-start > evictionBudgetNs {
+		if nanotime()-start > budget {
 			// A large deficit (maxmemory lowered by CONFIG SET, a burst of big writes) is worked
 			// off over several commands and main-loop iterations rather than in one long stall;
 			// the command goes ahead, as in Redis.

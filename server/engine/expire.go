@@ -82,6 +82,7 @@ func (s *Server) activeExpireCycle() bool {
 }
 
 func (s *Server) noteExpirePause(ns int64) {
+	s.noteLatency("expire-cycle", ns)
 	if ns > s.stats.expireCycleMaxNs {
 		s.stats.expireCycleMaxNs = ns
 	}

@@ -12,9 +12,6 @@ import (
 // buckets (metrics.go), so the bucket bounds are powers of two of microseconds and a
 // percentile is the bound of the bucket it falls in: coarser than Redis's, at no cost per call.
 
-// latencyPercentiles are Redis's latency-tracking-info-percentiles default.
-var latencyPercentiles = []float64{50, 99, 99.9}
-
 // bucketBoundUsec is the upper bound of bucket b: calls under 1 µs go to bucket 0, and bucket b
 // holds calls of [2^(b-1), 2^b) µs.
 func bucketBoundUsec(b int) int64 { return int64(1) << b }
@@ -79,6 +76,7 @@ func (s *Server) cmdLatencyHistogram(c *client, names [][]byte) {
 
 // infoLatencystats is INFO latencystats.
 func (s *Server) infoLatencystats(f func(string, any)) {
+	latencyPercentiles := s.cfg.LatencyPercentiles() // latency-tracking-info-percentiles
 	for _, cmd := range s.sortedCommands() {
 		if cmd.calls == 0 {
 			continue

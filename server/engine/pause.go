@@ -12,12 +12,18 @@ type pauseState struct {
 
 func (p *pauseState) active(nowMs int64) bool { return p.until > nowMs }
 
+// writesHeld reports whether writes wait: under CLIENT PAUSE, or while FAILOVER is under way
+// (replication_failover.go).
+func (s *Server) writesHeld() bool {
+	return s.pause.active(s.nowMs) || s.repl.failover.state != failoverNone
+}
+
 // holds reports whether cmd must wait under the current pause.
 func (s *Server) pauseHolds(cmd *command, argv [][]byte) bool {
-	if !s.pause.active(s.nowMs) {
+	if !s.writesHeld() {
 		return false
 	}
-	if s.pause.all {
+	if s.pause.active(s.nowMs) && s.pause.all {
 		return cmd.name != "client" // CLIENT UNPAUSE must get through
 	}
 	if cmd.flags&(cmdWrite|cmdMayReplicate) == 0 {
@@ -69,7 +75,7 @@ func (s *Server) clientUnpause(c *client) {
 
 // releasePaused resumes held clients once the pause is over.
 func (s *Server) releasePaused() {
-	if len(s.pause.waiting) == 0 || s.pause.active(s.nowMs) {
+	if len(s.pause.waiting) == 0 || s.writesHeld() {
 		return
 	}
 	waiting := s.pause.waiting

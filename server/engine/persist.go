@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/iocache/iocache/server/keyspace"
@@ -38,13 +39,12 @@ type persistState struct {
 	loadExpired     int64
 }
 
-// persistTick runs on every main-loop iteration: a shutdown a signal asked for (saving first
-// when save points are set, as Redis does with shutdown-on-sigterm default), and the running
-// BGSAVE's walk.
+// persistTick runs on every main-loop iteration: a shutdown a signal asked for (saving first as
+// shutdown-on-sigterm or shutdown-on-sigint says: with "default", when save points are set),
+// and the running BGSAVE's walk.
 func (s *Server) persistTick() {
-	if s.sigterm.Load() {
-		s.sigterm.Store(false)
-		if s.prepareShutdown(false, false, false) {
+	if sig := s.shutdownSignal.Swap(0); sig != 0 {
+		if s.prepareShutdown(s.cfg.ShutdownFlags(syscall.Signal(sig) == syscall.SIGINT)) {
 			s.stopping.Store(true)
 		}
 	}

@@ -223,6 +223,9 @@ func init() {
 		"brpoplpush":   func(s *Server, c *client, argv [][]byte) { s.propagateRenamed(c, "RPOPLPUSH", argv[1:3]) },
 		// DEBUG RELOAD and the like change this server's memory, not the data set's history.
 		"debug": func(*Server, *client, [][]byte) {},
+
+		// RESTORE-ASKING is RESTORE (cmd_cluster.go).
+		"restore-asking": rewriteRestore,
 	}
 }
 

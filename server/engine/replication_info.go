@@ -62,7 +62,7 @@ func (s *Server) infoReplication(f func(string, any)) {
 		}
 		f("slave_priority", s.cfg.ReplicaPriority)
 		f("slave_read_only", boolInt(s.cfg.ReplicaReadOnly))
-		f("replica_announced", 1)
+		f("replica_announced", boolInt(s.cfg.CompatValue("replica-announced") == "yes")) // Sentinel skips a replica with 0
 	} else {
 		f("role", "master")
 	}
@@ -72,7 +72,7 @@ func (s *Server) infoReplication(f func(string, any)) {
 			",state="+replicaStateNames[rl.state]+",offset="+strconv.FormatInt(rl.ackOff, 10)+
 			",lag="+strconv.FormatInt(s.unixtime-rl.ackUnix, 10))
 	}
-	f("master_failover_state", "no-failover")
+	f("master_failover_state", s.repl.failover.stateName())
 	f("master_replid", r.replid)
 	replid2, second := "0000000000000000000000000000000000000000", int64(-1)
 	if r.replid2 != "" {

@@ -62,6 +62,8 @@ type replicaLink struct {
 
 // replState is the main thread's replication state.
 type replState struct {
+	// failover is FAILOVER's progress (replication_failover.go).
+	failover failover
 	// feeding is set once a replica first attaches: from then on writes are propagated into the
 	// backlog (and to the replicas), as Redis keeps its backlog after the last replica left.
 	feeding  bool
@@ -265,7 +267,9 @@ func (s *Server) replicationCron() {
 			s.killClient(rl.c)
 		}
 	}
-	if len(r.replicas) == 0 || s.unixtime < r.nextPing {
+	s.updateFailover()
+	// No PING while a failover waits: it would move the offset the replicas must reach.
+	if len(r.replicas) == 0 || s.unixtime < r.nextPing || r.failover.state != failoverNone {
 		return
 	}
 	r.nextPing = s.unixtime + int64(s.cfg.ReplPingReplicaPeriod)
@@ -368,6 +372,18 @@ func cmdReplconf(s *Server, c *client, argv [][]byte) {
 
 // PSYNC <replid> <offset>: continue from the backlog, or start over with a full sync.
 func cmdPsync(s *Server, c *client, argv [][]byte) {
+	// PSYNC <replid> <offset> FAILOVER: our primary, running FAILOVER, hands over to us. We take
+	// over only if its history is ours, then answer it as any replica asking to continue.
+	if len(argv) > 3 && equalFold(argv[3], "failover") {
+		if !strings.EqualFold(string(argv[1]), s.repl.replid) {
+			s.addError(c, "ERR PSYNC FAILOVER replid must match my replid.")
+			return
+		}
+		if s.repl.master != nil {
+			s.becomePrimary()
+			s.logf(logNotice, "MASTER MODE enabled (failover request from '%s')", c.addr)
+		}
+	}
 	s.syncReplica(c, string(argv[1]), string(argv[2]), true)
 }
 

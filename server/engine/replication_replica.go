@@ -176,8 +176,15 @@ func (s *Server) connectToMaster() {
 	r.handshakes++
 	_, port, _ := net.SplitHostPort(s.Addr())
 	listeningPort, _ := strconv.Atoi(port)
+	// replica-announce-port and -ip tell the primary (and so INFO, ROLE and Sentinel) where this
+	// replica is reached when that differs from what the primary sees (NAT, a Service).
+	if p, err := strconv.Atoi(s.cfg.CompatValue("replica-announce-port")); err == nil && p > 0 {
+		listeningPort = p
+	}
 	h := handshake{host: m.host, port: m.port, gen: m.gen, replid: m.replid, offset: m.offset,
 		auth: s.cfg.MasterAuth, user: s.cfg.MasterUser, listeningPort: listeningPort,
+		announceIP: s.cfg.CompatValue("replica-announce-ip"), sourceAddr: s.cfg.CompatValue("bind-source-addr"),
+		failover:  s.repl.failover.state == failoverInProgress,
 		timeout:   time.Duration(s.cfg.ReplTimeout) * time.Second,
 		databases: len(s.dbs), seed: s.seed, clock: s.initialClock(), wake: s.io.WakeMain, done: r.done,
 		logf: s.logf}
@@ -246,8 +253,10 @@ func (s *Server) finishHandshake(res syncResult) {
 	if res.err != nil {
 		s.logf(logWarning, "%v", res.err)
 		m.nextTry = s.unixtime + 1
+		s.failoverHandshakeDone(false)
 		return
 	}
+	defer s.failoverHandshakeDone(true)
 	if res.full {
 		s.abortBGSave()
 		for i := range s.dbs {
@@ -350,13 +359,18 @@ type handshake struct {
 	offset        int64
 	auth, user    string
 	listeningPort int
-	timeout       time.Duration
-	databases     int
-	seed          maphash.Seed
-	clock         uint32
-	wake          func()
-	done          chan syncResult
-	logf          func(level int, format string, args ...any)
+	announceIP    string
+	// failover: this server runs FAILOVER and asks its replica to take over.
+	failover bool
+	// sourceAddr is bind-source-addr: the local address the link to the primary leaves from.
+	sourceAddr string
+	timeout    time.Duration
+	databases  int
+	seed       maphash.Seed
+	clock      uint32
+	wake       func()
+	done       chan syncResult
+	logf       func(level int, format string, args ...any)
 }
 
 func (h handshake) run() {
@@ -371,7 +385,15 @@ func (h handshake) sync() syncResult {
 		return syncResult{fd: -1, err: fmt.Errorf(format, args...)}
 	}
 	addr := net.JoinHostPort(h.host, strconv.Itoa(h.port))
-	conn, err := net.DialTimeout("tcp", addr, h.timeout)
+	dialer := net.Dialer{Timeout: h.timeout}
+	if h.sourceAddr != "" {
+		ip := net.ParseIP(h.sourceAddr)
+		if ip == nil {
+			return fail("Error condition on socket for SYNC: invalid bind-source-addr %q", h.sourceAddr)
+		}
+		dialer.LocalAddr = &net.TCPAddr{IP: ip}
+	}
+	conn, err := dialer.Dial("tcp", addr)
 	if err != nil {
 		return fail("Error condition on socket for SYNC: %v", err)
 	}
@@ -408,6 +430,11 @@ func (h handshake) sync() syncResult {
 	if _, err = ask("REPLCONF", "listening-port", strconv.Itoa(h.listeningPort)); err != nil {
 		return fail("Error reading REPLCONF reply from master: %v", err)
 	}
+	if h.announceIP != "" {
+		if _, err = ask("REPLCONF", "ip-address", h.announceIP); err != nil {
+			return fail("Error reading REPLCONF reply from master: %v", err)
+		}
+	}
 	if _, err = ask("REPLCONF", "capa", "eof", "capa", "psync2"); err != nil {
 		return fail("Error reading REPLCONF reply from master: %v", err)
 	}
@@ -415,7 +442,11 @@ func (h handshake) sync() syncResult {
 	if h.replid != "" {
 		replid, off = h.replid, strconv.FormatInt(h.offset+1, 10)
 	}
-	reply, err = ask("PSYNC", replid, off)
+	psync := []string{"PSYNC", replid, off}
+	if h.failover {
+		psync = append(psync, "FAILOVER") // we are handing over to this replica
+	}
+	reply, err = ask(psync...)
 	for err == nil && reply == "" {
 		// Newlines keep the link alive while a disk-less primary waits
 		// (repl-diskless-sync-delay) for more replicas before it answers.

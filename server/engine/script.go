@@ -587,7 +587,10 @@ func (s *Server) luaLog(L *lua.LState) int {
 	return 0
 }
 
-// SCRIPT LOAD|EXISTS|FLUSH|KILL|HELP
+// errNoLuaDebugger answers SCRIPT DEBUG YES and SYNC.
+const errNoLuaDebugger = "ERR SCRIPT DEBUG YES and SYNC are not supported: iocache has no Lua debugger (LDB)"
+
+// SCRIPT LOAD|EXISTS|FLUSH|KILL|DEBUG|HELP
 func cmdScript(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
 	switch {
@@ -618,11 +621,24 @@ func cmdScript(s *Server, c *client, argv [][]byte) {
 			s.lua = nil
 		}
 		c.w.OK()
+	case equalFold(sub, "debug") && len(argv) == 3:
+		// Redis's YES and SYNC start a session of its Lua debugger (LDB) at the next EVAL; iocache
+		// has no debugger and refuses them rather than run the script undebugged. NO, the
+		// default, is what every script gets.
+		switch {
+		case equalFold(argv[2], "no"):
+			c.w.OK()
+		case equalFold(argv[2], "yes"), equalFold(argv[2], "sync"):
+			s.addError(c, errNoLuaDebugger)
+		default:
+			s.addError(c, "ERR Use SCRIPT DEBUG YES/SYNC/NO")
+		}
 	case equalFold(sub, "kill") && len(argv) == 2:
 		// A script holds the main thread until it ends, so none is ever running when this runs.
 		s.addError(c, "NOTBUSY No scripts in execution right now.")
 	case equalFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "SCRIPT", []string{
+			"DEBUG (YES|SYNC|NO)", "    Set the debug mode for subsequent scripts executed.",
 			"EXISTS <sha1> [<sha1> ...]", "    Return information about the existence of the scripts in the script cache.",
 			"FLUSH [ASYNC|SYNC]", "    Flush the Lua scripts cache. Very dangerous on replicas.",
 			"    When called without the optional mode argument, the behavior is determined by the",

@@ -101,12 +101,15 @@ type Server struct {
 	// command tests before collecting what it changed.
 	propagating bool
 	// loading: the AOF is being replayed; keys do not expire meanwhile, as in Redis.
-	loading     bool
-	sigterm     atomic.Bool // SIGTERM/SIGINT arrived: save if configured, then stop
-	bgsaveTID   atomic.Int64
-	memOverhead int64 // process memory beyond the keyspace's accounting, measured by cron
-	goMemLimit  int64 // the runtime's soft memory limit, from the cgroup (0 = none)
-	nextExpire  int64 // when the next active expire cycle runs (unix ms)
+	loading bool
+	// shutdownSignal is the SIGTERM or SIGINT that asked for a shutdown (0: none); the main
+	// thread applies shutdown-on-sigterm or shutdown-on-sigint to it.
+	shutdownSignal atomic.Int32
+	latency        latencyMonitor // LATENCY's events (latency_monitor.go)
+	bgsaveTID      atomic.Int64
+	memOverhead    int64 // process memory beyond the keyspace's accounting, measured by cron
+	goMemLimit     int64 // the runtime's soft memory limit, from the cgroup (0 = none)
+	nextExpire     int64 // when the next active expire cycle runs (unix ms)
 	// evictionBacklog is set when an eviction pass ran out of time over maxmemory.
 	evictionBacklog bool
 
@@ -197,6 +200,8 @@ func (s *Server) applyLiveConfig() {
 	s.acl.allChannelsDefault = s.cfg.ACLPubsubDefault == "allchannels"
 	s.applyWatchdogPeriod()
 	s.applyNotifyConfig()
+	s.latency.thresholdMs, _ = strconv.ParseInt(s.cfg.CompatValue("latency-monitor-threshold"), 10, 64)
+	s.tracking.maxKeys, _ = strconv.Atoi(s.cfg.CompatValue("tracking-table-max-keys"))
 	s.resizeBacklog()
 	s.updateWriteGate()
 	if s.logger != nil {
@@ -295,14 +300,14 @@ func (s *Server) Shutdown() {
 }
 
 // HandleSignals makes SIGTERM and SIGINT shut the server down, as redis-server does: the main
-// thread saves first when save points are set (see persistTick).
+// thread saves first as shutdown-on-sigterm or shutdown-on-sigint says (see persistTick).
 func (s *Server) HandleSignals() {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
 	go func() {
 		for sig := range ch {
 			s.logf(logWarning, "Received %s scheduling shutdown...", sig)
-			s.sigterm.Store(true)
+			s.shutdownSignal.Store(int32(sig.(syscall.Signal)))
 			s.io.WakeMain()
 		}
 	}()
@@ -397,7 +402,7 @@ func (s *Server) beforeSleep() {
 	if len(s.overLimit) > 0 {
 		s.closeOverLimit()
 	}
-	if !s.pause.active(s.nowMs) {
+	if !s.writesHeld() {
 		s.expireTick()
 		if s.evictionBacklog {
 			s.freeMemoryIfNeeded()

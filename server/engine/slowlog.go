@@ -99,6 +99,7 @@ func cmdSlowlog(s *Server, c *client, argv [][]byte) {
 // these, an unknown subcommand and a known one with the wrong arguments get different errors.
 var containerSubcommands = map[string][]string{
 	"acl":      {"cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load", "log", "save", "setuser", "users", "whoami"},
+	"cluster":  clusterSubcommands,
 	"client":   {"caching", "getname", "getredir", "help", "id", "info", "kill", "list", "no-evict", "pause", "reply", "setname", "tracking", "trackinginfo", "unblock", "unpause"},
 	"command":  {"count", "docs", "getkeys", "getkeysandflags", "help", "info", "list"},
 	"config":   {"get", "help", "resetstat", "rewrite", "set"},

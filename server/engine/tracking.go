@@ -22,8 +22,10 @@ import (
 const trackingChannel = "__redis__:invalidate"
 
 type trackingState struct {
-	clients int                         // clients with tracking on
-	table   map[string]map[int64]bool   // key → IDs of clients that may have cached it
+	clients int                       // clients with tracking on
+	table   map[string]map[int64]bool // key → IDs of clients that may have cached it
+	// maxKeys is tracking-table-max-keys (0: no limit), copied by applyLiveConfig.
+	maxKeys int
 	bcast   map[string]map[*client]bool // prefix ("" = every key) → BCAST clients
 }
 
@@ -257,13 +259,29 @@ func (s *Server) trackingRemember(c *client, cmd *command, argv [][]byte) {
 	if s.tracking.table == nil {
 		s.tracking.table = map[string]map[int64]bool{}
 	}
-	for _, k := range commandKeys(cmd, argv) {
+	keys := commandKeys(cmd, argv)
+	for _, k := range keys {
 		ids := s.tracking.table[string(k)]
 		if ids == nil {
 			ids = map[int64]bool{}
 			s.tracking.table[string(k)] = ids
 		}
 		ids[c.id] = true
+	}
+	s.trackingLimitKeys(len(keys) + 100)
+}
+
+// trackingLimitKeys keeps the table within tracking-table-max-keys as Redis does: keys over the
+// limit are invalidated for the clients that cached them, picked at random (Go's map order), at
+// most effort of them per call so that a lowered limit is reached over several commands.
+func (s *Server) trackingLimitKeys(effort int) {
+	t := &s.tracking
+	for key := range t.table {
+		if t.maxKeys <= 0 || len(t.table) <= t.maxKeys || effort == 0 {
+			return
+		}
+		s.trackingInvalidateKey([]byte(key))
+		effort--
 	}
 }
 

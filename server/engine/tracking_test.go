@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -193,5 +194,24 @@ func TestClientTrackingRedirectMatchesRedis(t *testing.T) {
 	_, addr := startServer(t, nil)
 	if want, got := transcript(startRedisPeer(t)), transcript(addr); want != got {
 		t.Fatalf("transcripts differ:\n redis:   %q\n iocache: %q", want, got)
+	}
+}
+
+// tracking-table-max-keys bounds the keys remembered for tracking clients, as in Redis: past it,
+// a remembered key is invalidated (its clients are told to drop it) and forgotten.
+func TestTrackingTableMaxKeys(t *testing.T) {
+	_, addr := startServer(t, nil)
+	evicted := regexp.MustCompile(`>2\r\n\$10\r\ninvalidate\r\n\*1\r\n\$1\r\n[ab]\r\n`)
+	for name, a := range map[string]string{"redis": startRedisPeer(t), "iocache": addr} {
+		p := dialPeer(t, a)
+		p.do("HELLO", "3")
+		p.do("CONFIG", "SET", "tracking-table-max-keys", "1")
+		p.do("CLIENT", "TRACKING", "ON")
+		p.do("GET", "a")
+		p.send("GET", "b")
+		p.send("PING")
+		if got := p.readUntil("+PONG\r\n"); len(evicted.FindAllString(got, -1)) != 1 {
+			t.Errorf("%s: %q, want one invalidation of a or b", name, got)
+		}
 	}
 }
