@@ -12,12 +12,6 @@ import (
 // CONFIG parity with redis-server 7.0: the same parameter names, the same values, and the same
 // replies and error texts for CONFIG SET, compared with the Debian peer itself.
 
-// isAOFDirective names the AOF family, which the AOF work owns and which is left out here.
-func isAOFDirective(name string) bool {
-	return strings.HasPrefix(name, "aof") || strings.HasPrefix(name, "append") ||
-		strings.HasPrefix(name, "auto-aof-") || name == "no-appendfsync-on-rewrite"
-}
-
 // iocacheOnlyDirectives are listed by iocache and not by redis-server 7.0.
 var iocacheOnlyDirectives = map[string]string{
 	"benchspace-maxmemory":     "iocache's bench space (BENCHSPACE)",
@@ -43,7 +37,7 @@ var valuesThatDiffer = map[string]string{
 }
 
 // TestConfigGetListsWhatRedisLists: CONFIG GET * lists exactly the parameters redis-server 7.0.15
-// lists (aliases included), but for the AOF family and iocache's own, with the same values.
+// lists (aliases included), and iocache's own besides, with the same values.
 func TestConfigGetListsWhatRedisLists(t *testing.T) {
 	_, addr := startServer(t, nil)
 	redisAddr := startRedisPeer(t)
@@ -58,9 +52,6 @@ func TestConfigGetListsWhatRedisLists(t *testing.T) {
 	}
 	var missing, extra, differ []string
 	for name, v := range want {
-		if isAOFDirective(name) {
-			continue
-		}
 		g, ok := got[name]
 		switch {
 		case !ok:
@@ -70,7 +61,7 @@ func TestConfigGetListsWhatRedisLists(t *testing.T) {
 		}
 	}
 	for name := range got {
-		if _, ok := want[name]; !ok && !isAOFDirective(name) && iocacheOnlyDirectives[name] == "" {
+		if _, ok := want[name]; !ok && iocacheOnlyDirectives[name] == "" {
 			extra = append(extra, name)
 		}
 	}
@@ -197,12 +188,12 @@ func TestConfigGetPatternsMatchRedis(t *testing.T) {
 		want := redisClient(t, redisAddr, 2).ConfigGet(ctx, pattern).Val()
 		got := redisClient(t, addr, 2).ConfigGet(ctx, pattern).Val()
 		for name := range want {
-			if _, ok := got[name]; !ok && !isAOFDirective(name) {
+			if _, ok := got[name]; !ok {
 				t.Errorf("CONFIG GET %s: iocache lacks %s", pattern, name)
 			}
 		}
 		for name := range got {
-			if _, ok := want[name]; !ok && iocacheOnlyDirectives[name] == "" && !isAOFDirective(name) {
+			if _, ok := want[name]; !ok && iocacheOnlyDirectives[name] == "" {
 				t.Errorf("CONFIG GET %s: iocache adds %s", pattern, name)
 			}
 		}
