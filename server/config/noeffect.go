@@ -102,7 +102,7 @@ var noEffect = map[string]string{
 	"rdb-del-sync-files":               "a full sync never writes an RDB file, on either side",
 	"replica-ignore-maxmemory":         "a replica never evicts (yes); no is refused",
 	"propagation-error-behavior":       "a replica ignores errors of replicated commands (ignore); the panic values are refused",
-	"replica-ignore-disk-write-errors": "a replica treats an AOF write error as a primary does (MISCONF, or exit under appendfsync always), as Redis does with no; yes changes nothing",
+	"replica-ignore-disk-write-errors": "a replica keeps applying its primary's stream while its AOF cannot be written, as Redis does with yes (Redis's default no stops the replica with a panic); no changes nothing",
 	"shutdown-timeout":                 "a shutdown does not wait for replicas to catch up, as with shutdown-timeout 0",
 	"sanitize-dump-payload":            "RESTORE and full syncs always decode a payload completely before using it, as with yes",
 	"socket-mark-id":                   "values other than 0 are refused",
