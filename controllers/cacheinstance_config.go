@@ -48,7 +48,7 @@ var ownedDirectives = []string{
 	"aof_rewrite_cpulist", "aof-rewrite-cpulist", "bgsave_cpulist", "bgsave-cpulist", "cpulist-mode",
 	"maxmemory", "maxmemory-policy", "benchspace-maxmemory",
 	"requirepass", "requirepass-file", "masterauth", "masteruser", "replicaof", "slaveof", "start-as-replica", "user", "aclfile", "protected-mode",
-	"metrics-port", "dir", "logfile", "daemonize", "supervised", "include", "pidfile", "save",
+	"metrics-port", "dir", "logfile", "daemonize", "supervised", "include", "pidfile", "save", "appendonly", "appendfsync",
 }
 
 // serverConfig is what the operator resolved from a spec: the rendered iocache.conf and the values
@@ -168,10 +168,22 @@ func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads fu
 		// Without a password the server's protected mode (on by default, as in Redis) would refuse every client from outside the pod.
 		line("protected-mode no")
 	}
-	if s.Persistence.Mode == cachev1alpha1.PersistenceRDB {
+	switch p := s.Persistence; p.Mode {
+	case cachev1alpha1.PersistenceRDB:
 		line("# persistence RDB: snapshots on the pod's volume claim at these save points and at every shutdown, loaded at start.")
-		line("save %s", s.Persistence.SavePoints)
-	} else {
+		line("save %s", p.SavePoints)
+		line("appendonly no")
+	case cachev1alpha1.PersistenceAOF:
+		line("# persistence AOF: every write logged to the append-only file on the pod's volume claim, loaded at start.")
+		line(`save ""`)
+		line("appendonly yes")
+		line("appendfsync %s", p.AppendFsync)
+	case cachev1alpha1.PersistenceRDBAndAOF:
+		line("# persistence RDBAndAOF: the append-only file, and snapshots at these save points, on the pod's volume claim.")
+		line("save %s", p.SavePoints)
+		line("appendonly yes")
+		line("appendfsync %s", p.AppendFsync)
+	default:
 		line("# persistence None: memory only, no snapshots (a replaced pod starts empty).")
 		line(`save ""`)
 	}

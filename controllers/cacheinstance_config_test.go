@@ -87,9 +87,15 @@ var configCases = []struct {
 		ci.Spec.MaxMemoryPolicy = "allkeys-lfu"
 		ci.Spec.Auth = &cachev1alpha1.AuthSpec{Generate: true}
 		ci.Spec.Metrics.Port = 9200
-		ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"client-output-buffer-limit": "pubsub 64mb 16mb 60", "hz": "20", "appendonly": "no"}
+		ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"client-output-buffer-limit": "pubsub 64mb 16mb 60", "hz": "20", "slowlog-max-len": "256"}
 	})},
 	{"persistence-rdb", newInstance(2, withRDB)},
+	{"persistence-aof", newInstance(2, withRDB, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Persistence.Mode, ci.Spec.Persistence.AppendFsync = cachev1alpha1.PersistenceAOF, "always"
+	})},
+	{"persistence-rdb-and-aof", newInstance(2, withRDB, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Persistence.Mode = cachev1alpha1.PersistenceRDBAndAOF
+	})},
 }
 
 func TestRenderConfigGolden(t *testing.T) {

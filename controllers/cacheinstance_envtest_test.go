@@ -250,10 +250,19 @@ func TestInvalidSpecsRejectedWithMessages(t *testing.T) {
 		}, "spec.config must not set save"},
 		{"RDB without a size", func(ci *cachev1alpha1.CacheInstance) {
 			ci.Spec.Persistence = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceRDB}
-		}, "persistence.mode RDB needs persistence.size"},
+		}, "persistence.mode RDB, AOF and RDBAndAOF need persistence.size"},
+		{"AOF without a size", func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Persistence = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceAOF}
+		}, "persistence.mode RDB, AOF and RDBAndAOF need persistence.size"},
+		{"an unknown appendFsync", func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Persistence = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceAOF, Size: ptr.To(resource.MustParse("1Gi")), AppendFsync: "sometimes"}
+		}, `spec.persistence.appendFsync: Unsupported value: "sometimes"`},
+		{"appendonly in config", func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"appendonly": "yes"}
+		}, "spec.config must not set appendonly"},
 		{"a size without RDB", func(ci *cachev1alpha1.CacheInstance) {
 			ci.Spec.Persistence = cachev1alpha1.PersistenceSpec{Size: ptr.To(resource.MustParse("1Gi"))}
-		}, "persistence.size and persistence.storageClassName need persistence.mode RDB"},
+		}, "persistence.size and persistence.storageClassName need a persistence.mode other than None"},
 		{"save points that are no pairs", func(ci *cachev1alpha1.CacheInstance) {
 			ci.Spec.Persistence = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceRDB, Size: ptr.To(resource.MustParse("1Gi")), SavePoints: "900"}
 		}, "spec.persistence.savePoints: Invalid value"},

@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -96,6 +97,33 @@ func TestPersistenceRDB(t *testing.T) {
 		t.Errorf("StatefulSet generation %d -> %d: a change of save points must not replace the pod", generation, sts.Generation)
 	}
 
+	// RDB to RDBAndAOF with appendfsync always, and on to AOF: the claim stays, so the server
+	// starts (and stops) its append-only file live, keeping its data and its pod.
+	if err := rdb.Set(ctx, "user:1", "kept", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	cl.update(t, ns, "cache", func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Persistence.Mode = cachev1alpha1.PersistenceRDBAndAOF
+		ci.Spec.Persistence.AppendFsync = "always"
+	})
+	cl.waitEventSaying(t, ns, "cache", "AppliedLive", "appendonly no -> yes")
+	eventually(t, "the append-only file on, fsync always", func() error {
+		got := rdb.ConfigGet(ctx, "append*").Val()
+		if got["appendonly"] != "yes" || got["appendfsync"] != "always" {
+			return fmt.Errorf("CONFIG GET append* = %v", got)
+		}
+		return nil
+	})
+	cl.update(t, ns, "cache", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Persistence.Mode = cachev1alpha1.PersistenceAOF })
+	cl.waitEventSaying(t, ns, "cache", "AppliedLive", `save 60 1 -> ""`)
+	if err := cl.get(t, ns, "cache", sts); err != nil {
+		t.Fatal(err)
+	}
+	if sts.Generation != generation || rdb.Get(ctx, "user:1").Val() != "kept" || rdb.ConfigGet(ctx, "appendonly").Val()["appendonly"] != "yes" {
+		t.Errorf("after RDB -> RDBAndAOF -> AOF: StatefulSet generation %d -> %d, user:1 %q, appendonly %v",
+			generation, sts.Generation, rdb.Get(ctx, "user:1").Val(), rdb.ConfigGet(ctx, "appendonly").Val())
+	}
+
 	// The claim is fixed: the API server says so.
 	for _, tc := range []struct {
 		name   string
@@ -105,7 +133,7 @@ func TestPersistenceRDB(t *testing.T) {
 		{"mode", func(p *cachev1alpha1.PersistenceSpec) {
 			*p = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceNone}
 		},
-			"persistence.mode cannot change on an existing instance"},
+			"persistence.mode cannot change between None and a persistent mode on an existing instance"},
 		{"size", func(p *cachev1alpha1.PersistenceSpec) { p.Size = ptr.To(resource.MustParse("4Gi")) },
 			"persistence.size cannot change on an existing instance"},
 		{"class", func(p *cachev1alpha1.PersistenceSpec) { p.StorageClassName = ptr.To("slow") },

@@ -66,7 +66,7 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 		container.WithImagePullPolicy(s.ImagePullPolicy)
 	}
 
-	persistent := s.Persistence.Mode == cachev1alpha1.PersistenceRDB
+	persistent := s.Persistence.Mode.Persistent()
 	if persistent {
 		// Loading a snapshot comes before the server listens: the startup probe gives it time, so
 		// that liveness does not kill a server that is reading its data back.

@@ -4,8 +4,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// PersistenceMode is None or RDB.
-// +kubebuilder:validation:Enum=None;RDB
+// PersistenceMode is None, RDB, AOF or RDBAndAOF.
+// +kubebuilder:validation:Enum=None;RDB;AOF;RDBAndAOF
 type PersistenceMode string
 
 const (
@@ -17,7 +17,28 @@ const (
 	// pod the operator or the cluster replaces (a change that needs a restart, an upgrade, a node
 	// drain) comes back with the data it had when it stopped.
 	PersistenceRDB PersistenceMode = "RDB"
+	// PersistenceAOF keeps Redis 7's append-only file on the claim: every write is logged
+	// (appendfsync says how often it reaches the disk), so a crash or an OOM kill, not only a
+	// shutdown, loses at most the last second (everysec) or nothing acknowledged (always). The
+	// server rewrites the log in the background; no RDB snapshots besides the log's base.
+	PersistenceAOF PersistenceMode = "AOF"
+	// PersistenceRDBAndAOF is both: the append-only file, and RDB snapshots at the save points
+	// (for backups and copies).
+	PersistenceRDBAndAOF PersistenceMode = "RDBAndAOF"
 )
+
+// AppendFsync is Redis's appendfsync: always, everysec or no.
+// +kubebuilder:validation:Enum=always;everysec;no
+type AppendFsync string
+
+// Persistent is true for every mode that keeps data on a volume claim.
+func (m PersistenceMode) Persistent() bool { return m != "" && m != PersistenceNone }
+
+// Snapshots is true for the modes that take RDB snapshots at the save points.
+func (m PersistenceMode) Snapshots() bool { return m == PersistenceRDB || m == PersistenceRDBAndAOF }
+
+// AppendOnly is true for the modes that keep an append-only file.
+func (m PersistenceMode) AppendOnly() bool { return m == PersistenceAOF || m == PersistenceRDBAndAOF }
 
 // VolumeClaimRetention is Retain or Delete.
 // +kubebuilder:validation:Enum=Retain;Delete
@@ -38,14 +59,16 @@ const DefaultSavePoints = "3600 1 300 100 60 10000"
 // PersistenceSpec says whether and where the instance keeps its data across pod restarts. A
 // StatefulSet's volume claims are fixed when it is created, so mode, size and storageClassName
 // cannot change on an existing instance; the save points and the retention can.
-// +kubebuilder:validation:XValidation:rule="self.mode == oldSelf.mode",message="persistence.mode cannot change on an existing instance: a StatefulSet's volume claims are fixed when it is created. Create a new instance with the mode you want and move the data (DUMP/RESTORE, or its dump.rdb)"
-// +kubebuilder:validation:XValidation:rule="self.mode == 'RDB' || (!has(self.size) && !has(self.storageClassName))",message="persistence.size and persistence.storageClassName need persistence.mode RDB"
-// +kubebuilder:validation:XValidation:rule="self.mode != 'RDB' || has(self.size)",message="persistence.mode RDB needs persistence.size: the volume for the snapshots, such as 2Gi (at least the memory, for a full snapshot and the one being written)"
+// +kubebuilder:validation:XValidation:rule="(self.mode == 'None') == (oldSelf.mode == 'None')",message="persistence.mode cannot change between None and a persistent mode on an existing instance: a StatefulSet's volume claims are fixed when it is created. Create a new instance with the mode you want and move the data (DUMP/RESTORE, or its dump.rdb); between RDB, AOF and RDBAndAOF it changes live"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'None' || (!has(self.size) && !has(self.storageClassName))",message="persistence.size and persistence.storageClassName need a persistence.mode other than None"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'None' || has(self.size)",message="persistence.mode RDB, AOF and RDBAndAOF need persistence.size: the volume for the data, such as 2Gi (at least the memory, for a full snapshot and the one being written)"
 // +kubebuilder:validation:XValidation:rule="has(self.size) == has(oldSelf.size) && (!has(self.size) || quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) == 0)",message="persistence.size cannot change on an existing instance: a StatefulSet's volume claims are fixed when it is created"
 // +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="persistence.storageClassName cannot change on an existing instance: a StatefulSet's volume claims are fixed when it is created"
 type PersistenceSpec struct {
-	// Mode is None (the default: memory only, a replaced pod starts empty) or RDB (snapshots on a
-	// PersistentVolumeClaim, taken at the save points and at every shutdown, loaded at start).
+	// Mode is None (the default: memory only, a replaced pod starts empty), RDB (snapshots on a
+	// PersistentVolumeClaim, taken at the save points and at every shutdown, loaded at start), AOF
+	// (Redis 7's append-only file on the claim: a crash loses at most what appendfsync allows) or
+	// RDBAndAOF (both). Between RDB, AOF and RDBAndAOF it changes live (CONFIG SET appendonly, save).
 	// +kubebuilder:default=None
 	// +optional
 	Mode PersistenceMode `json:"mode,omitempty"`
@@ -69,7 +92,15 @@ type PersistenceSpec struct {
 	// +optional
 	SavePoints string `json:"savePoints,omitempty"`
 
-	// WhenDeleted says what happens to mode RDB's volume claims when the instance is deleted: Retain (the
+	// AppendFsync is Redis's appendfsync for modes AOF and RDBAndAOF: everysec (the default: the log
+	// reaches the disk every second, a crash loses at most about a second), always (a write is
+	// acknowledged once it is on the disk; writes from many clients share each flush) or no (the
+	// kernel decides). Applied to the running pods without a restart.
+	// +kubebuilder:default=everysec
+	// +optional
+	AppendFsync AppendFsync `json:"appendFsync,omitempty"`
+
+	// WhenDeleted says what happens to the volume claims when the instance is deleted: Retain (the
 	// default: the snapshots stay, and an instance created again under the same name starts from
 	// them) or Delete.
 	// +kubebuilder:default=Retain
@@ -84,6 +115,9 @@ func (p *PersistenceSpec) SetDefaults() {
 	}
 	if p.SavePoints == "" {
 		p.SavePoints = DefaultSavePoints
+	}
+	if p.AppendFsync == "" {
+		p.AppendFsync = "everysec"
 	}
 	if p.WhenDeleted == "" {
 		p.WhenDeleted = RetainVolumeClaims
