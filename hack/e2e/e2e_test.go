@@ -578,6 +578,10 @@ func TestEndToEnd(t *testing.T) {
 		testWarmRestart(ctx, t, e, local)
 	})
 
+	p.run(t, "persistence AOF, appendfsync always: the pod killed without grace keeps every acknowledged write", func(t *testing.T) {
+		testCrashSafeAOF(ctx, t, e, local)
+	})
+
 	p.run(t, "replicas: the primary's pod deleted under load, then a rollout under load; no acknowledged write lost", func(t *testing.T) {
 		testReplication(ctx, t, e)
 	})

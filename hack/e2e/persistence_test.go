@@ -32,7 +32,7 @@ func testWarmRestart(ctx context.Context, t *testing.T, e *e2eutil.Env, local bo
 		WhenDeleted: cachev1alpha1.DeleteVolumeClaims}
 	if local {
 		persistence.StorageClassName = ptr.To(e2eStorageClass)
-		pv, cleanup := hostPathVolume(t, "128Mi")
+		pv, cleanup := hostPathVolume(t, "iocache-e2e-warm", "128Mi")
 		defer cleanup()
 		if err := e.Client.Create(ctx, pv); err != nil {
 			t.Fatal(err)
@@ -144,7 +144,7 @@ func writeAndRead(ctx context.Context, e *e2eutil.Env, ci *cachev1alpha1.CacheIn
 
 // hostPathVolume is a PersistentVolume on a fresh directory of this machine (the node), owned by
 // the server's user; cleanup removes the directory.
-func hostPathVolume(t *testing.T, size string) (*corev1.PersistentVolume, func()) {
+func hostPathVolume(t *testing.T, name, size string) (*corev1.PersistentVolume, func()) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "iocache-e2e-pv-")
 	if err != nil {
@@ -155,7 +155,7 @@ func hostPathVolume(t *testing.T, size string) (*corev1.PersistentVolume, func()
 		t.Fatal(err)
 	}
 	pv := &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: "iocache-e2e-warm"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: corev1.PersistentVolumeSpec{
 			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)},
 			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
