@@ -80,6 +80,9 @@ func startTestServer(t *testing.T, password string) string {
 	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--metrics-port", "0", "--loglevel", "warning", "--requirepass", password)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
+	// The server writes into its working directory (dump.rdb, the AOF directory when a test turns
+	// it on): the test's own, never the checkout.
+	cmd.Dir = t.TempDir()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

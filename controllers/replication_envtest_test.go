@@ -28,6 +28,7 @@ type podServer struct {
 	t        *testing.T
 	port     string
 	password string
+	dir      string
 	mu       sync.Mutex
 	cmd      *exec.Cmd
 	log      bytes.Buffer
@@ -49,6 +50,7 @@ func (ps *podServer) start() {
 	cmd := exec.Command(bin, "--port", ps.port, "--bind", "127.0.0.1", "--metrics-port", "0", "--loglevel", "warning",
 		"--requirepass", ps.password, "--start-as-replica", "yes", "--save", "")
 	cmd.Stdout, cmd.Stderr = &ps.log, &ps.log
+	cmd.Dir = ps.dir // dump.rdb and the like go to the test's directory, not the checkout
 	if err := cmd.Start(); err != nil {
 		ps.t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func newPodServer(t *testing.T, password string) *podServer {
 	}
 	_, port, _ := net.SplitHostPort(l.Addr().String())
 	l.Close()
-	ps := &podServer{t: t, port: port, password: password}
+	ps := &podServer{t: t, port: port, password: password, dir: t.TempDir()}
 	ps.start()
 	t.Cleanup(ps.kill)
 	return ps
