@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -127,15 +126,7 @@ func (r *CacheInstanceReconciler) serverAddress(pod *corev1.Pod) string {
 // servingCurrentTemplate is true for a ready pod, not being deleted, made from the current pod
 // template as far as the config is concerned.
 func servingCurrentTemplate(pod *corev1.Pod, cfg *serverConfig) bool {
-	if !pod.DeletionTimestamp.IsZero() || pod.Status.PodIP == "" || pod.Annotations[annotationConfigHash] != cfg.RestartHash {
-		return false
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	return pod.Annotations[annotationConfigHash] == cfg.RestartHash && podReady(pod)
 }
 
 // serverRestarts counts the server container's restarts.
@@ -163,10 +154,7 @@ func (r *CacheInstanceReconciler) applyLive(ctx context.Context, addr, password 
 		want[d[0]] = v
 		names = append(names, d[0])
 	}
-	rdb := redis.NewClient(&redis.Options{
-		Addr: addr, Password: password, DialTimeout: liveDialTimeout, ReadTimeout: liveIOTimeout, WriteTimeout: liveIOTimeout,
-		PoolSize: 1, MaxRetries: -1, DisableIdentity: true, Protocol: 2,
-	})
+	rdb := serverClient(addr, password)
 	defer func() { _ = rdb.Close() }()
 	read := func() (map[string]string, error) {
 		pairs, err := rdb.Do(ctx, names...).StringSlice()

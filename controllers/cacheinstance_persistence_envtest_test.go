@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
@@ -139,12 +140,15 @@ func TestPersistenceRDB(t *testing.T) {
 		{"class", func(p *cachev1alpha1.PersistenceSpec) { p.StorageClassName = ptr.To("slow") },
 			"persistence.storageClassName cannot change on an existing instance"},
 	} {
-		got := &cachev1alpha1.CacheInstance{}
-		if err := cl.get(t, ns, "cache", got); err != nil {
-			t.Fatal(err)
-		}
-		tc.mutate(&got.Spec.Persistence)
-		err := cl.c.Update(ctx, got)
+		// The operator writes the status meanwhile: a conflict is tried again, on the newer object.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			got := &cachev1alpha1.CacheInstance{}
+			if err := cl.get(t, ns, "cache", got); err != nil {
+				return err
+			}
+			tc.mutate(&got.Spec.Persistence)
+			return cl.c.Update(ctx, got)
+		})
 		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("changing the %s: %v, want Invalid with %q", tc.name, err, tc.want)
 		}

@@ -15,7 +15,8 @@ import (
 // The operator's replication commands to a server pod: ROLE to read it, REPLICAOF to point it,
 // CLIENT PAUSE WRITE around a switchover. Each opens its own short connection, as applyLive does.
 
-// serverClient is a one-connection client for the operator's few commands to a pod.
+// serverClient is a one-connection client for the operator's few commands to a pod (live config,
+// replication).
 func serverClient(addr, password string) *redis.Client {
 	return redis.NewClient(&redis.Options{
 		Addr: addr, Password: password, DialTimeout: liveDialTimeout, ReadTimeout: liveIOTimeout, WriteTimeout: liveIOTimeout,

@@ -175,6 +175,42 @@ func findCondition(cs []metav1.Condition, typ string) *metav1.Condition {
 	return nil
 }
 
+// replicatedInstance creates instance "cache" with three pods in a new namespace, auth from a
+// Secret, no validation runs, and a real server standing in for each pod (started as a replica
+// without a primary, as the rendered config says). mutate adjusts the spec. It returns once the
+// pods serve and the StatefulSet's rollout is complete.
+func (cl *cluster) replicatedInstance(t *testing.T, password string, mutate func(*cachev1alpha1.CacheInstance)) (ns string, servers []*podServer, sts *appsv1.StatefulSet) {
+	t.Helper()
+	ns = cl.namespace(t)
+	ctx := context.Background()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cache-auth", Namespace: ns}, Data: map[string][]byte{"password": []byte(password)}}
+	if err := cl.c.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	servers = []*podServer{newPodServer(t, password), newPodServer(t, password), newPodServer(t, password)}
+	ci := instanceIn(ns, "cache", 1, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Replicas = ptr.To[int32](3)
+		ci.Spec.Auth = &cachev1alpha1.AuthSpec{ExistingSecret: "cache-auth"}
+		ci.Spec.Benchmark.ValidateOnChange = ptr.To(false)
+		if mutate != nil {
+			mutate(ci)
+		}
+	})
+	if err := cl.c.Create(ctx, ci); err != nil {
+		t.Fatal(err)
+	}
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionReady, metav1.ConditionFalse, "RollingOut")
+	sts = &appsv1.StatefulSet{}
+	if err := cl.get(t, ns, "cache", sts); err != nil {
+		t.Fatal(err)
+	}
+	for i, ps := range servers {
+		cl.servePodAt(t, ns, "cache", i, fmt.Sprintf("cache-%d", sts.Generation), ps)
+	}
+	cl.simulateRollout(t, ns, "cache")
+	return ns, servers, sts
+}
+
 // A replicated instance with real servers for its three pods: the operator chooses a primary,
 // points the others at it and labels the roles the Services select; when the primary's pod stops
 // being ready it promotes the replica with the most data after failoverAfterSeconds, and the old
@@ -185,28 +221,11 @@ func TestReplicasFailoverKeepsTheData(t *testing.T) {
 		t.Skip("runs three servers")
 	}
 	cl := startEnv(t)
-	ns := cl.namespace(t)
 	ctx := context.Background()
 	const password = "replication-password"
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cache-auth", Namespace: ns}, Data: map[string][]byte{"password": []byte(password)}}
-	if err := cl.c.Create(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
-	servers := []*podServer{newPodServer(t, password), newPodServer(t, password), newPodServer(t, password)}
-	ci := instanceIn(ns, "cache", 1, func(ci *cachev1alpha1.CacheInstance) {
-		ci.Spec.Replicas = ptr.To[int32](3)
+	ns, servers, sts := cl.replicatedInstance(t, password, func(ci *cachev1alpha1.CacheInstance) {
 		ci.Spec.Replication.FailoverAfterSeconds = 2
-		ci.Spec.Auth = &cachev1alpha1.AuthSpec{ExistingSecret: "cache-auth"}
-		ci.Spec.Benchmark.ValidateOnChange = ptr.To(false)
 	})
-	if err := cl.c.Create(ctx, ci); err != nil {
-		t.Fatal(err)
-	}
-	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionReady, metav1.ConditionFalse, "RollingOut")
-	sts := &appsv1.StatefulSet{}
-	if err := cl.get(t, ns, "cache", sts); err != nil {
-		t.Fatal(err)
-	}
 	if *sts.Spec.Replicas != 3 || sts.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType {
 		t.Fatalf("StatefulSet replicas %d, update strategy %s: want 3 pods replaced by the operator (OnDelete)", *sts.Spec.Replicas, sts.Spec.UpdateStrategy.Type)
 	}
@@ -218,12 +237,8 @@ func TestReplicasFailoverKeepsTheData(t *testing.T) {
 		t.Fatalf("the config of a replicated instance starts every pod as a replica, and holds no password:\n%s", conf)
 	}
 	revision := fmt.Sprintf("cache-%d", sts.Generation)
-	for i, ps := range servers {
-		cl.servePodAt(t, ns, "cache", i, revision, ps)
-	}
-	cl.simulateRollout(t, ns, "cache")
 
-	ci = cl.waitPrimary(t, ns, "cache", "", true)
+	ci := cl.waitPrimary(t, ns, "cache", "", true)
 	first := ci.Status.Replication.Primary
 	if first != "cache-0" || ci.Status.Replication.LastFailover.Reason != "Initial" {
 		t.Fatalf("first primary %s (%+v): want cache-0, the lowest ordinal among equals", first, ci.Status.Replication.LastFailover)
@@ -394,31 +409,8 @@ func TestReplicatedRolloutSwitchesOverLast(t *testing.T) {
 		t.Skip("runs three servers")
 	}
 	cl := startEnv(t)
-	ns := cl.namespace(t)
 	ctx := context.Background()
-	const password = "rollout-password"
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cache-auth", Namespace: ns}, Data: map[string][]byte{"password": []byte(password)}}
-	if err := cl.c.Create(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
-	servers := []*podServer{newPodServer(t, password), newPodServer(t, password), newPodServer(t, password)}
-	ci := instanceIn(ns, "cache", 1, func(ci *cachev1alpha1.CacheInstance) {
-		ci.Spec.Replicas = ptr.To[int32](3)
-		ci.Spec.Auth = &cachev1alpha1.AuthSpec{ExistingSecret: "cache-auth"}
-		ci.Spec.Benchmark.ValidateOnChange = ptr.To(false)
-	})
-	if err := cl.c.Create(ctx, ci); err != nil {
-		t.Fatal(err)
-	}
-	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionReady, metav1.ConditionFalse, "RollingOut")
-	sts := &appsv1.StatefulSet{}
-	if err := cl.get(t, ns, "cache", sts); err != nil {
-		t.Fatal(err)
-	}
-	for i, ps := range servers {
-		cl.servePodAt(t, ns, "cache", i, fmt.Sprintf("cache-%d", sts.Generation), ps)
-	}
-	cl.simulateRollout(t, ns, "cache")
+	ns, servers, sts := cl.replicatedInstance(t, "rollout-password", nil)
 	first := cl.waitPrimary(t, ns, "cache", "", true).Status.Replication.Primary
 
 	// A writer that tries each server until one takes the write (replicas answer READONLY), and
@@ -511,7 +503,7 @@ func TestReplicatedRolloutSwitchesOverLast(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	ci = cl.waitPrimary(t, ns, "cache", first, true)
+	ci := cl.waitPrimary(t, ns, "cache", first, true)
 	close(stop)
 	wg.Wait()
 

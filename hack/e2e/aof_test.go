@@ -8,11 +8,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
@@ -24,39 +19,8 @@ import (
 // pod comes back with every write the server acknowledged, replayed from the append-only file on
 // the volume claim.
 func testCrashSafeAOF(ctx context.Context, t *testing.T, e *e2eutil.Env, local bool) {
-	persistence := cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceAOF, AppendFsync: "always",
-		Size: ptr.To(resource.MustParse("128Mi")), WhenDeleted: cachev1alpha1.DeleteVolumeClaims}
-	if local {
-		persistence.StorageClassName = ptr.To(e2eStorageClass)
-		pv, cleanup := hostPathVolume(t, "iocache-e2e-aof", "128Mi")
-		defer cleanup()
-		if err := e.Client.Create(ctx, pv); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = e.Client.Delete(ctx, pv) }()
-	}
-	ci := &cachev1alpha1.CacheInstance{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "aof"},
-		Spec: cachev1alpha1.CacheInstanceSpec{
-			CPUMode: cachev1alpha1.CPUShared, CPU: ptr.To(resource.MustParse("250m")),
-			Memory: resource.MustParse("64Mi"), Auth: &cachev1alpha1.AuthSpec{Generate: true},
-			Persistence: persistence,
-			Benchmark:   cachev1alpha1.CacheInstanceBenchmarkSpec{ValidateOnChange: ptr.To(false)},
-		},
-	}
-	if err := e.Client.Create(ctx, ci); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := e.Client.Delete(ctx, ci); err != nil && !apierrors.IsNotFound(err) {
-			t.Error(err)
-		}
-		claim := &corev1.PersistentVolumeClaim{}
-		_ = e2eutil.Poll(ctx, time.Second, 2*time.Minute, func(ctx context.Context) (bool, error) {
-			err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data-aof-0"}, claim)
-			return apierrors.IsNotFound(err), nil
-		})
-	}()
+	ci, cleanup := persistentInstance(ctx, t, e, local, "aof", cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceAOF, AppendFsync: "always"})
+	defer cleanup()
 	key := client.ObjectKeyFromObject(ci)
 	got, err := e.WaitInstance(ctx, key, 3*time.Minute, e2eutil.Ready)
 	if err != nil {

@@ -28,40 +28,8 @@ const e2eStorageClass = "iocache-e2e-hostpath"
 // that needs a new pod (more memory), because the server saves on SIGTERM to its volume claim and
 // loads the snapshot at start.
 func testWarmRestart(ctx context.Context, t *testing.T, e *e2eutil.Env, local bool) {
-	persistence := cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceRDB, Size: ptr.To(resource.MustParse("128Mi")),
-		WhenDeleted: cachev1alpha1.DeleteVolumeClaims}
-	if local {
-		persistence.StorageClassName = ptr.To(e2eStorageClass)
-		pv, cleanup := hostPathVolume(t, "iocache-e2e-warm", "128Mi")
-		defer cleanup()
-		if err := e.Client.Create(ctx, pv); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = e.Client.Delete(ctx, pv) }()
-	}
-	ci := &cachev1alpha1.CacheInstance{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "warm"},
-		Spec: cachev1alpha1.CacheInstanceSpec{
-			CPUMode: cachev1alpha1.CPUShared, CPU: ptr.To(resource.MustParse("250m")),
-			Memory: resource.MustParse("64Mi"), Auth: &cachev1alpha1.AuthSpec{Generate: true},
-			Persistence: persistence,
-			Benchmark:   cachev1alpha1.CacheInstanceBenchmarkSpec{ValidateOnChange: ptr.To(false)},
-		},
-	}
-	if err := e.Client.Create(ctx, ci); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := e.Client.Delete(ctx, ci); err != nil && !apierrors.IsNotFound(err) {
-			t.Error(err)
-		}
-		// whenDeleted Delete: the claim goes with the instance; wait, so that the volume is free.
-		claim := &corev1.PersistentVolumeClaim{}
-		_ = e2eutil.Poll(ctx, time.Second, 2*time.Minute, func(ctx context.Context) (bool, error) {
-			err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data-warm-0"}, claim)
-			return apierrors.IsNotFound(err), nil
-		})
-	}()
+	ci, cleanup := persistentInstance(ctx, t, e, local, "warm", cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceRDB})
+	defer cleanup()
 	got, err := e.WaitInstance(ctx, client.ObjectKeyFromObject(ci), 3*time.Minute, e2eutil.Ready)
 	if err != nil {
 		t.Fatalf("not Ready: %v\n%s", err, e.Describe(ctx, ci))
@@ -111,6 +79,56 @@ func testWarmRestart(ctx context.Context, t *testing.T, e *e2eutil.Env, local bo
 	if info["rdb_last_bgsave_status"] != "ok" {
 		t.Errorf("INFO persistence after the restart: %v", info)
 	}
+}
+
+// persistentInstance creates a small Shared instance with auth and the persistence given, on a
+// 128Mi claim that goes with the instance (on the local node, a hostPath volume of its own).
+// cleanup deletes the instance and waits for its claim to go, so that the volume is free.
+func persistentInstance(ctx context.Context, t *testing.T, e *e2eutil.Env, local bool, name string, persistence cachev1alpha1.PersistenceSpec) (*cachev1alpha1.CacheInstance, func()) {
+	t.Helper()
+	persistence.Size = ptr.To(resource.MustParse("128Mi"))
+	persistence.WhenDeleted = cachev1alpha1.DeleteVolumeClaims
+	var undo []func()
+	cleanup := func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	if local {
+		persistence.StorageClassName = ptr.To(e2eStorageClass)
+		pv, removeDir := hostPathVolume(t, "iocache-e2e-"+name, "128Mi")
+		undo = append(undo, removeDir)
+		if err := e.Client.Create(ctx, pv); err != nil {
+			cleanup()
+			t.Fatal(err)
+		}
+		undo = append(undo, func() { _ = e.Client.Delete(ctx, pv) })
+	}
+	ci := &cachev1alpha1.CacheInstance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: cachev1alpha1.CacheInstanceSpec{
+			CPUMode: cachev1alpha1.CPUShared, CPU: ptr.To(resource.MustParse("250m")),
+			Memory: resource.MustParse("64Mi"), Auth: &cachev1alpha1.AuthSpec{Generate: true},
+			Persistence: persistence,
+			Benchmark:   cachev1alpha1.CacheInstanceBenchmarkSpec{ValidateOnChange: ptr.To(false)},
+		},
+	}
+	if err := e.Client.Create(ctx, ci); err != nil {
+		cleanup()
+		t.Fatal(err)
+	}
+	undo = append(undo, func() {
+		if err := e.Client.Delete(ctx, ci); err != nil && !apierrors.IsNotFound(err) {
+			t.Error(err)
+		}
+		// whenDeleted Delete: the claim goes with the instance; wait, so that the volume is free.
+		claim := &corev1.PersistentVolumeClaim{}
+		_ = e2eutil.Poll(ctx, time.Second, 2*time.Minute, func(ctx context.Context) (bool, error) {
+			err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data-" + name + "-0"}, claim)
+			return apierrors.IsNotFound(err), nil
+		})
+	})
+	return ci, cleanup
 }
 
 // writeAndRead writes string keys, a quarter with a TTL, and reads the keyspace back (its digest
