@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
@@ -120,21 +121,41 @@ func (cl *cluster) servePodAt(t *testing.T, ns, name string, ordinal int, revisi
 	cl.setPodReady(t, ns, podName, true)
 }
 
+// updatePod changes a pod as the kubelet or a user would, again on a conflict: the operator
+// labels pods with their roles at any time.
+func (cl *cluster) updatePod(t *testing.T, ns, name string, mutate func(*corev1.Pod)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pod := &corev1.Pod{}
+		if err := cl.get(t, ns, name, pod); err != nil {
+			return err
+		}
+		mutate(pod)
+		return cl.c.Update(context.Background(), pod)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // setPodReady sets the pod's Ready condition, as the kubelet's readiness probe would.
 func (cl *cluster) setPodReady(t *testing.T, ns, podName string, ready bool) {
 	t.Helper()
-	pod := &corev1.Pod{}
-	if err := cl.get(t, ns, podName, pod); err != nil {
-		t.Fatal(err)
-	}
 	status := corev1.ConditionFalse
 	if ready {
 		status = corev1.ConditionTrue
 	}
-	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.0.1" + strconv.Itoa(ordinalSuffix(podName)),
-		Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: status}},
-		ContainerStatuses: []corev1.ContainerStatus{{Name: "server", Ready: ready}}}
-	if err := cl.c.Status().Update(context.Background(), pod); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error { // the operator relabels pods meanwhile
+		pod := &corev1.Pod{}
+		if err := cl.get(t, ns, podName, pod); err != nil {
+			return err
+		}
+		pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.0.1" + strconv.Itoa(ordinalSuffix(podName)),
+			Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: status}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "server", Ready: ready}}}
+		return cl.c.Status().Update(context.Background(), pod)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
@@ -322,11 +343,8 @@ func TestReplicasFailoverKeepsTheData(t *testing.T) {
 	// a finalizer stands in for here, and the operator switches over at once instead of waiting for
 	// it to go.
 	pod := &corev1.Pod{}
+	cl.updatePod(t, ns, third, func(p *corev1.Pod) { p.Finalizers = append(p.Finalizers, "test.iocache.dev/grace-period") })
 	if err := cl.get(t, ns, third, pod); err != nil {
-		t.Fatal(err)
-	}
-	pod.Finalizers = append(pod.Finalizers, "test.iocache.dev/grace-period")
-	if err := cl.c.Update(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
 	if err := cl.c.Delete(ctx, pod); err != nil {
@@ -342,13 +360,7 @@ func TestReplicasFailoverKeepsTheData(t *testing.T) {
 	if n := fourth.DBSize(ctx).Val(); n != 1001 {
 		t.Fatalf("the new primary holds %d keys after the switchover, want 1001", n)
 	}
-	if err := cl.get(t, ns, third, pod); err != nil {
-		t.Fatal(err)
-	}
-	pod.Finalizers = nil
-	if err := cl.c.Update(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
+	cl.updatePod(t, ns, third, func(p *corev1.Pod) { p.Finalizers = nil })
 	eventually(t, "the drained pod gone", func() error {
 		if err := cl.get(t, ns, third, pod); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("pod %s still there (%v)", third, err)
