@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
@@ -24,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -113,7 +115,11 @@ func residentPeak() int64 {
 }
 
 func run(n, concurrent int, qps float64, burst int, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	// Ctrl-C or SIGTERM ends the run through the deferred stops below, so that the API server and
+	// etcd envtest started go with it.
+	sigCtx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	ctx, cancel := context.WithTimeout(sigCtx, timeout)
 	defer cancel()
 	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
 	// envtest's default Service range is a /24: 254 ClusterIPs for a fleet that needs one each.
@@ -171,20 +177,25 @@ func run(n, concurrent int, qps float64, burst int, timeout time.Duration) error
 		start := time.Now()
 		sem := make(chan struct{}, 32)
 		var wg sync.WaitGroup
-		var firstErr atomic.Value
+		var errMu sync.Mutex
+		var firstErr error
 		for i := range n {
 			wg.Add(1)
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem; wg.Done() }()
 				if err := act(i); err != nil {
-					firstErr.CompareAndSwap(nil, err)
+					errMu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					errMu.Unlock()
 				}
 			}()
 		}
 		wg.Wait()
-		if err, _ := firstErr.Load().(error); err != nil {
-			return err
+		if firstErr != nil {
+			return firstErr
 		}
 		if err := waitConverged(ctx, c, n); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
