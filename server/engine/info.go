@@ -73,6 +73,9 @@ func (s *Server) infoString(args [][]byte) string {
 
 func (s *Server) infoServer(f func(string, any)) {
 	f("redis_version", version.RedisVersion)
+	// What a Redis built outside a git checkout reports: iocache is not built from Redis's tree.
+	f("redis_git_sha1", "00000000")
+	f("redis_git_dirty", 0)
 	f("iocache_version", version.Version)
 	f("redis_mode", "standalone")
 	f("os", runtime.GOOS+" "+runtime.GOARCH)
