@@ -304,36 +304,6 @@ func cmdLatency(s *Server, c *client, argv [][]byte) {
 	}
 }
 
-func cmdDebug(s *Server, c *client, argv [][]byte) {
-	sub := argv[1]
-	switch {
-	case equalFold(sub, "sleep") && len(argv) == 3:
-		f, ok := parseFloat(argv[2])
-		if !ok {
-			s.addError(c, errNotFloat)
-			return
-		}
-		time.Sleep(time.Duration(f * float64(time.Second)))
-		c.w.OK()
-	case equalFold(sub, "object") && len(argv) == 3:
-		r, ok := s.lookupWrite(c, argv[2])
-		if !ok {
-			s.addError(c, errNoKey)
-			return
-		}
-		db := s.dbs[c.db]
-		c.w.Simple("Value at:0x0 refcount:1 encoding:" + s.encodingOf(db, r) + " serializedlength:" + itoa(s.keyMemoryUsage(db, r)) + " lru:" + itoa(int64(db.LRU(r))) + " lru_seconds_idle:" + itoa(s.idleMs(db.LRU(r))/1000))
-	case equalFold(sub, "set-active-expire") && len(argv) == 3:
-		c.w.OK()
-	case equalFold(sub, "reload") && (len(argv) == 2 || (len(argv) == 3 && equalFold(argv[2], "nosave"))):
-		s.debugReload(c, len(argv) == 2)
-	case equalFold(sub, "help") && len(argv) == 2:
-		writeHelp(c, "DEBUG", []string{"OBJECT <key>", "    Show low level info about the <key> and associated value.", "RELOAD [NOSAVE]", "    Save the RDB on disk (unless NOSAVE), empty the keyspace and load the RDB again.", "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed."})
-	default:
-		s.subcommandError(c, argv)
-	}
-}
-
 // serverCommands registers this file's commands (see table.go).
 var serverCommands = []commandSpec{
 	{"config", cmdConfig, -2, cmdAdmin | cmdStale | cmdLoading | cmdNoScript, 0, 0, 0, "server", "A container for server configuration commands."},

@@ -46,7 +46,7 @@ func (s *Server) cron() {
 // loop iteration instead of waiting for the next cron tick.
 func (s *Server) expireTick() {
 	// A replica's keys expire when its primary's DEL arrives (see replication_replica.go).
-	if s.nowMs < s.nextExpire || s.repl.master != nil {
+	if s.nowMs < s.nextExpire || s.repl.master != nil || s.activeExpireOff {
 		return
 	}
 	if s.activeExpireCycle() {

@@ -120,7 +120,13 @@ func readRawReply(br *bufio.Reader, out *strings.Builder) error {
 // reports every reply that differs.
 func differential(t *testing.T, iocacheAddr string, cmds [][]string) {
 	t.Helper()
-	redisAddr := startRedisPeer(t)
+	differentialWith(t, iocacheAddr, startRedisPeer(t), cmds)
+}
+
+// differentialWith is differential against a redis-server the caller started (with flags of its
+// own, such as --enable-debug-command yes).
+func differentialWith(t *testing.T, iocacheAddr, redisAddr string, cmds [][]string) {
+	t.Helper()
 	for _, proto := range []string{"2", "3"} {
 		r, i := dialPeer(t, redisAddr), dialPeer(t, iocacheAddr)
 		r.do("FLUSHALL")

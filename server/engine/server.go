@@ -110,6 +110,9 @@ type Server struct {
 	memOverhead    int64 // process memory beyond the keyspace's accounting, measured by cron
 	goMemLimit     int64 // the runtime's soft memory limit, from the cgroup (0 = none)
 	nextExpire     int64 // when the next active expire cycle runs (unix ms)
+	// activeExpireOff: DEBUG SET-ACTIVE-EXPIRE 0 stopped the active expire cycle; expired keys
+	// then go only when accessed, which tests of lazy expiry rely on.
+	activeExpireOff bool
 	// evictionBacklog is set when an eviction pass ran out of time over maxmemory.
 	evictionBacklog bool
 

@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iocache/iocache/server/config"
+)
+
+// The DEBUG subcommands Redis's test suite relies on answer as redis-server 7.0 does, byte for
+// byte (hack/redis-testsuite.sh runs that suite).
+
+func startDebugPair(t *testing.T) (iocacheAddr, redisAddr string) {
+	t.Helper()
+	_, iocacheAddr = startServer(t, func(c *config.Config) { c.EnableDebugCommand = "yes" })
+	return iocacheAddr, startRedisPeer(t, "--enable-debug-command", "yes")
+}
+
+// DEBUG DIGEST and DIGEST-VALUE compute Redis's digest: the same data gives the same digits.
+func TestDebugDigestMatchesRedis(t *testing.T) {
+	io, redis := startDebugPair(t)
+	differentialWith(t, io, redis, split(
+		"DEBUG DIGEST", "DEBUG DIGEST-VALUE nokey", "DEBUG DIGEST-VALUE",
+		"SET s hello", "SET n 12345", "SET e x", "PEXPIRE e 100000",
+		"RPUSH l a b 3 c", "SADD st x y 1 2 3", "SADD big a b c d e f g h i j k l m n o p q r s t u v w x y z",
+		"ZADD z 1 a 2.5 b -3 c 1e100 d inf e -inf f 0.1 g", "HSET h f1 v1 f2 2 f3 v3",
+		"XADD x 1-1 a 1 b 2", "XADD x 5-0 c 3", "XGROUP CREATE x g 0",
+		"SELECT 3", "SET other 1", "SELECT 0",
+		"DEBUG DIGEST", "DEBUG DIGEST-VALUE s n e l st big z h x nokey",
+		"SWAPDB 0 3", "DEBUG DIGEST", "SWAPDB 0 3", "DEL l", "DEBUG DIGEST",
+	))
+}
+
+// DEBUG PROTOCOL answers each RESP type with Redis's values, in RESP2 and RESP3.
+func TestDebugProtocolMatchesRedis(t *testing.T) {
+	io, redis := startDebugPair(t)
+	var cmds [][]string
+	for _, name := range []string{"string", "integer", "double", "bignum", "null", "array", "set", "map", "attrib",
+		"push", "verbatim", "true", "false", "nosuch", "STRING"} {
+		cmds = append(cmds, []string{"DEBUG", "PROTOCOL", name})
+	}
+	differentialWith(t, io, redis, cmds)
+}
+
+// DEBUG QUICKLIST-PACKED-THRESHOLD validates its argument as Redis does (and changes nothing:
+// iocache lists have no packed nodes).
+func TestDebugQuicklistPackedThresholdMatchesRedis(t *testing.T) {
+	io, redis := startDebugPair(t)
+	differentialWith(t, io, redis, split("DEBUG QUICKLIST-PACKED-THRESHOLD 1b", "DEBUG QUICKLIST-PACKED-THRESHOLD 0",
+		"DEBUG QUICKLIST-PACKED-THRESHOLD 5b", "DEBUG QUICKLIST-PACKED-THRESHOLD 1mb", "DEBUG QUICKLIST-PACKED-THRESHOLD abc",
+		"DEBUG QUICKLIST-PACKED-THRESHOLD 5gb", "DEBUG QUICKLIST-PACKED-THRESHOLD -1", "DEBUG QUICKLIST-PACKED-THRESHOLD"))
+}
+
+// DEBUG SET-ACTIVE-EXPIRE 0 stops the active expire cycle: an expired key nobody touches stays
+// (DBSIZE counts it, as in Redis) until it is accessed; 1 starts the cycle again.
+func TestDebugSetActiveExpireStopsTheCycle(t *testing.T) {
+	io, redis := startDebugPair(t)
+	for _, addr := range []string{redis, io} {
+		p := dialPeer(t, addr)
+		p.do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+		p.do("SET", "k", "v", "PX", "1")
+		time.Sleep(300 * time.Millisecond)
+		if got := p.do("DBSIZE"); got != ":1\r\n" {
+			t.Fatalf("%s: DBSIZE with active expire off: %q, want :1", addr, got)
+		}
+		p.do("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+		deadline := time.Now().Add(3 * time.Second)
+		for p.do("DBSIZE") != ":0\r\n" {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the key did not expire once active expire was back on", addr)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// DEBUG LOADAOF replays the AOF in place: the same data afterwards, and nothing appended to the
+// AOF by the replay.
+func TestDebugLoadAOFRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	_, addr := startServer(t, func(c *config.Config) {
+		c.EnableDebugCommand, c.Dir, c.AppendOnly = "yes", dir, true
+	})
+	p := dialPeer(t, addr)
+	for _, cmd := range split("SET a 1", "RPUSH l x y z", "HSET h f v", "ZADD z 1 m", "XADD s 1-1 f v", "SELECT 2", "SADD st a b", "SELECT 0") {
+		p.do(cmd...)
+	}
+	before := p.do("DEBUG", "DIGEST")
+	size := func() int64 {
+		var n int64
+		files, _ := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
+		for _, f := range files {
+			if fi, err := os.Stat(f); err == nil {
+				n += fi.Size()
+			}
+		}
+		return n
+	}
+	sizeBefore := size()
+	if got := p.do("DEBUG", "LOADAOF"); got != "+OK\r\n" {
+		t.Fatalf("DEBUG LOADAOF: %q", got)
+	}
+	if after := p.do("DEBUG", "DIGEST"); after != before || strings.HasPrefix(after, "+000000") {
+		t.Fatalf("digest before %q, after DEBUG LOADAOF %q", before, after)
+	}
+	if p.do("SET", "b", "2"); size() <= sizeBefore {
+		t.Fatalf("the AOF did not grow with a write after DEBUG LOADAOF")
+	}
+	if got := p.do("DEBUG", "LOADAOF"); got != "+OK\r\n" {
+		t.Fatalf("second DEBUG LOADAOF: %q", got)
+	}
+	if got := p.do("GET", "b"); got != "$1\r\n2\r\n" {
+		t.Fatalf("GET b after the second DEBUG LOADAOF: %q", got)
+	}
+	if got := p.do("DBSIZE"); got != ":6\r\n" {
+		t.Fatalf("DBSIZE after DEBUG LOADAOF: %q, want 6 (the replay must not double anything)", got)
+	}
+}
+
+// INFO server has redis_git_sha1 and redis_git_dirty, as every Redis has: the suite's first file
+// (unit/printver) reads them. iocache is not built from Redis's tree: the values of a Redis built
+// outside git.
+func TestInfoHasRedisGitFields(t *testing.T) {
+	_, addr := startServer(t, nil)
+	info := dialPeer(t, addr).do("INFO", "server")
+	for _, want := range []string{"\r\nredis_git_sha1:00000000\r\n", "\r\nredis_git_dirty:0\r\n"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("INFO server lacks %q:\n%s", want, info)
+		}
+	}
+}
