@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/iocache/iocache/server/config"
@@ -47,6 +48,8 @@ func cmdDebug(s *Server, c *client, argv [][]byte) {
 		s.debugDigest(c)
 	case equalFold(sub, "digest-value") && len(argv) >= 2:
 		s.debugDigestValue(c, argv[2:])
+	case equalFold(sub, "populate") && len(argv) >= 3 && len(argv) <= 5:
+		s.debugPopulate(c, argv)
 	case equalFold(sub, "protocol") && len(argv) == 3:
 		debugProtocol(s, c, argv[2])
 	case equalFold(sub, "quicklist-packed-threshold") && len(argv) == 3:
@@ -62,6 +65,9 @@ func cmdDebug(s *Server, c *client, argv [][]byte) {
 			"DIGEST-VALUE <key> [<key> ...]", "    Output a hex signature of the values of all the specified keys.",
 			"LOADAOF", "    Flush the AOF buffers on disk and reload the AOF in memory.",
 			"OBJECT <key>", "    Show low level info about the <key> and associated value.",
+			"POPULATE <count> [<prefix>] [<size>]", "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+			"    it is used instead of the 'key' prefix. These are not propagated to",
+			"    replicas. Cache master will be dirty.",
 			"PROTOCOL <type>", "    Reply with a test value of the specified type. <type> can be: string,",
 			"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,", "    true, false.",
 			"QUICKLIST-PACKED-THRESHOLD <size>", "    Accepted for compatibility; iocache lists have no packed nodes.",
@@ -172,5 +178,60 @@ func (s *Server) debugLoadAOF(c *client) {
 		return
 	}
 	s.logf(logNotice, "Append Only File loaded by DEBUG LOADAOF")
+	c.w.OK()
+}
+
+// debugPopulate is DEBUG POPULATE count [prefix] [size]: string keys prefix:N holding value:N
+// (zero-padded or cut to size bytes), existing keys left alone, nothing propagated, as in Redis.
+// Redis would fill memory until the kernel kills it on a count too large; iocache stops with the
+// OOM error once used memory passes maxmemory, or the memory limit of its cgroup.
+func (s *Server) debugPopulate(c *client, argv [][]byte) {
+	// getPositiveLongFromObjectOrReply: one error text for a non-number and a negative one.
+	const notPositive = "ERR value is out of range, must be positive"
+	count, ok := parseInt(argv[2])
+	if !ok || count < 0 {
+		s.addError(c, notPositive)
+		return
+	}
+	var size int64
+	if len(argv) == 5 {
+		if size, ok = parseInt(argv[4]); !ok || size < 0 {
+			s.addError(c, notPositive)
+			return
+		}
+	}
+	prefix := []byte("key")
+	if len(argv) >= 4 {
+		prefix = argv[3]
+	}
+	// Redis formats the name into a 128-byte buffer: longer prefixes are cut.
+	const nameMax = 127
+	limit := s.cfg.MaxMemory
+	if limit == 0 || (s.goMemLimit > 0 && s.goMemLimit < limit) {
+		limit = s.goMemLimit
+	}
+	db := s.dbs[c.db]
+	var key, val []byte
+	for j := int64(0); j < count; j++ {
+		if j%1024 == 0 && limit > 0 && s.usedMemory() > limit {
+			s.addError(c, "OOM command not allowed when used memory > 'maxmemory'.")
+			return
+		}
+		key = strconv.AppendInt(append(append(key[:0], prefix...), ':'), j, 10)
+		if len(key) > nameMax {
+			key = key[:nameMax]
+		}
+		if _, exists := s.lookupWrite(c, key); exists {
+			continue
+		}
+		val = strconv.AppendInt(append(val[:0], "value:"...), j, 10)
+		if size > 0 {
+			v := make([]byte, size)
+			copy(v, val)
+			val = v
+		}
+		db.SetString(key, val, 0, false, s.initialClock())
+		s.modified(c.db, key)
+	}
 	c.w.OK()
 }

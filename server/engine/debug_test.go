@@ -132,3 +132,29 @@ func TestInfoHasRedisGitFields(t *testing.T) {
 		}
 	}
 }
+
+// DEBUG POPULATE makes the keys and values Redis makes (the digest covers them all).
+func TestDebugPopulateMatchesRedis(t *testing.T) {
+	io, redis := startDebugPair(t)
+	long := strings.Repeat("p", 200)
+	differentialWith(t, io, redis, [][]string{
+		{"SET", "key:3", "mine"}, {"DEBUG", "POPULATE", "10"}, {"DEBUG", "POPULATE", "5", "pre"},
+		{"DEBUG", "POPULATE", "3", "sized", "3"}, {"DEBUG", "POPULATE", "3", "padded", "12"}, {"DEBUG", "POPULATE", "2", long},
+		{"DEBUG", "POPULATE", "0"}, {"DEBUG", "POPULATE", "-1"}, {"DEBUG", "POPULATE", "x"}, {"DEBUG", "POPULATE", "1", "p", "-2"},
+		{"DEBUG", "POPULATE", "1", "p", "y"}, {"DEBUG", "POPULATE", "1", "p", "1", "extra"},
+		{"DBSIZE"}, {"GET", "key:3"}, {"GET", "key:9"}, {"GET", "padded:2"}, {"STRLEN", "padded:2"}, {"GET", "sized:1"},
+		{"DEBUG", "DIGEST"},
+	})
+}
+
+// DEBUG POPULATE stops at maxmemory instead of filling the machine.
+func TestDebugPopulateStopsAtMaxmemory(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) { c.EnableDebugCommand = "yes"; c.MaxMemory = 8 << 20 })
+	p := dialPeer(t, addr)
+	if got := p.do("DEBUG", "POPULATE", "100000000", "k", "100"); !strings.HasPrefix(got, "-OOM ") {
+		t.Fatalf("DEBUG POPULATE of 10 GB under maxmemory 8mb: %q", got)
+	}
+	if got := p.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING afterwards: %q", got)
+	}
+}
