@@ -331,7 +331,7 @@ func scriptForbidden(cmd *command) bool {
 	}
 	switch cmd.name {
 	case "multi", "exec", "discard", "watch", "unwatch", "subscribe", "psubscribe", "unsubscribe", "punsubscribe",
-		"blpop", "brpop", "brpoplpush", "blmove", "bzpopmin", "bzpopmax", "select", "swapdb", "script", "eval",
+		"blpop", "brpop", "brpoplpush", "blmove", "bzpopmin", "bzpopmax", "script", "eval",
 		"evalsha", "eval_ro", "evalsha_ro":
 		return true
 	}

@@ -441,3 +441,18 @@ func TestLuaStructLibraryMatchesRedis(t *testing.T) {
 	}
 	differential(t, addr, cmds)
 }
+
+// SELECT and SWAPDB are allowed in scripts, as Redis 7.0 flags neither noscript; a script's
+// SELECT does not change the caller's database.
+func TestScriptSelectAsRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, [][]string{
+		{"SELECT", "10"}, {"SET", "mykey", "this is DB 10"},
+		{"EVAL", "return redis.pcall('select','9')", "0"}, {"GET", "mykey"},
+		{"EVAL", "redis.call('select','3'); redis.call('set','x','in 3'); return redis.call('get','x')", "0"}, {"GET", "x"},
+		{"SELECT", "3"}, {"GET", "x"},
+		{"EVAL", "return redis.call('swapdb','3','4')", "0"}, {"GET", "x"}, {"SELECT", "4"}, {"GET", "x"},
+		{"EVAL", "return redis.pcall('select','100')", "0"}, {"EVAL", "return redis.pcall('select','x')", "0"},
+		{"EVAL", "return redis.pcall('blpop','l','0')", "0"}, {"EVAL", "return redis.pcall('watch','l')", "0"},
+	})
+}
