@@ -38,11 +38,16 @@ type scriptFunction struct {
 
 func (f *scriptFunction) noWrites() bool { return hasString(f.flags, "no-writes") }
 
-// functionRegistry holds the loaded libraries and, by name, their functions.
+// functionRegistry holds the loaded libraries and, by name, their functions. Function names are
+// case-insensitive, as in Redis 7.0 (functionDictType compares them without case): funcs is keyed
+// by funcKey. Library names are not.
 type functionRegistry struct {
 	libs  map[string]*functionLibrary
 	funcs map[string]*scriptFunction
 }
+
+// funcKey is the key of a function name in funcs.
+func funcKey(name string) string { return strings.ToLower(name) }
 
 func (r *functionRegistry) init() {
 	if r.libs == nil {
@@ -55,7 +60,7 @@ func (r *functionRegistry) add(lib *functionLibrary) {
 	r.remove(lib.name)
 	r.libs[lib.name] = lib
 	for _, f := range lib.functions {
-		r.funcs[f.name] = f
+		r.funcs[funcKey(f.name)] = f
 	}
 }
 
@@ -65,7 +70,7 @@ func (r *functionRegistry) remove(name string) bool {
 		return false
 	}
 	for _, f := range old.functions {
-		delete(r.funcs, f.name)
+		delete(r.funcs, funcKey(f.name))
 	}
 	delete(r.libs, name)
 	return true
@@ -388,7 +393,7 @@ func (s *Server) functionLoad(c *client, args [][]byte) {
 // conflicts reports a function of lib that another library already has.
 func (r *functionRegistry) conflicts(lib *functionLibrary) string {
 	for _, f := range lib.functions {
-		if other := r.funcs[f.name]; other != nil && other.lib.name != lib.name {
+		if other := r.funcs[funcKey(f.name)]; other != nil && other.lib.name != lib.name {
 			return "ERR Function " + f.name + " already exists"
 		}
 	}
@@ -514,7 +519,7 @@ func (s *Server) functionRestore(c *client, args [][]byte) {
 // pausedFunction reports whether CLIENT PAUSE WRITE must hold this FCALL: a function may write
 // unless it declares no-writes; an unknown one is held and answers once the pause ends.
 func (s *Server) pausedFunction(argv [][]byte) bool {
-	f := s.functions.funcs[string(argv[1])]
+	f := s.functions.funcs[funcKey(string(argv[1]))]
 	return f == nil || !f.noWrites()
 }
 
@@ -523,7 +528,7 @@ func cmdFCallRO(s *Server, c *client, argv [][]byte) { fcallGeneric(s, c, argv, 
 
 // fcallGeneric is FCALL and FCALL_RO function numkeys [key ...] [arg ...].
 func fcallGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
-	f := s.functions.funcs[string(argv[1])]
+	f := s.functions.funcs[funcKey(string(argv[1]))]
 	if f == nil {
 		s.addError(c, "ERR Function not found")
 		return

@@ -174,3 +174,16 @@ func TestFunctionsUnderClientPauseWrite(t *testing.T) {
 		t.Errorf("writing FCALL answered %q after %v, before the pause ended", got, time.Since(start))
 	}
 }
+
+// Function names are case-insensitive, as in Redis 7.0; library names are not.
+func TestFunctionNamesIgnoreCaseAsRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	lib := "#!lua name=mylib\nredis.register_function('TeSt', function() return 'hello1' end)"
+	other := "#!lua name=other\nredis.register_function('test', function() return 'hello2' end)"
+	upper := "#!lua name=MYLIB\nredis.register_function('x', function() return 'x' end)"
+	differential(t, addr, [][]string{
+		{"FUNCTION", "LOAD", lib}, {"FCALL", "TEST", "0"}, {"FCALL", "test", "0"}, {"FCALL", "TeSt", "0"},
+		{"FUNCTION", "LOAD", other}, {"FUNCTION", "LOAD", upper}, {"FCALL", "X", "0"},
+		{"FUNCTION", "DELETE", "mylib"}, {"FCALL", "test", "0"}, {"FUNCTION", "LOAD", other}, {"FCALL", "TEST", "0"},
+	})
+}
