@@ -212,15 +212,19 @@ func (s *Server) callCommand(c *client, cmd *command, argv [][]byte) {
 			return
 		}
 	}
+	if s.cfg.MaxMemory > 0 && !c.scriptAllowOOM && !c.isMaster && s.rejectsOnOOM(c, cmd) && !s.freeMemoryIfNeeded() {
+		if cmd.name == "exec" {
+			// Redis's execCommandAbort: the whole transaction goes.
+			s.discardTransaction(c)
+			s.addError(c, "EXECABORT Transaction discarded because of: OOM command not allowed when used memory > 'maxmemory'.")
+			return
+		}
+		s.reject(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.")
+		return
+	}
 	if c.flags&flagMulti != 0 && !isMultiControl(cmd) {
 		s.queueMulti(c, cmd, argv)
 		return
-	}
-	if cmd.flags&cmdDenyOOM != 0 && s.cfg.MaxMemory > 0 && !c.scriptAllowOOM && !c.isMaster {
-		if !s.freeMemoryIfNeeded() {
-			s.reject(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.")
-			return
-		}
 	}
 	s.execute(c, cmd, argv)
 }
@@ -268,6 +272,30 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 			s.noteLatency("command", dur)
 		}
 	}
+}
+
+// rejectsOnOOM reports whether cmd is refused when memory stays over maxmemory, as Redis's
+// processCommand decides: a denyoom command, EXEC of a transaction holding one, and inside MULTI
+// any command but EXEC, DISCARD, QUIT and RESET, since queueing grows memory without bound.
+func (s *Server) rejectsOnOOM(c *client, cmd *command) bool {
+	if cmd.flags&cmdDenyOOM != 0 {
+		return true
+	}
+	if c.flags&flagMulti == 0 {
+		return false
+	}
+	switch cmd.name {
+	case "exec":
+		for _, q := range c.multiQueue {
+			if q.cmd.flags&cmdDenyOOM != 0 {
+				return true
+			}
+		}
+		return false
+	case "discard", "quit", "reset":
+		return false
+	}
+	return true
 }
 
 func isMultiControl(cmd *command) bool {

@@ -80,10 +80,6 @@ func (s *Server) execTransaction(c *client) {
 				continue
 			}
 		}
-		if q.cmd.flags&cmdDenyOOM != 0 && s.cfg.MaxMemory > 0 && !s.freeMemoryIfNeeded() {
-			s.addError(c, "OOM command not allowed when used memory > 'maxmemory'.")
-			continue
-		}
 		s.execute(c, q.cmd, q.argv)
 	}
 	c.flags &^= flagExecuting
