@@ -244,11 +244,11 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 		mark = s.propagateBegin()
 	}
 	start := nanotime()
-	prev := s.executing
-	s.executing = c
+	prev, prevCmd := s.executing, s.executingCmd
+	s.executing, s.executingCmd = c, cmd
 	cmd.handler(s, c, argv)
 	s.settleMemory()
-	s.executing = prev
+	s.executing, s.executingCmd = prev, prevCmd
 	if feeding {
 		s.propagateEnd(c, cmd, argv, mark)
 	}
@@ -455,6 +455,12 @@ func (s *Server) lookupLive(db *keyspace.DB, dbIndex int, key []byte) (keyspace.
 		if s.repl.master != nil {
 			// A replica keeps the key for its primary's DEL; only its own clients see it gone.
 			return r, s.executing != nil && s.executing.isMaster
+		}
+		if s.writesHeld() && (s.executingCmd == nil || s.executingCmd.flags&cmdWrite == 0) {
+			// Redis's expireIfNeeded under a pause: the key reads as gone but stays, so the
+			// dataset does not change while writes are held. A write that runs anyway (inside
+			// the EXEC that paused) deletes it first, so that it never finds a stale record.
+			return 0, false
 		}
 		s.expireKey(db, dbIndex, r, key)
 		return 0, false

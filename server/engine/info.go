@@ -113,7 +113,8 @@ func boolInt(b bool) int {
 func (s *Server) infoClients(f func(string, any)) {
 	blocked, pubsub := 0, 0
 	for _, c := range s.clients {
-		if c.blocked != nil {
+		// Clients held by CLIENT PAUSE count, as Redis's BLOCKED_POSTPONE clients do.
+		if c.blocked != nil || c.flags&flagPaused != 0 {
 			blocked++
 		}
 		if c.flags&flagPubSub != 0 {

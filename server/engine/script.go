@@ -379,7 +379,9 @@ func (s *Server) luaRedisCall(L *lua.LState, raise bool) int {
 	if scriptForbidden(cmd) {
 		return fail("ERR This Redis command is not allowed from script")
 	}
-	if sl.readOnly && cmd.flags&cmdWrite != 0 {
+	// May-replicate commands (PUBLISH...) count as writes here, as in Redis: that is what lets
+	// read-only scripts run during CLIENT PAUSE WRITE.
+	if sl.readOnly && cmd.flags&(cmdWrite|cmdMayReplicate) != 0 {
 		return fail("ERR Write commands are not allowed from read-only scripts.")
 	}
 	sc := sl.sc

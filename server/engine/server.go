@@ -38,6 +38,9 @@ type Server struct {
 
 	tracking  trackingState
 	executing *client // the client whose command is running, for tracking's NOLOOP and ordering
+	// executingCmd is the command running (nil between commands): lazy expiry under a pause
+	// depends on whether it writes.
+	executingCmd *command
 
 	nextConfine int64 // unix ms of the next check that runtime threads stay on bio_cpulist
 	notifyFlags int   // notify-keyspace-events, parsed
