@@ -402,6 +402,9 @@ func (s *Server) returnClient(c *client) {
 // beforeSleep does what must happen before the main thread waits again: wake clients blocked on
 // keys that received data, flush direct-mode out-of-band output, return resumed clients.
 func (s *Server) beforeSleep() {
+	if s.tracking.bcastPending != nil {
+		s.trackingBroadcast()
+	}
 	s.blocking.serveReadyKeys(s)
 	s.blocking.expireTimeouts(s)
 	s.releasePaused()

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -27,6 +28,10 @@ type trackingState struct {
 	// maxKeys is tracking-table-max-keys (0: no limit), copied by applyLiveConfig.
 	maxKeys int
 	bcast   map[string]map[*client]bool // prefix ("" = every key) → BCAST clients
+	// bcastPending: per prefix, the keys changed since the main loop last slept, each with the
+	// client that changed it last (for NOLOOP). As Redis does, BCAST clients get them in one
+	// message per prefix before the loop sleeps, not one message per key.
+	bcastPending map[string]map[string]*client
 }
 
 // trackingOptions is a client's CLIENT TRACKING setting.
@@ -301,13 +306,17 @@ func (s *Server) trackingAfterCommand(c *client, name []byte) {
 // trackingInvalidateKey tells every client that may have cached key that it changed.
 func (s *Server) trackingInvalidateKey(key []byte) {
 	t := &s.tracking
-	for prefix, clients := range t.bcast {
+	for prefix := range t.bcast {
 		if !strings.HasPrefix(string(key), prefix) {
 			continue
 		}
-		for target := range clients {
-			s.sendInvalidation(target, key, false)
+		if t.bcastPending == nil {
+			t.bcastPending = map[string]map[string]*client{}
 		}
+		if t.bcastPending[prefix] == nil {
+			t.bcastPending[prefix] = map[string]*client{}
+		}
+		t.bcastPending[prefix][string(key)] = s.executing
 	}
 	ids, ok := t.table[string(key)]
 	if !ok {
@@ -333,12 +342,41 @@ func (s *Server) trackingInvalidateAll() {
 	s.tracking.table = nil
 }
 
+// trackingBroadcast sends BCAST clients the keys of their prefixes changed since the loop last
+// slept (Redis's trackingBroadcastInvalidationMessages): one message per prefix, its keys in
+// lexicographic order, less those a NOLOOP client changed itself.
+func (s *Server) trackingBroadcast() {
+	t := &s.tracking
+	pending := t.bcastPending
+	t.bcastPending = nil
+	for _, prefix := range slices.Sorted(maps.Keys(pending)) {
+		changed := pending[prefix]
+		names := slices.Sorted(maps.Keys(changed))
+		for target := range t.bcast[prefix] {
+			keys := make([][]byte, 0, len(names))
+			for _, k := range names {
+				if !target.tracking.noloop || changed[k] != target {
+					keys = append(keys, []byte(k))
+				}
+			}
+			if len(keys) > 0 {
+				s.deliverInvalidation(target, keys, false)
+			}
+		}
+	}
+}
+
 // sendInvalidation delivers one invalidation (all keys when all is set) to a tracking client or
 // the client it redirects to.
 func (s *Server) sendInvalidation(target *client, key []byte, all bool) {
 	if target.tracking.noloop && target == s.executing {
 		return
 	}
+	s.deliverInvalidation(target, [][]byte{key}, all)
+}
+
+// deliverInvalidation writes an invalidation message of keys (all keys when all is set).
+func (s *Server) deliverInvalidation(target *client, keys [][]byte, all bool) {
 	dest := target
 	if r := target.tracking.redirect; r != 0 && r != target.id {
 		if dest = s.clients[r]; dest == nil {
@@ -361,8 +399,10 @@ func (s *Server) sendInvalidation(target *client, key []byte, all bool) {
 	if all {
 		w.Null() // $-1 in RESP2, as Redis sends it
 	} else {
-		w.Array(1)
-		w.Bulk(key)
+		w.Array(len(keys))
+		for _, k := range keys {
+			w.Bulk(k)
+		}
 	}
 	if dest == s.executing {
 		// The reply to the command being executed comes first.

@@ -215,3 +215,27 @@ func TestTrackingTableMaxKeys(t *testing.T) {
 		}
 	}
 }
+
+// BCAST clients get the keys a command changed in one message per prefix, as Redis batches them
+// before it sleeps; a NOLOOP client does not get the keys it changed itself.
+func TestTrackingBCASTBatchesAsRedis(t *testing.T) {
+	_, io := startServer(t, nil)
+	transcript := func(addr string) string {
+		reader, writer := dialPeer(t, addr), dialPeer(t, addr)
+		reader.do("HELLO", "3")
+		reader.do("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "a:", "PREFIX", "b:", "NOLOOP")
+		writer.do("MSET", "a:1", "1", "a:2", "2", "b:1", "3", "c:1", "4")
+		writer.do("MULTI")
+		writer.do("INCR", "a:1")
+		writer.do("INCR", "a:1")
+		writer.do("INCR", "b:2")
+		writer.do("EXEC")
+		reader.do("SET", "a:own", "x")
+		writer.do("SET", "b:3", "x")
+		return reader.readUntil(">2\r\n$10\r\ninvalidate\r\n*1\r\n$3\r\nb:3\r\n") + reader.do("PING")
+	}
+	want, got := transcript(startRedisPeer(t)), transcript(io)
+	if want != got {
+		t.Fatalf("BCAST invalidations:\n redis:   %q\n iocache: %q", want, got)
+	}
+}
