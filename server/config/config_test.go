@@ -161,3 +161,21 @@ func TestLiveAndExpected(t *testing.T) {
 		t.Error("Expected(hz, fast) accepted a value the server refuses")
 	}
 }
+
+// A directive iocache cannot change live may be set to the value it has (nothing to apply), as
+// Redis accepts CONFIG SET bind or port to their values; Redis's immutable directives are refused
+// whatever the value, as Redis refuses them.
+func TestSetLiveToTheSameValue(t *testing.T) {
+	c := New()
+	c.Bind, c.Port = []string{"127.0.0.1", "::1"}, 7001
+	for _, ok := range [][2]string{{"bind", "127.0.0.1 ::1"}, {"port", "7001"}} {
+		if err := c.SetLive(ok[0], ok[1]); err != nil {
+			t.Errorf("CONFIG SET %s %q (its value): %v", ok[0], ok[1], err)
+		}
+	}
+	for _, refused := range [][2]string{{"bind", "0.0.0.0"}, {"port", "7002"}, {"daemonize", "no"}, {"databases", "16"}} {
+		if err := c.SetLive(refused[0], refused[1]); !errors.Is(err, ErrImmutable) {
+			t.Errorf("CONFIG SET %s %q: %v, want ErrImmutable", refused[0], refused[1], err)
+		}
+	}
+}

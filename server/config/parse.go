@@ -79,6 +79,12 @@ func (c *Config) Set(name string, args []string, running bool) error {
 		return ErrProtected
 	}
 	if running && !d.mutable {
+		// Setting such a directive to the value it has changes nothing, so there is nothing to
+		// apply: accepted, as Redis accepts it for the directives it can change live (bind,
+		// port...), which Redis's test suite does for every directive.
+		if !redisImmutable[d.name] && strings.Join(args, " ") == d.get(c) {
+			return nil
+		}
 		return ErrImmutable
 	}
 	if len(args) == 0 || (!d.multiArg && len(args) != 1) {
@@ -88,6 +94,19 @@ func (c *Config) Set(name string, args []string, running bool) error {
 		return addSavePoints(c, args)
 	}
 	return d.set(c, args)
+}
+
+// redisImmutable are the directives Redis 7.0 never changes live (IMMUTABLE_CONFIG in its
+// config.c): CONFIG SET refuses them whatever the value.
+var redisImmutable = map[string]bool{
+	"aclfile": true, "always-show-logo": true, "aof_rewrite_cpulist": true, "appenddirname": true,
+	"appendfilename": true, "bgsave_cpulist": true, "bio_cpulist": true, "cluster-config-file": true,
+	"cluster-enabled": true, "cluster-port": true, "daemonize": true, "databases": true, "disable-thp": true,
+	"enable-debug-command": true, "enable-module-command": true, "enable-protected-configs": true,
+	"io-threads": true, "io-threads-do-reads": true, "logfile": true, "pidfile": true, "rdbchecksum": true,
+	"replicaof": true, "server_cpulist": true, "set-proc-title": true, "socket-mark-id": true, "supervised": true,
+	"syslog-enabled": true, "syslog-facility": true, "syslog-ident": true, "tcp-backlog": true,
+	"unixsocket": true, "unixsocketperm": true,
 }
 
 // SetLive applies one CONFIG SET name value: the value is one argument, which the directives
