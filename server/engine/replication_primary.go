@@ -276,6 +276,16 @@ func (s *Server) replicationCron() {
 	s.propagateStrings(-1, "PING")
 }
 
+// firstPingAfterAttach schedules the first PING a period after the first replica attaches, not
+// at once: Redis pings when its cron count is a multiple of repl-ping-replica-period, which a
+// just-attached replica waits for, and Redis's tests read the stream of a SYNC made just after
+// setting the period to an hour, expecting no PING in it.
+func (s *Server) firstPingAfterAttach() {
+	if len(s.repl.replicas) == 0 {
+		s.repl.nextPing = s.unixtime + int64(s.cfg.ReplPingReplicaPeriod)
+	}
+}
+
 // replicaOf is the link of a client that is an attached replica, or nil.
 func (s *Server) replicaOf(c *client) *replicaLink { return c.replLink }
 
@@ -416,6 +426,7 @@ func (s *Server) syncReplica(c *client, replid, offset string, psync bool) {
 	}
 	rl.state = replicaWaitBgsave
 	rl.ackUnix = s.unixtime
+	s.firstPingAfterAttach()
 	r.replicas = append(r.replicas, rl)
 	c.replLink = rl
 	s.stats.syncFull++
@@ -449,6 +460,7 @@ func (s *Server) tryPartialResync(c *client, rl *replicaLink, replid, offset str
 	rl.state = replicaOnline
 	rl.ackUnix = s.unixtime
 	rl.ackOff = off - 1
+	s.firstPingAfterAttach()
 	r.replicas = append(r.replicas, rl)
 	c.replLink = rl
 	c.w.Simple("CONTINUE " + r.replid)

@@ -346,3 +346,18 @@ func TestPrimaryPingsAndTimesOutReplicas(t *testing.T) {
 		t.Fatalf("after the timeout:\n%s", info)
 	}
 }
+
+// The first PING comes a period after the first replica attaches, not at once: Redis's tests
+// read the stream of a SYNC made after setting the period to an hour and expect SELECT first.
+func TestNoPingRightAfterAttach(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) { c.ReplPingReplicaPeriod = 3600 })
+	for round := 0; round < 2; round++ { // and again once the first replica has gone
+		r := attachStreamReplica(t, addr, false)
+		redisClient(t, addr, 2).Set(ctx(), "k", "v", 0)
+		if cmd := r.next(2 * time.Second); len(cmd) == 0 || !strings.EqualFold(cmd[0], "SELECT") {
+			t.Fatalf("round %d: the stream starts with %q, want SELECT", round, cmd)
+		}
+		r.c.Close()
+		time.Sleep(100 * time.Millisecond)
+	}
+}
