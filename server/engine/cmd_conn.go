@@ -206,7 +206,7 @@ func cmdClient(s *Server, c *client, argv [][]byte) {
 		s.clientList(c, argv)
 	case equalFold(sub, "info") && len(argv) == 2:
 		c.w.Verbatim(s.clientInfoLine(c, argv) + "\n")
-	case equalFold(sub, "kill"):
+	case equalFold(sub, "kill") && len(argv) >= 3: // Redis's arity -3
 		s.clientKill(c, argv)
 	case equalFold(sub, "no-evict") && len(argv) == 3:
 		switch {
