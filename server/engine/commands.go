@@ -262,7 +262,8 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 	if s.stats.errorReplies != errsBefore {
 		cmd.failed++
 	}
-	if s.cfg.SlowlogLogSlowerThan >= 0 && dur/1000 >= s.cfg.SlowlogLogSlowerThan {
+	// EXEC is the one command Redis 7.0 flags skip_slowlog: the commands it ran are logged.
+	if s.cfg.SlowlogLogSlowerThan >= 0 && dur/1000 >= s.cfg.SlowlogLogSlowerThan && cmd.name != "exec" {
 		s.slowlog.add(s, c, redactSecrets(argv), dur/1000)
 	}
 	if s.latency.thresholdMs > 0 {

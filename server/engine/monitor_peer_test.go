@@ -126,3 +126,29 @@ func TestSlowlogRedactsPasswordsLikeRedis(t *testing.T) {
 		t.Errorf("a password reached the slow log: %s", got)
 	}
 }
+
+// EXEC is not in the slow log, the commands it ran are (Redis flags EXEC skip_slowlog).
+func TestSlowlogSkipsExecLikeRedis(t *testing.T) {
+	_, iocacheAddr := startServer(t, nil)
+	redisAddr := startRedisPeer(t)
+	logged := func(addr string) string {
+		p := dialPeer(t, addr)
+		p.do("CONFIG", "SET", "slowlog-log-slower-than", "0")
+		p.do("SLOWLOG", "RESET")
+		p.do("MULTI")
+		p.do("SET", "k", "v")
+		p.do("EXEC")
+		p.do("CONFIG", "SET", "slowlog-log-slower-than", "-1")
+		var names []string
+		for _, l := range strings.Split(p.do("SLOWLOG", "GET", "10"), "\r\n") {
+			if l == "SET" || l == "EXEC" || l == "MULTI" || l == "CONFIG" || l == "SLOWLOG" {
+				names = append(names, l)
+			}
+		}
+		return strings.Join(names, " ")
+	}
+	want, got := logged(redisAddr), logged(iocacheAddr)
+	if want != got || !strings.Contains(want, "SET") {
+		t.Errorf("SLOWLOG GET:\n redis:   %s\n iocache: %s", want, got)
+	}
+}
