@@ -51,6 +51,8 @@ func monitorSession(t *testing.T, addr string) string {
 		{"EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"},
 		{"EVAL_RO", "return redis.call('get','k')", "0"},
 		{"MULTI"}, {"EVAL", "return redis.call('get','k')", "0"}, {"EXEC"},
+		{"FUNCTION", "LOAD", "#!lua name=mon\nredis.register_function('mf', function() return redis.call('set','foo','bar') end)"},
+		{"FCALL", "mf", "0"}, {"FCALL", "nosuch", "0"}, {"FUNCTION", "DELETE", "mon"},
 		{"CONFIG", "GET", "maxmemory"}, {"CONFIG", "HELP"},
 		{"SLOWLOG", "LEN"}, {"SLOWLOG", "HELP"}, {"LATENCY", "LATEST"},
 		{"CLIENT", "LIST"}, {"CLIENT", "ID"},

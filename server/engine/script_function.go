@@ -528,6 +528,11 @@ func cmdFCallRO(s *Server, c *client, argv [][]byte) { fcallGeneric(s, c, argv, 
 
 // fcallGeneric is FCALL and FCALL_RO function numkeys [key ...] [arg ...].
 func fcallGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
+	// FCALL is flagged skip_monitor and shown here, before the commands its function runs, as
+	// Redis's fcallCommandGeneric does (an unknown function included).
+	if len(s.pubsub.monitors) > 0 {
+		s.feedMonitors(c, argv)
+	}
 	f := s.functions.funcs[funcKey(string(argv[1]))]
 	if f == nil {
 		s.addError(c, "ERR Function not found")
