@@ -184,6 +184,11 @@ func (b *blockingState) hasGroupWaiters(wk watchedKey) bool {
 
 // unblockWithError ends a blocked client's wait with an error reply and resumes its pipeline.
 func (s *Server) unblockWithError(c *client, msg string) {
+	// The command was counted a call when it blocked; its error now makes it a failed one, as
+	// Redis's updateStatsOnUnblock counts it.
+	if c.blocked != nil {
+		c.blocked.cmd.failed++
+	}
 	s.blocking.remove(c)
 	s.addError(c, msg)
 	s.resume(c)

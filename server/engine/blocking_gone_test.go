@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -106,4 +107,27 @@ func waitPeerBlocked(t *testing.T, admin *peerConn, n int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("%d clients never blocked", n)
+}
+
+// A blocked command that ends with an error counts as a failed call, as Redis counts it: Redis's
+// stream-cgroups test reads failed_calls=1 after XGROUP DESTROY unblocks an XREADGROUP.
+func TestUnblockedWithErrorCountsAsFailed(t *testing.T) {
+	_, io := startServer(t, nil)
+	stats := func(addr string) string {
+		p, b := dialPeer(t, addr), dialPeer(t, addr)
+		p.do("CONFIG", "RESETSTAT")
+		p.do("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+		sendRaw(t, b, "XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">")
+		waitPeerBlocked(t, p, 1)
+		p.do("XGROUP", "DESTROY", "s", "g")
+		replyWithin(b, 2*time.Second)
+		line := regexp.MustCompile(`cmdstat_xreadgroup:calls=(\d+),[^\r]*failed_calls=(\d+)`).FindStringSubmatch(p.do("INFO", "commandstats"))
+		if line == nil {
+			t.Fatalf("%s: no cmdstat_xreadgroup", addr)
+		}
+		return line[1] + " " + line[2]
+	}
+	if want, got := stats(startRedisPeer(t)), stats(io); want != got || want != "1 1" {
+		t.Fatalf("xreadgroup calls and failed_calls: redis %s, iocache %s", want, got)
+	}
 }
