@@ -61,6 +61,7 @@ func (s *Server) lmpop(c *client, keys [][]byte, left bool, count int64) bool {
 		return !ok
 	}
 	n := min(count, int64(l.Len()))
+	s.repl.prop.popped = n
 	c.w.Array(2)
 	c.w.Bulk(k)
 	c.w.Array(int(n))
@@ -80,6 +81,7 @@ func (s *Server) zmpop(c *client, keys [][]byte, lowest bool, count int64) bool 
 		return !ok
 	}
 	n := min(count, int64(z.Len()))
+	s.repl.prop.popped = n
 	c.w.Array(2)
 	c.w.Bulk(k)
 	c.w.Array(int(n))

@@ -39,6 +39,9 @@ type propagation struct {
 	replaced bool
 	// lastKey is the key the last write touched: the key a blocking or multi-key pop served.
 	lastKey []byte
+	// popped is how many elements the last [B]LMPOP or [B]ZMPOP took, which its rewrite
+	// propagates as the count (Redis's min(count, length)).
+	popped  int64
 	scratch [][]byte
 }
 
@@ -433,10 +436,7 @@ func rewriteMPop(s *Server, c *client, argv [][]byte, numkeysAt int) {
 		return
 	}
 	dir := argv[numkeysAt+1+int(n)]
-	count := "1"
-	if rest := argv[numkeysAt+2+int(n):]; len(rest) == 2 {
-		count = string(rest[1])
-	}
+	count := strconv.FormatInt(s.repl.prop.popped, 10)
 	name := "LPOP"
 	switch {
 	case equalFold(dir, "right"):

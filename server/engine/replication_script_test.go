@@ -42,6 +42,7 @@ var propagationScript = [][]string{
 	{"brpoplpush", "l", "l3", "0"},
 	{"rpush", "l5", "a", "b", "c"},
 	{"lmpop", "1", "l5", "RIGHT", "COUNT", "2"},
+	{"lmpop", "1", "l5", "LEFT", "COUNT", "10"}, // one left: propagated with COUNT 1, as Redis does
 	{"zadd", "z2", "1", "a", "2", "b"},
 	{"zmpop", "1", "z2", "MIN"},
 	{"xadd", "st2", "MAXLEN", "~", "1", "*", "f", "v"},
@@ -49,6 +50,7 @@ var propagationScript = [][]string{
 	{"zadd", "z", "1", "a", "2", "b", "3", "c"},
 	{"bzpopmin", "z", "0"},
 	{"bzmpop", "0", "1", "z", "MAX"},
+	{"bzmpop", "0", "1", "z", "MAX", "COUNT", "10"},
 	{"select", "3"},
 	{"set", "x", "y"},
 	{"select", "0"},
