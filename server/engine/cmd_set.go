@@ -232,11 +232,13 @@ func cmdSMove(s *Server, c *client, argv [][]byte) {
 	s.notify(config.NotifySet, "srem", argv[1], c.db)
 	s.dropIfEmpty(c, argv[1], src.Len())
 	dst, _ := s.getSet(c, argv[2], forCreate)
+	s.modified(c.db, argv[1])
+	// The destination changed only if it did not hold the member yet: Redis signals it (WATCH,
+	// tracking) only then.
 	if dst.Add(argv[3]) {
+		s.modified(c.db, argv[2])
 		s.notify(config.NotifySet, "sadd", argv[2], c.db)
 	}
-	s.modified(c.db, argv[1])
-	s.modified(c.db, argv[2])
 	c.w.Int(1)
 }
 

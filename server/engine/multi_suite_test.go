@@ -1,5 +1,8 @@
 package engine
 
+// Transactions and WATCH as Redis's own suite checks them (unit/multi, unit/type/set), against
+// redis-server.
+
 import (
 	"testing"
 )
@@ -35,6 +38,24 @@ func TestMultiUnderOOMAsRedis(t *testing.T) {
 	for i := range got[0] {
 		if got[0][i] != got[1][i] {
 			t.Errorf("reply %d:\n redis:   %q\n iocache: %q", i, got[0][i], got[1][i])
+		}
+	}
+}
+
+// SMOVE of a member the destination already holds does not touch the destination: a WATCH on
+// it survives, as in Redis (unit/type/set).
+func TestSMoveToAHolderKeepsWatchAsRedis(t *testing.T) {
+	_, io := startServer(t, nil)
+	for _, addr := range []string{startRedisPeer(t), io} {
+		p, other := dialPeer(t, addr), dialPeer(t, addr)
+		p.do("SADD", "src", "a", "b")
+		p.do("SADD", "dst", "a")
+		p.do("WATCH", "dst")
+		p.do("MULTI")
+		p.do("SADD", "dst", "c")
+		other.do("SMOVE", "src", "dst", "a")
+		if got := p.do("EXEC"); got != "*1\r\n:1\r\n" {
+			t.Fatalf("%s: EXEC after SMOVE of a member dst holds: %q", addr, got)
 		}
 	}
 }
