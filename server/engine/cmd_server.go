@@ -204,7 +204,7 @@ func (s *Server) resetStats() {
 	errs := s.stats.errorCodes
 	clear(errs)
 	s.stats = stats{errorCodes: errs}
-	for _, cmd := range s.commands {
+	for _, cmd := range s.statCommands() {
 		cmd.calls, cmd.usecNs, cmd.failed, cmd.rejected = 0, 0, 0, 0
 		cmd.hist = [latencyBuckets]int64{}
 	}

@@ -44,6 +44,9 @@ type command struct {
 	// subNames maps a container's subcommands to their full names ("list" → "client|list"), for
 	// CLIENT LIST's cmd field; nil for other commands.
 	subNames map[string]string
+	// subs holds a container's statistics per subcommand ("config|get"), kept as Redis keeps
+	// them (command_stats.go); nil for other commands.
+	subs map[string]*command
 
 	calls, usecNs, rejected, failed int64
 	hist                            [latencyBuckets]int64 // execution time, log2 µs buckets
@@ -172,19 +175,26 @@ func (s *Server) callCommand(c *client, cmd *command, argv [][]byte) {
 	}
 	// CLIENT LIST's cmd: the last command received, queued or refused too, as Redis records it.
 	c.lastCmd = cmd.name
+	st := cmd // where a rejection counts: the subcommand's statistics, as in Redis
 	if cmd.subNames != nil && len(argv) > 1 {
 		c.lastCmd = cmd.fullName(argv[1])
+		st = cmd.statsOf(argv)
 	}
 	if (cmd.arity > 0 && len(argv) != cmd.arity) || len(argv) < -cmd.arity {
-		s.reject(c, cmd, "ERR wrong number of arguments for '"+cmd.name+"' command")
+		s.reject(c, st, "ERR wrong number of arguments for '"+cmd.name+"' command")
+		return
+	}
+	if st != cmd && ((st.arity > 0 && len(argv) != st.arity) || len(argv) < -st.arity) {
+		// A subcommand's arity, as Redis checks it when it looks the command up.
+		s.reject(c, st, "ERR wrong number of arguments for '"+st.name+"' command")
 		return
 	}
 	if cmd.name == "debug" && !s.debugAllowed(c) {
-		s.reject(c, cmd, "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.")
+		s.reject(c, st, "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.")
 		return
 	}
 	if !c.authed && cmd.flags&cmdNoAuth == 0 {
-		s.reject(c, cmd, "NOAUTH Authentication required.")
+		s.reject(c, st, "NOAUTH Authentication required.")
 		return
 	}
 	if c.user.restricted {
@@ -199,16 +209,16 @@ func (s *Server) callCommand(c *client, cmd *command, argv [][]byte) {
 		return
 	}
 	if c.flags&flagPubSub != 0 && !c.w.RESP3 && cmd.flags&cmdSubscribed == 0 {
-		s.reject(c, cmd, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+		s.reject(c, st, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return
 	}
 	if s.writesDenied() && (cmd.flags&cmdWrite != 0 || cmd.name == "ping") && !c.isMaster {
-		s.reject(c, cmd, s.misconfError())
+		s.reject(c, st, s.misconfError())
 		return
 	}
 	if s.repl.gate {
 		if msg := s.replicationRefuses(c, cmd); msg != "" {
-			s.reject(c, cmd, msg)
+			s.reject(c, st, msg)
 			return
 		}
 	}
@@ -219,7 +229,7 @@ func (s *Server) callCommand(c *client, cmd *command, argv [][]byte) {
 			s.addError(c, "EXECABORT Transaction discarded because of: OOM command not allowed when used memory > 'maxmemory'.")
 			return
 		}
-		s.reject(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.")
+		s.reject(c, st, "OOM command not allowed when used memory > 'maxmemory'.")
 		return
 	}
 	if c.flags&flagMulti != 0 && !isMultiControl(cmd) {
@@ -256,11 +266,19 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 		s.trackingRemember(c, cmd, argv)
 	}
 	dur := nanotime() - start
-	cmd.calls++
-	cmd.usecNs += dur
-	cmd.hist[latencyBucket(dur)]++
+	st := cmd
+	if cmd.subs != nil {
+		// An unknown subcommand is refused before it runs in Redis, and counted nowhere.
+		st = cmd.statsOf(argv)
+	}
+	if st == cmd && cmd.subs != nil {
+		st = &s.unknownSubStats
+	}
+	st.calls++
+	st.usecNs += dur
+	st.hist[latencyBucket(dur)]++
 	if s.stats.errorReplies != errsBefore {
-		cmd.failed++
+		st.failed++
 	}
 	// EXEC is the one command Redis 7.0 flags skip_slowlog: the commands it ran are logged.
 	if s.cfg.SlowlogLogSlowerThan >= 0 && dur/1000 >= s.cfg.SlowlogLogSlowerThan && cmd.name != "exec" {

@@ -279,7 +279,7 @@ func (s *Server) infoCPU(f func(string, any)) {
 }
 
 func (s *Server) infoCommandstats(f func(string, any)) {
-	for _, cmd := range s.sortedCommands() {
+	for _, cmd := range s.statCommands() {
 		if cmd.calls == 0 && cmd.rejected == 0 && cmd.failed == 0 {
 			continue
 		}

@@ -35,13 +35,15 @@ func latencyPercentile(cmd *command, p float64) int64 {
 func (s *Server) cmdLatencyHistogram(c *client, names [][]byte) {
 	var cmds []*command
 	if len(names) == 0 {
-		cmds = s.sortedCommands()
+		cmds = s.statCommands()
 	} else {
 		seen := map[*command]bool{}
 		for _, n := range names {
-			if cmd := s.lookupCommand(n); cmd != nil && !seen[cmd] {
-				seen[cmd] = true
-				cmds = append(cmds, cmd)
+			for _, cmd := range s.statCommandsNamed(n) {
+				if !seen[cmd] {
+					seen[cmd] = true
+					cmds = append(cmds, cmd)
+				}
 			}
 		}
 	}
@@ -77,7 +79,7 @@ func (s *Server) cmdLatencyHistogram(c *client, names [][]byte) {
 // infoLatencystats is INFO latencystats.
 func (s *Server) infoLatencystats(f func(string, any)) {
 	latencyPercentiles := s.cfg.LatencyPercentiles() // latency-tracking-info-percentiles
-	for _, cmd := range s.sortedCommands() {
+	for _, cmd := range s.statCommands() {
 		if cmd.calls == 0 {
 			continue
 		}

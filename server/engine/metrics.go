@@ -173,7 +173,7 @@ func (s *Server) takeSnapshot() *snapshot {
 		sn.dbKeys = append(sn.dbKeys, int64(db.Len()))
 		sn.dbExpiring = append(sn.dbExpiring, int64(db.ExpiresLen()))
 	}
-	for _, cmd := range s.commands {
+	for _, cmd := range s.statCommands() {
 		if cmd.calls == 0 && cmd.failed == 0 && cmd.rejected == 0 {
 			continue
 		}

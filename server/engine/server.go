@@ -41,6 +41,9 @@ type Server struct {
 	// executingCmd is the command running (nil between commands): lazy expiry under a pause
 	// depends on whether it writes.
 	executingCmd *command
+	// unknownSubStats takes the statistics of containers' unknown subcommands, which Redis does
+	// not count: they are never reported.
+	unknownSubStats command
 
 	nextConfine int64 // unix ms of the next check that runtime threads stay on bio_cpulist
 	notifyFlags int   // notify-keyspace-events, parsed

@@ -65,6 +65,14 @@ func buildCommandTable() map[string]*command {
 					cmd.subNames = map[string]string{}
 				}
 				cmd.subNames[sub] = sp.name + "|" + sub
+				if cmd.subs == nil {
+					cmd.subs = map[string]*command{}
+				}
+				st := &command{name: sp.name + "|" + sub}
+				if e := commandInfoEntry(st.name); e != nil {
+					st.arity = int(e.elems[1].num) // Redis's, checked before the container runs
+				}
+				cmd.subs[sub] = st
 			}
 			t[sp.name] = cmd
 		}
