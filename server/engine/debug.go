@@ -40,8 +40,8 @@ func cmdDebug(s *Server, c *client, argv [][]byte) {
 		n, _ := parseInt(argv[2])
 		s.activeExpireOff = n == 0
 		c.w.OK()
-	case equalFold(sub, "reload") && (len(argv) == 2 || (len(argv) == 3 && equalFold(argv[2], "nosave"))):
-		s.debugReload(c, len(argv) == 2)
+	case equalFold(sub, "reload"):
+		s.debugReload(c, argv[2:])
 	case equalFold(sub, "loadaof") && len(argv) == 2:
 		s.debugLoadAOF(c)
 	case equalFold(sub, "digest") && len(argv) == 2:
@@ -71,7 +71,9 @@ func cmdDebug(s *Server, c *client, argv [][]byte) {
 			"PROTOCOL <type>", "    Reply with a test value of the specified type. <type> can be: string,",
 			"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,", "    true, false.",
 			"QUICKLIST-PACKED-THRESHOLD <size>", "    Accepted for compatibility; iocache lists have no packed nodes.",
-			"RELOAD [NOSAVE]", "    Save the RDB on disk (unless NOSAVE), empty the keyspace and load the RDB again.",
+			"RELOAD [MERGE] [NOFLUSH] [NOSAVE]", "    Save the RDB on disk and reload it back to memory. By default it will save",
+			"    the RDB file and load it back.", "    * MERGE: merge the RDB file with the current dataset (replacing what", "      it holds twice).",
+			"    * NOFLUSH: Do not empty the current database before loading the RDB file.", "    * NOSAVE: the database will be loaded from an existing RDB file.",
 			"SET-ACTIVE-EXPIRE <0|1>", "    Setting it to 0 disables expiring keys in background when they are not",
 			"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the", "    default.",
 			"SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed."})

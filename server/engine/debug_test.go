@@ -158,3 +158,16 @@ func TestDebugPopulateStopsAtMaxmemory(t *testing.T) {
 		t.Fatalf("PING afterwards: %q", got)
 	}
 }
+
+// DEBUG RELOAD takes Redis's MERGE, NOFLUSH and NOSAVE: without MERGE, a library or key that is
+// already there fails the load; with it, the file's replaces it (Redis's unit/functions).
+func TestDebugReloadOptionsMatchRedis(t *testing.T) {
+	io, redis := startDebugPair(t)
+	lib := "#!lua name=test\nredis.register_function('test', function() return 'hello' end)"
+	differentialWith(t, io, redis, [][]string{
+		{"FUNCTION", "LOAD", lib}, {"SET", "x", "1"}, {"DEBUG", "RELOAD"}, {"FCALL", "test", "0"}, {"GET", "x"},
+		{"DEBUG", "RELOAD", "NOFLUSH"}, {"DEBUG", "RELOAD", "NOFLUSH", "MERGE"}, {"FUNCTION", "LIST"}, {"GET", "x"},
+		{"DEBUG", "RELOAD", "FOO"}, {"SET", "x", "2"}, {"DEBUG", "RELOAD", "NOSAVE", "NOFLUSH", "MERGE"}, {"GET", "x"},
+		{"DEBUG", "RELOAD", "nosave"}, {"GET", "x"}, {"DEBUG", "DIGEST"},
+	})
+}

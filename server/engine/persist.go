@@ -37,6 +37,8 @@ type persistState struct {
 	running         *rdbSnapshot
 	loadedKeys      int64
 	loadExpired     int64
+	// loadMerge: DEBUG RELOAD MERGE is loading; a key or library already there is replaced.
+	loadMerge bool
 }
 
 // persistTick runs on every main-loop iteration: a shutdown a signal asked for (saving first as
@@ -271,7 +273,11 @@ func (s *Server) loadRDBStream(r io.Reader, start time.Time, keepExpired bool) (
 			lib, errText := s.loadLibrary(code)
 			if errText == "" {
 				s.functions.init()
-				errText = s.functions.conflicts(lib)
+				if s.functions.libs[lib.name] != nil && !s.persist.loadMerge {
+					errText = "ERR Library '" + lib.name + "' already exists"
+				} else {
+					errText = s.functions.conflicts(lib)
+				}
 			}
 			if errText != "" {
 				return fmt.Errorf("Failed loading library: %s", strings.TrimPrefix(errText, "ERR "))
@@ -288,8 +294,11 @@ func (s *Server) loadRDBStream(r io.Reader, start time.Time, keepExpired bool) (
 				return nil
 			}
 			db := s.dbs[e.DB]
-			if _, exists := db.Find(e.Key); exists {
-				return fmt.Errorf("RDB has duplicated key '%s' in DB %d", e.Key, e.DB)
+			if r, exists := db.Find(e.Key); exists {
+				if !s.persist.loadMerge {
+					return fmt.Errorf("RDB has duplicated key '%s' in DB %d", e.Key, e.DB)
+				}
+				db.Delete(r) // DEBUG RELOAD MERGE: the file's value wins, as in Redis
 			}
 			s.storeValue(db, e.Key, e.Value, e.ExpireAt, s.loadedClock(e.KeyMeta))
 			loaded++
@@ -299,9 +308,25 @@ func (s *Server) loadRDBStream(r io.Reader, start time.Time, keepExpired bool) (
 	return st, loaded, expired, err
 }
 
-// debugReload is DEBUG RELOAD: save (unless nosave), empty every database, load the file back;
-// a round trip through the RDB format in place.
-func (s *Server) debugReload(c *client, save bool) {
+// debugReload is DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save (unless NOSAVE), empty every
+// database and the functions (unless NOFLUSH), load the file back; a round trip through the RDB
+// format in place. Without MERGE a key or library that is already there fails the load, as in
+// Redis; with it, the file's replaces it.
+func (s *Server) debugReload(c *client, opts [][]byte) {
+	save, flush, merge := true, true, false
+	for _, o := range opts {
+		switch {
+		case equalFold(o, "merge"):
+			merge = true
+		case equalFold(o, "noflush"):
+			flush = false
+		case equalFold(o, "nosave"):
+			save = false
+		default:
+			s.addError(c, "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")
+			return
+		}
+	}
 	s.abortBGSave()
 	if save {
 		if err := s.saveRDB(s.rdbPath()); err != nil {
@@ -309,14 +334,19 @@ func (s *Server) debugReload(c *client, save bool) {
 			return
 		}
 	}
-	for i := range s.dbs {
-		s.dbs[i] = keyspace.NewDB(s.seed)
-		s.touchAllWatched(i)
+	if flush {
+		for i := range s.dbs {
+			s.dbs[i] = keyspace.NewDB(s.seed)
+			s.touchAllWatched(i)
+		}
+		s.functions = functionRegistry{} // the file holds them
 	}
-	s.functions = functionRegistry{} // the file holds them
-	if err := s.loadRDB(); err != nil {
+	s.persist.loadMerge = merge
+	err := s.loadRDB()
+	s.persist.loadMerge = false
+	if err != nil {
 		s.logf(logWarning, "%v", err)
-		s.addError(c, "ERR Error trying to load the RDB dump, check server logs.")
+		s.addError(c, "ERR Error trying to load the RDB dump") // Redis 7.0's text
 		return
 	}
 	s.logf(logNotice, "DB reloaded by DEBUG RELOAD")
