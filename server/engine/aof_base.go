@@ -119,8 +119,10 @@ func (b *aofBaseWriter) stream(key []byte, s *keyspace.Stream) {
 			return true
 		})
 	} else {
-		// An empty stream comes from XADD of an entry trimmed away at once.
-		b.command([]byte("XADD"), key, []byte("MAXLEN"), []byte("0"), id(s.LastID), []byte("x"), []byte("y"))
+		// An empty stream comes from XADD of an entry trimmed away at once, under ID 0-1 as
+		// Redis writes it (the last ID may be 0-0, which XADD refuses); XSETID then sets the
+		// real one.
+		b.command([]byte("XADD"), key, []byte("MAXLEN"), []byte("0"), []byte("0-1"), []byte("x"), []byte("y"))
 	}
 	b.command([]byte("XSETID"), key, id(s.LastID), []byte("ENTRIESADDED"), strconv.AppendUint(nil, s.EntriesAdded, 10),
 		[]byte("MAXDELETEDID"), id(s.MaxDeletedID))

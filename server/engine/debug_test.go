@@ -171,3 +171,27 @@ func TestDebugReloadOptionsMatchRedis(t *testing.T) {
 		{"DEBUG", "RELOAD", "nosave"}, {"GET", "x"}, {"DEBUG", "DIGEST"},
 	})
 }
+
+// An empty stream whose last ID is 0-0 survives an AOF rewrite in AOF format and DEBUG LOADAOF,
+// on both servers alike (Redis's unit/type/stream-cgroups): the base rebuilds it with XADD of
+// 0-1, trimmed at once, then XSETID.
+func TestEmptyStreamSurvivesAOFRewriteAsRedis(t *testing.T) {
+	dir := t.TempDir()
+	_, io := startServer(t, func(c *config.Config) { c.EnableDebugCommand, c.Dir = "yes", dir })
+	redis := startRedisPeer(t, "--enable-debug-command", "yes")
+	run := func(addr string) string {
+		p := dialPeer(t, addr)
+		p.do("CONFIG", "SET", "aof-use-rdb-preamble", "no")
+		p.do("CONFIG", "SET", "appendonly", "yes")
+		waitInfo(t, p, "aof_rewrite_in_progress", "0")
+		p.do("XGROUP", "CREATE", "mystream", "group-name", "$", "MKSTREAM")
+		p.do("BGREWRITEAOF")
+		waitInfo(t, p, "aof_rewrite_in_progress", "0")
+		out := p.do("DEBUG", "LOADAOF") + p.do("XINFO", "GROUPS", "mystream") + p.do("TYPE", "mystream") + p.do("XLEN", "mystream")
+		p.do("CONFIG", "SET", "appendonly", "no")
+		return out
+	}
+	if want, got := run(redis), run(io); want != got {
+		t.Fatalf("after BGREWRITEAOF and DEBUG LOADAOF:\n redis:   %q\n iocache: %q", want, got)
+	}
+}
