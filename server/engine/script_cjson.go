@@ -22,18 +22,21 @@ func openCJSON(L *lua.LState) *lua.LTable {
 	t := L.NewTable()
 	null := L.NewUserData()
 	t.RawSetString("null", null)
+	// The nesting limits scripts may set (cjson.encode_max_depth(n), decode_max_depth(n)); they
+	// last as long as the Lua state, as lua-cjson's configuration does.
+	encodeMax, decodeMax := cjsonMaxDepth, cjsonMaxDepth
 	t.RawSetString("encode", L.NewFunction(func(L *lua.LState) int {
 		if L.GetTop() != 1 {
 			L.RaiseError("bad argument #1 to 'encode' (expected 1 argument)")
 		}
 		var b strings.Builder
-		cjsonEncode(L, &b, L.Get(1), null, 0)
+		cjsonEncode(L, &b, L.Get(1), null, 0, encodeMax)
 		L.Push(lua.LString(b.String()))
 		return 1
 	}))
 	t.RawSetString("decode", L.NewFunction(func(L *lua.LState) int {
 		s := L.CheckString(1)
-		d := &cjsonDecoder{L: L, s: s, null: null}
+		d := &cjsonDecoder{L: L, s: s, null: null, maxDepth: decodeMax}
 		v := d.value(d.next(), 0)
 		if tok := d.next(); tok.kind != "T_END" {
 			d.fail("the end", tok)
@@ -41,9 +44,21 @@ func openCJSON(L *lua.LState) *lua.LTable {
 		L.Push(v)
 		return 1
 	}))
-	// The settings functions answer with the defaults; changing them is not supported.
+	for name, limit := range map[string]*int{"encode_max_depth": &encodeMax, "decode_max_depth": &decodeMax} {
+		t.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			if L.GetTop() >= 1 && L.Get(1) != lua.LNil {
+				n, ok := L.Get(1).(lua.LNumber)
+				if !ok || n < 1 || n > math.MaxInt32 || float64(n) != math.Trunc(float64(n)) {
+					L.ArgError(1, "expected integer between 1 and 2147483647")
+				}
+				*limit = int(n)
+			}
+			L.Push(lua.LNumber(*limit))
+			return 1
+		}))
+	}
+	// The other settings functions answer with the defaults; changing them is not supported.
 	for name, values := range map[string][]lua.LValue{
-		"encode_max_depth": {lua.LNumber(cjsonMaxDepth)}, "decode_max_depth": {lua.LNumber(cjsonMaxDepth)},
 		"encode_number_precision": {lua.LNumber(14)}, "encode_keep_buffer": {lua.LTrue},
 		"encode_invalid_numbers": {lua.LFalse}, "decode_invalid_numbers": {lua.LTrue},
 		"encode_sparse_array": {lua.LFalse, lua.LNumber(2), lua.LNumber(10)},
@@ -126,7 +141,7 @@ func cjsonString(b *strings.Builder, s string) {
 	b.WriteByte('"')
 }
 
-func cjsonEncode(L *lua.LState, b *strings.Builder, v lua.LValue, null *lua.LUserData, depth int) {
+func cjsonEncode(L *lua.LState, b *strings.Builder, v lua.LValue, null *lua.LUserData, depth, maxDepth int) {
 	switch x := v.(type) {
 	case *lua.LNilType:
 		b.WriteString("null")
@@ -143,7 +158,7 @@ func cjsonEncode(L *lua.LState, b *strings.Builder, v lua.LValue, null *lua.LUse
 		b.WriteString("null")
 	case *lua.LTable:
 		depth++
-		if depth > cjsonMaxDepth {
+		if depth > maxDepth {
 			L.RaiseError("Cannot serialise, excessive nesting (%d)", depth)
 		}
 		if n := cjsonArrayLength(L, x); n >= 0 {
@@ -152,7 +167,7 @@ func cjsonEncode(L *lua.LState, b *strings.Builder, v lua.LValue, null *lua.LUse
 				if i > 1 {
 					b.WriteByte(',')
 				}
-				cjsonEncode(L, b, x.RawGetInt(i), null, depth)
+				cjsonEncode(L, b, x.RawGetInt(i), null, depth, maxDepth)
 			}
 			b.WriteByte(']')
 			return
@@ -175,7 +190,7 @@ func cjsonEncode(L *lua.LState, b *strings.Builder, v lua.LValue, null *lua.LUse
 				L.RaiseError("Cannot serialise %s: table key must be a number or string", k.Type().String())
 			}
 			b.WriteByte(':')
-			cjsonEncode(L, b, val, null, depth)
+			cjsonEncode(L, b, val, null, depth, maxDepth)
 		})
 		b.WriteByte('}')
 	default:
@@ -215,10 +230,11 @@ type cjsonToken struct {
 }
 
 type cjsonDecoder struct {
-	L    *lua.LState
-	s    string
-	pos  int
-	null *lua.LUserData
+	maxDepth int
+	L        *lua.LState
+	s        string
+	pos      int
+	null     *lua.LUserData
 }
 
 func (d *cjsonDecoder) fail(expected string, tok cjsonToken) {
@@ -345,7 +361,7 @@ func (d *cjsonDecoder) value(tok cjsonToken, depth int) lua.LValue {
 	case "T_STRING", "T_NUMBER", "T_BOOLEAN", "T_NULL":
 		return tok.value
 	case "T_OBJ_BEGIN", "T_ARR_BEGIN":
-		if depth+1 > cjsonMaxDepth {
+		if depth+1 > d.maxDepth {
 			d.L.RaiseError("Found too many nested data structures (%d) at character %d", depth+1, tok.at+1)
 		}
 		t := d.L.NewTable()

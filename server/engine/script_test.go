@@ -456,3 +456,17 @@ func TestScriptSelectAsRedis(t *testing.T) {
 		{"EVAL", "return redis.pcall('blpop','l','0')", "0"}, {"EVAL", "return redis.pcall('watch','l')", "0"},
 	})
 }
+
+// cjson.encode_max_depth and decode_max_depth set the nesting limits, as lua-cjson's do (Redis's
+// unit/scripting sets them to 1).
+func TestCJSONMaxDepthAsRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	differential(t, addr, [][]string{
+		{"EVAL", "return cjson.encode_max_depth(5)", "0"},
+		{"EVAL", "cjson.encode_max_depth(1); local ok, e = pcall(cjson.encode, {a={1}}); return {tostring(ok), tostring(string.find(e, 'excessive nesting (2)', 1, true) ~= nil)}", "0"},
+		{"EVAL", "return cjson.encode({1, 2})", "0"},
+		{"EVAL", "cjson.decode_max_depth(1); local ok, e = pcall(cjson.decode, '{\"obj\": {\"array\": [1,2,3,4]}}'); return {tostring(ok), tostring(string.find(e, 'nested data structures (2) at character 9', 1, true) ~= nil)}", "0"},
+		{"EVAL", "return {cjson.encode_max_depth(), cjson.decode_max_depth()}", "0"},
+		{"EVAL", "return cjson.encode_max_depth(1000) + cjson.decode_max_depth(1000)", "0"},
+	})
+}
