@@ -98,7 +98,7 @@ func (s *Server) process(c *client) {
 		start = end
 		c.nextCmd++
 		cmd := s.lookupCommand(argv[0]) // once per command: callCommand takes it
-		if cmd != nil && s.pauseHolds(cmd, argv) && !c.isMaster && c.replLink == nil {
+		if cmd != nil && s.pauseHolds(c, cmd, argv) && !c.isMaster && c.replLink == nil {
 			// Held by CLIENT PAUSE: run this command again when the pause ends. Replication
 			// links are never held, as in Redis.
 			c.nextCmd--

@@ -19,12 +19,22 @@ func (s *Server) writesHeld() bool {
 }
 
 // holds reports whether cmd must wait under the current pause.
-func (s *Server) pauseHolds(cmd *command, argv [][]byte) bool {
+func (s *Server) pauseHolds(c *client, cmd *command, argv [][]byte) bool {
 	if !s.writesHeld() {
 		return false
 	}
 	if s.pause.active(s.nowMs) && s.pause.all {
 		return cmd.name != "client" // CLIENT UNPAUSE must get through
+	}
+	if cmd.name == "exec" && c.flags&flagMulti != 0 {
+		// EXEC writes if a command it would run does, as Redis's EXEC takes the flags of the
+		// commands queued.
+		for _, q := range c.multiQueue {
+			if s.pauseHolds(c, q.cmd, q.argv) {
+				return true
+			}
+		}
+		return false
 	}
 	if cmd.flags&(cmdWrite|cmdMayReplicate) == 0 {
 		return false

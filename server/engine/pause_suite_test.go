@@ -73,3 +73,39 @@ func TestReadOnlyScriptsRefusePublishAsRedis(t *testing.T) {
 		{"EVAL", "return redis.call('publish','ch','msg')", "0"},
 	})
 }
+
+// CLIENT PAUSE WRITE holds PFCOUNT (it may write the cached cardinality, may-replicate in Redis)
+// and an EXEC whose queue writes, as Redis does; a read-only EXEC runs.
+func TestPauseWriteHoldsWhatRedisHolds(t *testing.T) {
+	_, io := startServer(t, nil)
+	for _, addr := range []string{startRedisPeer(t), io} {
+		admin := dialPeer(t, addr)
+		admin.do("PFADD", "hll", "a")
+		tx, ro := dialPeer(t, addr), dialPeer(t, addr)
+		tx.do("MULTI")
+		tx.do("SET", "k", "v")
+		ro.do("MULTI")
+		ro.do("GET", "k")
+		admin.do("CLIENT", "PAUSE", "100000", "WRITE")
+		if got := ro.do("EXEC"); got != "*1\r\n$-1\r\n" {
+			t.Fatalf("%s: read-only EXEC under pause: %q", addr, got)
+		}
+		pf := dialPeer(t, addr)
+		pf.send("PFCOUNT", "hll")
+		tx.send("EXEC")
+		deadline := time.Now().Add(3 * time.Second)
+		for pauseInfo(t, admin, "clients", "blocked_clients") != "2" {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: PFCOUNT and a writing EXEC were not both held by CLIENT PAUSE WRITE", addr)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		admin.do("CLIENT", "UNPAUSE")
+		if got := pf.readUntil(":1\r\n"); got != ":1\r\n" {
+			t.Fatalf("%s: PFCOUNT after the pause: %q", addr, got)
+		}
+		if got := tx.readUntil("*1\r\n+OK\r\n"); got != "*1\r\n+OK\r\n" {
+			t.Fatalf("%s: EXEC after the pause: %q", addr, got)
+		}
+	}
+}
