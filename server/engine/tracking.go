@@ -316,7 +316,7 @@ func (s *Server) trackingInvalidateKey(key []byte) {
 		if t.bcastPending[prefix] == nil {
 			t.bcastPending[prefix] = map[string]*client{}
 		}
-		t.bcastPending[prefix][string(key)] = s.executing
+		t.bcastPending[prefix][string(key)] = s.commandOrigin()
 	}
 	ids, ok := t.table[string(key)]
 	if !ok {
@@ -340,6 +340,15 @@ func (s *Server) trackingInvalidateAll() {
 		}
 	}
 	s.tracking.table = nil
+}
+
+// commandOrigin is the client whose command is running: the caller of a script when the command
+// runs inside it, as Redis takes the script's caller for NOLOOP (and the reply order).
+func (s *Server) commandOrigin() *client {
+	if s.lua != nil && s.executing != nil && s.executing == s.lua.sc && s.lua.caller != nil {
+		return s.lua.caller
+	}
+	return s.executing
 }
 
 // trackingBroadcast sends BCAST clients the keys of their prefixes changed since the loop last
@@ -369,7 +378,7 @@ func (s *Server) trackingBroadcast() {
 // sendInvalidation delivers one invalidation (all keys when all is set) to a tracking client or
 // the client it redirects to.
 func (s *Server) sendInvalidation(target *client, key []byte, all bool) {
-	if target.tracking.noloop && target == s.executing {
+	if target.tracking.noloop && target == s.commandOrigin() {
 		return
 	}
 	s.deliverInvalidation(target, [][]byte{key}, all)
@@ -404,7 +413,7 @@ func (s *Server) deliverInvalidation(target *client, keys [][]byte, all bool) {
 			w.Bulk(k)
 		}
 	}
-	if dest == s.executing {
+	if dest == s.commandOrigin() {
 		// The reply to the command being executed comes first.
 		dest.pendingInvalidations = append(dest.pendingInvalidations, w.Buf)
 		return

@@ -239,3 +239,25 @@ func TestTrackingBCASTBatchesAsRedis(t *testing.T) {
 		t.Fatalf("BCAST invalidations:\n redis:   %q\n iocache: %q", want, got)
 	}
 }
+
+// A write inside a script counts as its caller's for NOLOOP, and an invalidation for the caller
+// follows the script's reply, as in Redis (unit/tracking).
+func TestTrackingScriptWritesAreTheCallersAsRedis(t *testing.T) {
+	_, io := startServer(t, nil)
+	transcript := func(addr string) string {
+		var out []string
+		for _, mode := range [][]string{{"NOLOOP"}, {}} {
+			p := dialPeer(t, addr)
+			p.do("HELLO", "3")
+			p.do(append([]string{"CLIENT", "TRACKING", "on"}, mode...)...)
+			p.do("SET", "key1", "1")
+			p.do("GET", "key1")
+			out = append(out, p.do("EVAL", "return redis.call('set', 'key1', '2')", "1", "key1"))
+			out = append(out, p.do("GET", "key1"), p.do("PING"))
+		}
+		return strings.Join(out, "|")
+	}
+	if want, got := transcript(startRedisPeer(t)), transcript(io); want != got {
+		t.Fatalf("replies:\n redis:   %q\n iocache: %q", want, got)
+	}
+}
