@@ -127,6 +127,15 @@ func (s *Server) subcommandError(c *client, argv [][]byte) {
 	sub := lowerASCII(string(argv[1]))
 	for _, k := range known {
 		if k == sub {
+			// processCommand has checked Redis's arity of the subcommand already: a known one
+			// with arguments its handler refuses gets addReplySubcommandSyntaxError's text, as
+			// in Redis 7.0 (FUNCTION RESTORE a b c).
+			if cmd := s.commands[container]; cmd != nil {
+				if st := cmd.subs[sub]; st != nil && st.arity != 0 && !((st.arity > 0 && len(argv) != st.arity) || len(argv) < -st.arity) {
+					s.addError(c, "ERR unknown subcommand or wrong number of arguments for '"+truncate(string(argv[1]), 128)+"'. Try "+upper(string(argv[0]))+" HELP.")
+					return
+				}
+			}
 			s.addError(c, "ERR wrong number of arguments for '"+container+"|"+sub+"' command")
 			return
 		}
