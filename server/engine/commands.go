@@ -264,6 +264,8 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 	}
 	if c.tracking != nil && cmd.flags&cmdReadonly != 0 {
 		s.trackingRemember(c, cmd, argv)
+	} else if cmd.flags&cmdReadonly != 0 && s.lua != nil && c == s.lua.sc {
+		s.trackingRememberScript()
 	}
 	dur := nanotime() - start
 	st := cmd

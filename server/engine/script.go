@@ -30,14 +30,17 @@ import (
 // after SCRIPT KILL's alternative in Redis, SHUTDOWN NOSAVE, did not.
 
 type scripting struct {
-	L          *lua.LState
-	scripts    map[string]*lua.LFunction // by lower-case SHA1 of the body
-	flags      map[string]scriptFlags    // each script's shebang flags, by the same SHA1
-	sc         *client                   // the client redis.call runs commands as
-	caller     *client                   // the client running the script (its user is sc's)
-	sha        string                    // the running script's SHA1
-	line       int                       // the script line of the last redis.call
-	chunk      string                    // the running code's chunk name: "user_script" or "user_function"
+	L       *lua.LState
+	scripts map[string]*lua.LFunction // by lower-case SHA1 of the body
+	flags   map[string]scriptFlags    // each script's shebang flags, by the same SHA1
+	sc      *client                   // the client redis.call runs commands as
+	caller  *client                   // the client running the script (its user is sc's)
+	// callerKeys are the keys the script declared (KEYS): what a tracking caller is taken to
+	// have read once the script runs a read-only command, as Redis tracks scripts.
+	callerKeys [][]byte
+	sha        string // the running script's SHA1
+	line       int    // the script line of the last redis.call
+	chunk      string // the running code's chunk name: "user_script" or "user_function"
 	readOnly   bool
 	globals    *lua.LTable                 // the global table behind the read-only proxy scripts see
 	env        *lua.LTable                 // that proxy
@@ -203,7 +206,7 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 	L.Env = sl.env // setfenv(0, t) in an earlier script must not last
 	sl.sha, sl.line, sl.readOnly, sl.chunk = sha, 0, readOnly, "user_script"
 	sl.sc.db = c.db
-	sl.sc.user, sl.caller = c.user, c
+	sl.sc.user, sl.caller, sl.callerKeys = c.user, c, keys
 	sl.sc.scriptAllowOOM = flags&scriptAllowOOM != 0
 	sl.sc.w.RESP3 = false
 	guard, stop := s.guardScript()

@@ -565,6 +565,7 @@ func fcallGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 	sl.sha, sl.line, sl.readOnly, sl.chunk = f.name, 0, readOnly || f.noWrites(), "user_function"
 	sl.sc.db = c.db
 	sl.sc.user, sl.caller = c.user, c // the function's commands run as the caller's user
+	sl.callerKeys = argv[3 : 3+numKeys]
 	sl.sc.scriptAllowOOM = hasString(f.flags, "allow-oom")
 	sl.sc.w.RESP3 = false
 	guard, stop := s.guardScript()

@@ -257,6 +257,18 @@ func cmdClientTrackingInfo(s *Server, c *client) {
 
 // trackingRemember records the keys a read-only command of a tracking client read.
 func (s *Server) trackingRemember(c *client, cmd *command, argv [][]byte) {
+	s.trackingRememberKeys(c, commandKeys(cmd, argv))
+}
+
+// trackingRememberScript is a read-only command run by a script: as Redis does, the script's
+// caller, when it tracks keys, is taken to have read every key the script declared.
+func (s *Server) trackingRememberScript() {
+	if caller := s.lua.caller; caller != nil && caller.tracking != nil {
+		s.trackingRememberKeys(caller, s.lua.callerKeys)
+	}
+}
+
+func (s *Server) trackingRememberKeys(c *client, keys [][]byte) {
 	t := c.tracking
 	if t.bcast || (t.optin && !t.caching) || (t.optout && t.caching) {
 		return
@@ -264,7 +276,6 @@ func (s *Server) trackingRemember(c *client, cmd *command, argv [][]byte) {
 	if s.tracking.table == nil {
 		s.tracking.table = map[string]map[int64]bool{}
 	}
-	keys := commandKeys(cmd, argv)
 	for _, k := range keys {
 		ids := s.tracking.table[string(k)]
 		if ids == nil {

@@ -261,3 +261,28 @@ func TestTrackingScriptWritesAreTheCallersAsRedis(t *testing.T) {
 		t.Fatalf("replies:\n redis:   %q\n iocache: %q", want, got)
 	}
 }
+
+// A script that runs a read-only command counts as its caller reading the keys it declared, as
+// in Redis (unit/tracking); one that only writes tracks nothing.
+func TestTrackingScriptsTrackDeclaredKeysAsRedis(t *testing.T) {
+	_, io := startServer(t, nil)
+	transcript := func(addr string) string {
+		r, w := dialPeer(t, addr), dialPeer(t, addr)
+		r.do("HELLO", "3")
+		r.do("CLIENT", "TRACKING", "on")
+		w.do("MSET", "key2{t}", "1", "key1{t}", "1")
+		r.do("EVAL", "redis.call('set', 'key3{t}', 'bar')", "2", "key1{t}", "key2{t}")
+		w.do("MSET", "key2{t}", "2", "key1{t}", "2")
+		r.do("EVAL", "redis.call('get', 'key3{t}')", "2", "key1{t}", "key2{t}")
+		w.do("MSET", "key2{t}", "2", "key1{t}", "2")
+		out := r.readUntil(">2\r\n$10\r\ninvalidate\r\n*1\r\n$7\r\nkey1{t}\r\n")
+		r.do("EVAL_RO", "redis.call('ping')", "2", "key1{t}", "key2{t}")
+		w.do("MSET", "key2{t}", "2", "key1{t}", "2")
+		r.do("EVAL_RO", "redis.call('get', 'key1{t}')", "2", "key1{t}", "key2{t}")
+		w.do("MSET", "key2{t}", "3", "key1{t}", "3")
+		return out + r.readUntil(">2\r\n$10\r\ninvalidate\r\n*1\r\n$7\r\nkey1{t}\r\n") + r.do("PING")
+	}
+	if want, got := transcript(startRedisPeer(t)), transcript(io); want != got {
+		t.Fatalf("pushes:\n redis:   %q\n iocache: %q", want, got)
+	}
+}
