@@ -24,19 +24,19 @@ func openCJSON(L *lua.LState) *lua.LTable {
 	t.RawSetString("null", null)
 	// The nesting limits scripts may set (cjson.encode_max_depth(n), decode_max_depth(n)); they
 	// last as long as the Lua state, as lua-cjson's configuration does.
-	encodeMax, decodeMax := cjsonMaxDepth, cjsonMaxDepth
+	cfg := &cjsonConfig{encodeMax: cjsonMaxDepth, decodeMax: cjsonMaxDepth}
 	t.RawSetString("encode", L.NewFunction(func(L *lua.LState) int {
 		if L.GetTop() != 1 {
 			L.RaiseError("bad argument #1 to 'encode' (expected 1 argument)")
 		}
 		var b strings.Builder
-		cjsonEncode(L, &b, L.Get(1), null, 0, encodeMax)
+		cjsonEncode(L, &b, L.Get(1), null, 0, cfg)
 		L.Push(lua.LString(b.String()))
 		return 1
 	}))
 	t.RawSetString("decode", L.NewFunction(func(L *lua.LState) int {
 		s := L.CheckString(1)
-		d := &cjsonDecoder{L: L, s: s, null: null, maxDepth: decodeMax}
+		d := &cjsonDecoder{L: L, s: s, null: null, maxDepth: cfg.decodeMax}
 		v := d.value(d.next(), 0)
 		if tok := d.next(); tok.kind != "T_END" {
 			d.fail("the end", tok)
@@ -44,7 +44,7 @@ func openCJSON(L *lua.LState) *lua.LTable {
 		L.Push(v)
 		return 1
 	}))
-	for name, limit := range map[string]*int{"encode_max_depth": &encodeMax, "decode_max_depth": &decodeMax} {
+	for name, limit := range map[string]*int{"encode_max_depth": &cfg.encodeMax, "decode_max_depth": &cfg.decodeMax} {
 		t.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
 			if L.GetTop() >= 1 && L.Get(1) != lua.LNil {
 				n, ok := L.Get(1).(lua.LNumber)
@@ -57,11 +57,30 @@ func openCJSON(L *lua.LState) *lua.LTable {
 			return 1
 		}))
 	}
+	// encode_invalid_numbers: false (refuse NaN and Inf), true or "on" (write nan, inf), "null".
+	t.RawSetString("encode_invalid_numbers", L.NewFunction(func(L *lua.LState) int {
+		switch v := L.Get(1); {
+		case v == lua.LTrue || v == lua.LString("on"):
+			cfg.encodeInvalid = 1
+		case v == lua.LFalse || v == lua.LString("off"):
+			cfg.encodeInvalid = 0
+		case v == lua.LString("null"):
+			cfg.encodeInvalid = 2
+		case v != lua.LNil:
+			L.ArgError(1, "invalid option '"+v.String()+"'")
+		}
+		if cfg.encodeInvalid == 2 {
+			L.Push(lua.LString("null"))
+		} else {
+			L.Push(lua.LBool(cfg.encodeInvalid == 1))
+		}
+		return 1
+	}))
 	// The other settings functions answer with the defaults; changing them is not supported.
 	for name, values := range map[string][]lua.LValue{
 		"encode_number_precision": {lua.LNumber(14)}, "encode_keep_buffer": {lua.LTrue},
-		"encode_invalid_numbers": {lua.LFalse}, "decode_invalid_numbers": {lua.LTrue},
-		"encode_sparse_array": {lua.LFalse, lua.LNumber(2), lua.LNumber(10)},
+		"decode_invalid_numbers": {lua.LTrue},
+		"encode_sparse_array":    {lua.LFalse, lua.LNumber(2), lua.LNumber(10)},
 	} {
 		values := values
 		t.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
@@ -74,9 +93,27 @@ func openCJSON(L *lua.LState) *lua.LTable {
 	return t
 }
 
-func cjsonNumber(L *lua.LState, f float64) string {
+// cjsonConfig is what a script may change of lua-cjson's configuration; it lasts as long as
+// the Lua state, as lua-cjson's does.
+type cjsonConfig struct {
+	encodeMax, decodeMax int // nesting limits (encode_max_depth, decode_max_depth)
+	encodeInvalid        int // encode_invalid_numbers: 0 refuse, 1 write nan/inf, 2 write null
+}
+
+func cjsonNumber(L *lua.LState, f float64, cfg *cjsonConfig) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		L.RaiseError("Cannot serialise number: must not be NaN or Inf")
+		switch {
+		case cfg.encodeInvalid == 0:
+			L.RaiseError("Cannot serialise number: must not be NaN or Inf")
+		case cfg.encodeInvalid == 2:
+			return "null"
+		case math.IsNaN(f):
+			return "nan" // lua-cjson's spelling, whatever the platform's printf says
+		case f > 0:
+			return "inf" // %.14g's
+		default:
+			return "-inf"
+		}
 	}
 	return cFormatG(f, 14)
 }
@@ -141,14 +178,14 @@ func cjsonString(b *strings.Builder, s string) {
 	b.WriteByte('"')
 }
 
-func cjsonEncode(L *lua.LState, b *strings.Builder, v lua.LValue, null *lua.LUserData, depth, maxDepth int) {
+func cjsonEncode(L *lua.LState, b *strings.Builder, v lua.LValue, null *lua.LUserData, depth int, cfg *cjsonConfig) {
 	switch x := v.(type) {
 	case *lua.LNilType:
 		b.WriteString("null")
 	case lua.LBool:
 		b.WriteString(strconv.FormatBool(bool(x)))
 	case lua.LNumber:
-		b.WriteString(cjsonNumber(L, float64(x)))
+		b.WriteString(cjsonNumber(L, float64(x), cfg))
 	case lua.LString:
 		cjsonString(b, string(x))
 	case *lua.LUserData:
@@ -158,7 +195,7 @@ func cjsonEncode(L *lua.LState, b *strings.Builder, v lua.LValue, null *lua.LUse
 		b.WriteString("null")
 	case *lua.LTable:
 		depth++
-		if depth > maxDepth {
+		if depth > cfg.encodeMax {
 			L.RaiseError("Cannot serialise, excessive nesting (%d)", depth)
 		}
 		if n := cjsonArrayLength(L, x); n >= 0 {
@@ -167,7 +204,7 @@ func cjsonEncode(L *lua.LState, b *strings.Builder, v lua.LValue, null *lua.LUse
 				if i > 1 {
 					b.WriteByte(',')
 				}
-				cjsonEncode(L, b, x.RawGetInt(i), null, depth, maxDepth)
+				cjsonEncode(L, b, x.RawGetInt(i), null, depth, cfg)
 			}
 			b.WriteByte(']')
 			return
@@ -184,13 +221,13 @@ func cjsonEncode(L *lua.LState, b *strings.Builder, v lua.LValue, null *lua.LUse
 				cjsonString(b, string(key))
 			case lua.LNumber:
 				b.WriteByte('"')
-				b.WriteString(cjsonNumber(L, float64(key)))
+				b.WriteString(cjsonNumber(L, float64(key), cfg))
 				b.WriteByte('"')
 			default:
 				L.RaiseError("Cannot serialise %s: table key must be a number or string", k.Type().String())
 			}
 			b.WriteByte(':')
-			cjsonEncode(L, b, val, null, depth, maxDepth)
+			cjsonEncode(L, b, val, null, depth, cfg)
 		})
 		b.WriteByte('}')
 	default:

@@ -457,8 +457,8 @@ func TestScriptSelectAsRedis(t *testing.T) {
 	})
 }
 
-// cjson.encode_max_depth and decode_max_depth set the nesting limits, as lua-cjson's do (Redis's
-// unit/scripting sets them to 1).
+// cjson.encode_max_depth and decode_max_depth set the nesting limits, and encode_invalid_numbers
+// what becomes of NaN and Inf, as lua-cjson's do (Redis's unit/scripting sets them).
 func TestCJSONMaxDepthAsRedis(t *testing.T) {
 	_, addr := startServer(t, nil)
 	differential(t, addr, [][]string{
@@ -468,5 +468,11 @@ func TestCJSONMaxDepthAsRedis(t *testing.T) {
 		{"EVAL", "cjson.decode_max_depth(1); local ok, e = pcall(cjson.decode, '{\"obj\": {\"array\": [1,2,3,4]}}'); return {tostring(ok), tostring(string.find(e, 'nested data structures (2) at character 9', 1, true) ~= nil)}", "0"},
 		{"EVAL", "return {cjson.encode_max_depth(), cjson.decode_max_depth()}", "0"},
 		{"EVAL", "return cjson.encode_max_depth(1000) + cjson.decode_max_depth(1000)", "0"},
+		{"EVAL", "local ok = pcall(cjson.encode, {num1=0/0}); return tostring(ok)", "0"},
+		{"EVAL", "cjson.encode_invalid_numbers(true); return cjson.encode({0/0, 1/0, -1/0, 1.5})", "0"},
+		{"EVAL", "return tostring(cjson.encode_invalid_numbers('null'))", "0"},
+		{"EVAL", "return cjson.encode({0/0, 1/0, 2})", "0"},
+		{"EVAL", "return tostring(cjson.encode_invalid_numbers(false))", "0"},
+		{"EVAL", "local ok = pcall(cjson.encode, {1/0}); return tostring(ok)", "0"},
 	})
 }
