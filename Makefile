@@ -101,6 +101,10 @@ bench: build ## Benchmark iocache-server against Debian's redis-server side by s
 	go run ./hack/bgsavebench | tee docs/bench-bgsave.md
 	@if [ "$$(id -u)" = 0 ]; then go run ./hack/memcheck; else echo "memcheck skipped: it needs root to create a memory cgroup"; fi
 
+.PHONY: redis-testsuite
+redis-testsuite: ## Run Redis 7.0.15's own test suite (fetched from Debian's source package) against iocache-server and Debian's redis-server (writes docs/redis-testsuite.md).
+	hack/redis-testsuite.sh
+
 .PHONY: fleet-bench
 fleet-bench: ## The operator managing 1,000 CacheInstances on envtest: time to converge, passes/s, API requests per instance, peak memory (writes docs/bench-fleet.md).
 	@mkdir -p docs
