@@ -177,6 +177,10 @@ func (s *Server) configSet(c *client, args [][]byte) {
 			return
 		}
 	}
+	if msg := s.reconfigureTLS(&next, args); msg != "" {
+		s.addError(c, msg)
+		return
+	}
 	turnOn, turnOff := next.AppendOnly && !s.cfg.AppendOnly, !next.AppendOnly && s.cfg.AppendOnly
 	*s.cfg = next
 	switch {

@@ -44,6 +44,7 @@ type Server struct {
 	quietNew    bool  // a STORE command replaces its destination: no "new" event (storeObject)
 
 	listeners []*netio.Listener
+	tls       tlsState // tls-port listeners and certificates (tls.go)
 	// io is the threads that serve the sockets: the main thread's own loop and the I/O threads.
 	io         *netio.Group
 	nextPolicy int64 // nanotime of the next activation policy tick
@@ -164,6 +165,9 @@ func New(cfg *config.Config) (*Server, error) {
 	if s.io, err = netio.NewGroup(ioEngine{s}); err != nil {
 		return nil, err
 	}
+	if err := s.setupTLS(); err != nil {
+		return nil, err
+	}
 	if err := s.openListeners(); err != nil {
 		s.closeListeners()
 		return nil, err
@@ -210,9 +214,11 @@ func (s *Server) applyLiveConfig() {
 }
 
 func (s *Server) openListeners() error {
-	// As in Redis, port 0 with a unixsocket means "no TCP". Port 0 without one binds an ephemeral
-	// port (Redis would refuse to start), which tests and side-by-side benchmarks use.
-	if s.cfg.Port != 0 || s.cfg.UnixSocket == "" {
+	// As in Redis, port 0 with a unixsocket or a tls-port means "no plaintext TCP". Port 0
+	// without either binds an ephemeral port (Redis would refuse to start), which tests and
+	// side-by-side benchmarks use.
+	tport := tlsPort(s.cfg)
+	if s.cfg.Port != 0 || (s.cfg.UnixSocket == "" && tport == 0) {
 		for _, b := range s.cfg.Bind {
 			addr, optional := isIPv6Optional(b)
 			l, err := netio.ListenTCP(addr, s.cfg.Port, s.cfg.TCPBacklog)
@@ -224,6 +230,14 @@ func (s *Server) openListeners() error {
 			}
 			s.listeners = append(s.listeners, l)
 		}
+	}
+	if tport != 0 {
+		ls, err := s.listenTLS(tport)
+		if err != nil {
+			return err
+		}
+		s.tls.listeners, s.tls.port = ls, tport
+		s.listeners = append(s.listeners, ls...)
 	}
 	if s.cfg.UnixSocket != "" {
 		l, err := netio.ListenUnix(s.cfg.UnixSocket, s.cfg.UnixSocketPerm, s.cfg.TCPBacklog)
@@ -431,7 +445,7 @@ func (s *Server) acceptAll(l *netio.Listener) {
 		if nfd < 0 {
 			return
 		}
-		if len(s.clients) >= s.cfg.MaxClients {
+		if len(s.clients)+s.tls.handshaking >= s.cfg.MaxClients {
 			msg := "-ERR max number of clients reached\r\n"
 			_, _, _ = netio.Write(nfd, []byte(msg))
 			netio.Close(nfd)
@@ -456,8 +470,12 @@ func (s *Server) acceptAll(l *netio.Listener) {
 			c.addr, c.laddr = remote, netio.LocalAddr(nfd)
 		}
 		c.user, c.authed = s.acl.defaultUser, s.defaultAuthenticated()
-		s.clients[c.id] = c
 		s.stats.connectionsReceived++
+		if l.TLS {
+			s.startHandshake(c) // a client once its handshake succeeds
+			continue
+		}
+		s.clients[c.id] = c
 		s.io.Assign(c.conn)
 	}
 }

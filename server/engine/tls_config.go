@@ -1,0 +1,362 @@
+package engine
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/binary"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/iocache/iocache/server/config"
+)
+
+// The TLS material: Redis's tls-* directives turned into crypto/tls configurations, the way
+// Redis's tlsConfigure turns them into SSL_CTXs. Building is all or nothing: a missing,
+// unreadable or mismatched file fails with the warning Redis logs, and the material in effect
+// stays (CONFIG SET), or the server does not start.
+
+// tlsMaterial is one build of the configuration: server for accepted conns, client for the link
+// to a primary under tls-replication.
+type tlsMaterial struct {
+	server, client *tls.Config
+}
+
+// tlsWanted says whether the configuration asks for TLS at all, which is when Redis configures
+// it (and checks the files).
+func tlsWanted(c *config.Config) bool {
+	return c.CompatValue("tls-port") != "0" || c.CompatValue("tls-replication") == "yes" || c.CompatValue("tls-cluster") == "yes"
+}
+
+// tlsDirectives are the directives whose change rebuilds the material (Redis's applyTlsCfg).
+var tlsDirectives = []string{"tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-client-cert-file",
+	"tls-client-key-file", "tls-client-key-file-pass", "tls-dh-params-file", "tls-ca-cert-file", "tls-ca-cert-dir",
+	"tls-protocols", "tls-ciphers", "tls-ciphersuites", "tls-prefer-server-ciphers", "tls-session-caching",
+	"tls-session-cache-size", "tls-session-cache-timeout", "tls-auth-clients", "tls-replication", "tls-port"}
+
+// buildTLS makes the material from c. The error is the warning Redis logs for the same fault.
+func buildTLS(c *config.Config) (*tlsMaterial, error) {
+	v := c.CompatValue
+	certFile, keyFile := v("tls-cert-file"), v("tls-key-file")
+	if certFile == "" {
+		return nil, errors.New("No tls-cert-file configured!")
+	}
+	if keyFile == "" {
+		return nil, errors.New("No tls-key-file configured!")
+	}
+	auth := v("tls-auth-clients")
+	caFile, caDir := v("tls-ca-cert-file"), v("tls-ca-cert-dir")
+	if (auth != "no" || v("tls-cluster") == "yes" || v("tls-replication") == "yes") && caFile == "" && caDir == "" {
+		return nil, errors.New("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!")
+	}
+	minV, maxV, err := parseTLSProtocols(v("tls-protocols"))
+	if err != nil {
+		return nil, err
+	}
+	cert, err := loadKeyPair(certFile, keyFile, v("tls-key-file-pass"))
+	if err != nil {
+		return nil, err
+	}
+	var roots *x509.CertPool
+	if caFile != "" || caDir != "" {
+		if roots, err = loadCAs(caFile, caDir); err != nil {
+			return nil, fmt.Errorf("Failed to configure CA certificate(s) file/directory: %v", err)
+		}
+	}
+	suites, err := parseCiphers(v("tls-ciphers"))
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCiphersuites(v("tls-ciphersuites")); err != nil {
+		return nil, err
+	}
+	if f := v("tls-dh-params-file"); f != "" {
+		// Go has no finite-field DH to give the parameters to (noeffect.go); Redis's check
+		// that the file opens is kept, so a configuration Redis refuses is refused here too.
+		fh, err := os.Open(f)
+		if err != nil {
+			return nil, fmt.Errorf("Failed to load %s: %v", f, pathErr(err))
+		}
+		fh.Close()
+	}
+	base := tls.Config{MinVersion: minV, MaxVersion: maxV, CipherSuites: suites,
+		// Records of full size from the first byte: Redis replies are read whole by clients,
+		// and small first records only cost throughput on large values.
+		DynamicRecordSizingDisabled: true}
+
+	srv := base.Clone()
+	srv.Certificates = []tls.Certificate{cert}
+	srv.ClientCAs = roots
+	switch auth {
+	case "yes":
+		srv.ClientAuth = tls.RequireAndVerifyClientCert
+	case "optional":
+		srv.ClientAuth = tls.VerifyClientCertIfGiven
+	default:
+		srv.ClientAuth = tls.NoClientCert
+	}
+	if v("tls-session-caching") == "no" {
+		srv.SessionTicketsDisabled = true
+	} else {
+		limitTicketAge(srv, c.CompatValue("tls-session-cache-timeout"))
+	}
+
+	cli := base.Clone()
+	clientCert := cert
+	if cf, kf := v("tls-client-cert-file"), v("tls-client-key-file"); cf != "" && kf != "" {
+		if clientCert, err = loadKeyPair(cf, kf, v("tls-client-key-file-pass")); err != nil {
+			return nil, err
+		}
+	}
+	cli.Certificates = []tls.Certificate{clientCert}
+	// Redis checks the primary's chain against its CAs and not the host name it dialled
+	// (it sets no expected host): InsecureSkipVerify turns off Go's check, which always
+	// includes the name, and VerifyPeerCertificate does the chain check alone.
+	cli.InsecureSkipVerify = true
+	cli.VerifyPeerCertificate = verifyChain(roots)
+	return &tlsMaterial{server: srv, client: cli}, nil
+}
+
+// pathErr is an *os.PathError's reason alone, as strerror prints it.
+func pathErr(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		s := pe.Err.Error()
+		return strings.ToUpper(s[:1]) + s[1:]
+	}
+	return err.Error()
+}
+
+// parseTLSProtocols is Redis's parseProtocolsConfig. Go enables a range of versions, so a list
+// with a gap ("TLSv1.1 TLSv1.3") enables the range it spans.
+func parseTLSProtocols(s string) (uint16, uint16, error) {
+	if strings.TrimSpace(s) == "" {
+		return tls.VersionTLS12, tls.VersionTLS13, nil
+	}
+	var lo, hi uint16
+	for _, tok := range strings.Fields(s) {
+		var ver uint16
+		switch strings.ToLower(tok) {
+		case "tlsv1":
+			ver = tls.VersionTLS10
+		case "tlsv1.1":
+			ver = tls.VersionTLS11
+		case "tlsv1.2":
+			ver = tls.VersionTLS12
+		case "tlsv1.3":
+			ver = tls.VersionTLS13
+		default:
+			return 0, 0, errors.New("Invalid tls-protocols specified. Use a combination of 'TLSv1', 'TLSv1.1', 'TLSv1.2' and 'TLSv1.3'.")
+		}
+		if lo == 0 || ver < lo {
+			lo = ver
+		}
+		hi = max(hi, ver)
+	}
+	return lo, hi, nil
+}
+
+// loadKeyPair reads a PEM certificate chain and its key; pass decrypts a key in the traditional
+// encrypted PEM form ("Proc-Type: 4,ENCRYPTED"), which is what Go can decrypt.
+func loadKeyPair(certFile, keyFile, pass string) (tls.Certificate, error) {
+	certPEM, err := os.ReadFile(certFile)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("Failed to load certificate: %s: %v", certFile, pathErr(err))
+	}
+	keyPEM, err := os.ReadFile(keyFile)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("Failed to load private key: %s: %v", keyFile, pathErr(err))
+	}
+	if keyPEM, err = decryptKey(keyPEM, pass); err != nil {
+		return tls.Certificate{}, fmt.Errorf("Failed to load private key: %s: %v", keyFile, err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil && strings.Contains(err.Error(), "certificate input") {
+		return tls.Certificate{}, fmt.Errorf("Failed to load certificate: %s: %v", certFile, err)
+	}
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("Failed to load private key: %s: %v", keyFile, err)
+	}
+	return cert, nil
+}
+
+// decryptKey returns the key PEM in clear. Encrypted PKCS#8 ("ENCRYPTED PRIVATE KEY") needs a
+// KDF the standard library lacks, so it is refused with what to do instead.
+func decryptKey(keyPEM []byte, pass string) ([]byte, error) {
+	block, _ := pem.Decode(keyPEM)
+	if block == nil {
+		return keyPEM, nil // X509KeyPair says what is wrong
+	}
+	if block.Type == "ENCRYPTED PRIVATE KEY" {
+		return nil, errors.New("encrypted PKCS#8 keys are not supported: convert the key with `openssl pkcs8 -topk8 -v1 ...` to traditional PEM encryption (`openssl rsa|ec -aes256 -traditional`) or store it unencrypted")
+	}
+	//nolint:staticcheck // RFC 1423 PEM encryption is what redis.conf's tls-key-file-pass opens; no replacement exists
+	if !x509.IsEncryptedPEMBlock(block) {
+		return keyPEM, nil
+	}
+	if pass == "" {
+		return nil, errors.New("the key is encrypted and tls-key-file-pass is empty")
+	}
+	der, err := x509.DecryptPEMBlock(block, []byte(pass)) //nolint:staticcheck // as above
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: block.Type, Bytes: der}), nil
+}
+
+// loadCAs reads tls-ca-cert-file and every certificate file in tls-ca-cert-dir.
+func loadCAs(file, dir string) (*x509.CertPool, error) {
+	pool := x509.NewCertPool()
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		if !pool.AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("%s: no certificate found", file)
+		}
+	}
+	if dir != "" {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				continue
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, e.Name())); err == nil {
+				pool.AppendCertsFromPEM(b) // OpenSSL too skips what is not a certificate
+			}
+		}
+	}
+	return pool, nil
+}
+
+// verifyChain checks a peer's chain against roots, with no host name.
+func verifyChain(roots *x509.CertPool) func([][]byte, [][]*x509.Certificate) error {
+	return func(raw [][]byte, _ [][]*x509.Certificate) error {
+		if len(raw) == 0 {
+			return errors.New("tls: the peer sent no certificate")
+		}
+		certs := make([]*x509.Certificate, len(raw))
+		for i, b := range raw {
+			c, err := x509.ParseCertificate(b)
+			if err != nil {
+				return err
+			}
+			certs[i] = c
+		}
+		inter := x509.NewCertPool()
+		for _, c := range certs[1:] {
+			inter.AddCert(c)
+		}
+		_, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+		return err
+	}
+}
+
+// limitTicketAge makes session tickets older than tls-session-cache-timeout seconds useless
+// for resumption, as Redis's session cache timeout expires sessions: the ticket carries its
+// creation time, checked when it comes back.
+func limitTicketAge(cfg *tls.Config, timeout string) {
+	secs, _ := time.ParseDuration(timeout + "s")
+	cfg.WrapSession = func(cs tls.ConnectionState, ss *tls.SessionState) ([]byte, error) {
+		ss.Extra = append(ss.Extra, binary.BigEndian.AppendUint64(nil, uint64(time.Now().Unix())))
+		return cfg.EncryptTicket(cs, ss)
+	}
+	cfg.UnwrapSession = func(identity []byte, cs tls.ConnectionState) (*tls.SessionState, error) {
+		ss, err := cfg.DecryptTicket(identity, cs)
+		if err != nil || ss == nil || len(ss.Extra) == 0 {
+			return nil, err
+		}
+		last := ss.Extra[len(ss.Extra)-1]
+		if len(last) != 8 || time.Since(time.Unix(int64(binary.BigEndian.Uint64(last)), 0)) > secs {
+			return nil, nil // a full handshake
+		}
+		return ss, nil
+	}
+}
+
+// openSSLCiphers maps OpenSSL's names of the TLS 1.2 suites Go implements to Go's identifiers.
+var openSSLCiphers = map[string]uint16{
+	"ECDHE-ECDSA-AES128-GCM-SHA256": tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+	"ECDHE-ECDSA-AES256-GCM-SHA384": tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+	"ECDHE-RSA-AES128-GCM-SHA256":   tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	"ECDHE-RSA-AES256-GCM-SHA384":   tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+	"ECDHE-ECDSA-CHACHA20-POLY1305": tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	"ECDHE-RSA-CHACHA20-POLY1305":   tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+	"ECDHE-ECDSA-AES128-SHA":        tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA,
+	"ECDHE-ECDSA-AES256-SHA":        tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA,
+	"ECDHE-RSA-AES128-SHA":          tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA,
+	"ECDHE-RSA-AES256-SHA":          tls.TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA,
+	"ECDHE-ECDSA-AES128-SHA256":     tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256,
+	"ECDHE-RSA-AES128-SHA256":       tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256,
+	"AES128-GCM-SHA256":             tls.TLS_RSA_WITH_AES_128_GCM_SHA256,
+	"AES256-GCM-SHA384":             tls.TLS_RSA_WITH_AES_256_GCM_SHA384,
+	"AES128-SHA":                    tls.TLS_RSA_WITH_AES_128_CBC_SHA,
+	"AES256-SHA":                    tls.TLS_RSA_WITH_AES_256_CBC_SHA,
+	"AES128-SHA256":                 tls.TLS_RSA_WITH_AES_128_CBC_SHA256,
+}
+
+// parseCiphers reads an OpenSSL cipher list (tls-ciphers, TLS 1.2 and below). Named suites Go
+// implements are taken, "!name" and "-name" drop one; the keywords that select OpenSSL's
+// strong defaults (DEFAULT, HIGH, ALL...) mean Go's defaults; other keywords select nothing Go
+// has. A list that selects nothing fails, as SSL_CTX_set_cipher_list does.
+func parseCiphers(s string) ([]uint16, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var picked []uint16
+	dropped := map[uint16]bool{}
+	defaults := false
+	for _, tok := range strings.FieldsFunc(s, func(r rune) bool { return r == ':' || r == ',' || r == ' ' }) {
+		neg := strings.HasPrefix(tok, "!") || strings.HasPrefix(tok, "-")
+		name := strings.TrimLeft(tok, "!-+")
+		id, known := openSSLCiphers[name]
+		switch {
+		case known && neg:
+			dropped[id] = true
+		case known:
+			picked = append(picked, id)
+		case !neg && (name == "DEFAULT" || name == "HIGH" || name == "ALL" || name == "ECDHE" || name == "EECDH" || name == "kEECDH"):
+			defaults = true
+		}
+	}
+	if defaults && len(picked) == 0 {
+		for _, cs := range tls.CipherSuites() {
+			picked = append(picked, cs.ID)
+		}
+	}
+	out := picked[:0]
+	for _, id := range picked {
+		if !dropped[id] {
+			out = append(out, id)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("Failed to configure ciphers: %s", s)
+	}
+	return out, nil
+}
+
+// checkCiphersuites checks tls-ciphersuites (TLS 1.3) as SSL_CTX_set_ciphersuites does: every
+// name must be a suite OpenSSL knows. Go enables its three suites whatever the list says.
+func checkCiphersuites(s string) error {
+	if s == "" {
+		return nil
+	}
+	for _, name := range strings.Split(s, ":") {
+		switch name {
+		case "TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256",
+			"TLS_AES_128_CCM_SHA256", "TLS_AES_128_CCM_8_SHA256":
+		default:
+			return fmt.Errorf("Failed to configure ciphersuites: %s", s)
+		}
+	}
+	return nil
+}
