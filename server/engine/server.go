@@ -446,8 +446,9 @@ func (s *Server) acceptAll(l *netio.Listener) {
 			return
 		}
 		if len(s.clients)+s.tls.handshaking >= s.cfg.MaxClients {
-			msg := "-ERR max number of clients reached\r\n"
-			_, _, _ = netio.Write(nfd, []byte(msg))
+			if !l.TLS { // a TLS client would read the text as a broken handshake
+				_, _, _ = netio.Write(nfd, []byte("-ERR max number of clients reached\r\n"))
+			}
 			netio.Close(nfd)
 			s.stats.rejectedConns++
 			continue
