@@ -614,3 +614,43 @@ func compareWhenSynced(t *testing.T, primaryAddr, replicaAddr string) {
 	}
 	t.Fatalf("the replica's data differs:\n primary: %v\n replica: %v", want, got)
 }
+
+// TestTLSSessionResumption: a client resumes its session (Go's stateless tickets stand in for
+// Redis's session cache), not after tls-session-cache-timeout, and not with
+// tls-session-caching no.
+func TestTLSSessionResumption(t *testing.T) {
+	certs := testpeer.NewCerts(t)
+	_, addr := startTLSServer(t, certs, nil)
+	admin := tlsClient(t, addr, 2, certs.ClientConfig(t, true))
+	cfg := certs.ClientConfig(t, true)
+	cfg.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+	resumed := func() bool {
+		t.Helper()
+		c := dialPeerTLS(t, addr, cfg)
+		c.do("PING") // a TLS 1.3 ticket arrives after the handshake: read once
+		defer c.c.Close()
+		return c.c.(*tls.Conn).ConnectionState().DidResume
+	}
+	resumed()
+	if !resumed() {
+		t.Error("the second conn did not resume its session")
+	}
+	if err := admin.ConfigSet(ctx(), "tls-session-cache-timeout", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	resumed() // a ticket stamped under the new material
+	if !resumed() {
+		t.Error("a session younger than tls-session-cache-timeout was not resumed")
+	}
+	time.Sleep(2100 * time.Millisecond)
+	if resumed() {
+		t.Error("a session older than tls-session-cache-timeout was resumed")
+	}
+	if err := admin.Do(ctx(), "CONFIG", "SET", "tls-session-caching", "no", "tls-session-cache-timeout", "300").Err(); err != nil {
+		t.Fatal(err)
+	}
+	resumed()
+	if resumed() {
+		t.Error("a session was resumed under tls-session-caching no")
+	}
+}
