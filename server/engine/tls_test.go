@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,9 +68,18 @@ func TestTLSGoRedis(t *testing.T) {
 	for _, threads := range []int{1, 2} {
 		t.Run(fmt.Sprintf("io-threads=%d", threads), func(t *testing.T) {
 			_, addr := startTLSServer(t, certs, func(c *config.Config) { c.IOThreads = threads })
+			var c *redis.Client
 			for _, proto := range []int{2, 3} {
-				c := tlsClient(t, addr, proto, certs.ClientConfig(t, true))
+				c = tlsClient(t, addr, proto, certs.ClientConfig(t, true))
 				exerciseTLSClient(t, c, addr, proto, certs.ClientConfig(t, true))
+			}
+			if threads > 1 {
+				// The record layer ran on the I/O threads: the main thread read no socket.
+				info := c.Info(ctx(), "stats").Val()
+				total, threaded := regexpFind(`total_reads_processed:(\d+)`, info), regexpFind(`io_threaded_reads_processed:(\d+)`, info)
+				if total == "" || total == "0" || total != threaded {
+					t.Errorf("reads: total %s, on I/O threads %s", total, threaded)
+				}
 			}
 		})
 	}
@@ -558,7 +568,7 @@ func TestTLSRepliesMatchRedis(t *testing.T) {
 func TestTLSReplicationWithRedis(t *testing.T) {
 	certs := testpeer.NewCerts(t)
 	t.Run("iocache replica of redis-server", func(t *testing.T) {
-		primaryTLS, primaryPlain := startRedisTLS(t, certs, "--tls-replication", "yes")
+		primaryTLS, primaryPlain := startRedisTLS(t, certs, "--tls-replication", "yes", "--repl-diskless-sync-delay", "0")
 		primary := tlsClient(t, primaryTLS, 2, certs.ClientConfig(t, true))
 		fillEveryType(t, primary, "before:")
 		host, port, _ := net.SplitHostPort(primaryTLS)
@@ -566,7 +576,8 @@ func TestTLSReplicationWithRedis(t *testing.T) {
 		_, _ = startServer(t, func(c *config.Config) {
 			c.Port = replicaPort
 			c.IOThreads = 2
-			setTLS(t, c, certs, "--tls-replication", "yes")
+			setTLS(t, c, certs, "--tls-replication", "yes",
+				"--tls-client-cert-file", certs.ClientCertFile, "--tls-client-key-file", certs.ClientKeyFile)
 			c.ReplicaOf = host + " " + port
 		})
 		replicaPlain := net.JoinHostPort("127.0.0.1", strconv.Itoa(replicaPort))
@@ -652,5 +663,60 @@ func TestTLSSessionResumption(t *testing.T) {
 	resumed()
 	if resumed() {
 		t.Error("a session was resumed under tls-session-caching no")
+	}
+}
+
+// TestTLSNoGoroutinePerConn: once their handshakes are done, TLS conns cost no goroutine: the
+// I/O threads serve them.
+func TestTLSNoGoroutinePerConn(t *testing.T) {
+	certs := testpeer.NewCerts(t)
+	_, addr := startTLSServer(t, certs, func(c *config.Config) { c.IOThreads = 2 })
+	cfg := certs.ClientConfig(t, true)
+	dialPeerTLS(t, addr, cfg).do("PING") // the server's own goroutines are all started
+	before := runtime.NumGoroutine()
+	for i := 0; i < 50; i++ {
+		if got := dialPeerTLS(t, addr, cfg).do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("PING: %q", got)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // handshake goroutines exit after handing their conn over
+	if after := runtime.NumGoroutine(); after-before > 10 {
+		t.Errorf("50 TLS conns added %d goroutines", after-before)
+	}
+}
+
+// TestTLSProtocolsCiphersAndCADir: tls-protocols and tls-ciphers choose what is negotiated, live;
+// tls-ca-cert-dir stands in for tls-ca-cert-file.
+func TestTLSProtocolsCiphersAndCADir(t *testing.T) {
+	certs := testpeer.NewCerts(t)
+	caDir := t.TempDir()
+	if err := os.WriteFile(caDir+"/ca.pem", mustRead(t, certs.CAFile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, addr := startTLSServer(t, certs, nil, "--tls-ca-cert-file", "", "--tls-ca-cert-dir", caDir,
+		"--tls-protocols", "TLSv1.2", "--tls-ciphers", "ECDHE-ECDSA-AES256-GCM-SHA384")
+	cfg := certs.ClientConfig(t, true)
+	state := func() tls.ConnectionState {
+		t.Helper()
+		c := dialPeerTLS(t, addr, cfg)
+		defer c.c.Close()
+		c.do("PING")
+		return c.c.(*tls.Conn).ConnectionState()
+	}
+	if st := state(); st.Version != tls.VersionTLS12 || st.CipherSuite != tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 {
+		t.Errorf("negotiated %s %s", tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite))
+	}
+	tls13 := cfg.Clone()
+	tls13.MinVersion = tls.VersionTLS13
+	if c, err := tls.Dial("tcp", addr, tls13); err == nil {
+		c.Close()
+		t.Error("a TLS 1.3 client was served under tls-protocols TLSv1.2")
+	}
+	admin := tlsClient(t, addr, 2, cfg)
+	if err := admin.ConfigSet(ctx(), "tls-protocols", "TLSv1.2 TLSv1.3").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(); st.Version != tls.VersionTLS13 {
+		t.Errorf("after CONFIG SET tls-protocols: %s", tls.VersionName(st.Version))
 	}
 }
