@@ -178,14 +178,7 @@ func (s *Server) closeTLSListeners() {
 // over TLS, as Redis's replicas do.
 func (s *Server) replicationListeningPort() int {
 	if s.cfg.CompatValue("tls-replication") == "yes" {
-		if p := tlsPort(s.cfg); p != 0 {
-			return p
-		}
-		if a := s.TLSAddr(); a != "" {
-			_, port, _ := net.SplitHostPort(a)
-			p, _ := strconv.Atoi(port)
-			return p
-		}
+		return tlsPort(s.cfg)
 	}
 	_, port, _ := net.SplitHostPort(s.Addr())
 	p, _ := strconv.Atoi(port)

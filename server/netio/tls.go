@@ -95,6 +95,11 @@ func (l *TLSLink) Read(p []byte) (int, error) {
 	switch {
 	case n > 0:
 		l.budget -= n
+		if n < len(p) {
+			// A short read drained the socket, as for plaintext: the next byte comes with a
+			// new edge, so this turn's next Read says so without a system call.
+			l.budget, l.again = 0, true
+		}
 		return n, nil
 	case again:
 		l.again = true
