@@ -35,8 +35,12 @@ func setTLS(t testing.TB, c *config.Config, certs *testpeer.Certs, extra ...stri
 	t.Helper()
 	args := append(certs.ServerArgs(strconv.Itoa(testpeer.FreePort(t))), extra...)
 	for i := 0; i+1 < len(args); i += 2 {
-		if err := c.Set(strings.TrimPrefix(args[i], "--"), []string{args[i+1]}, false); err != nil {
-			t.Fatalf("%s %s: %v", args[i], args[i+1], err)
+		name := strings.TrimPrefix(args[i], "--")
+		if err := c.Set(name, []string{args[i+1]}, false); err != nil {
+			// A directive of several arguments (client-output-buffer-limit).
+			if err := c.Set(name, strings.Fields(args[i+1]), false); err != nil {
+				t.Fatalf("%s %s: %v", args[i], args[i+1], err)
+			}
 		}
 	}
 }
@@ -718,5 +722,67 @@ func TestTLSProtocolsCiphersAndCADir(t *testing.T) {
 	}
 	if st := state(); st.Version != tls.VersionTLS13 {
 		t.Errorf("after CONFIG SET tls-protocols: %s", tls.VersionName(st.Version))
+	}
+}
+
+// trickleConn writes what crypto/tls gives it a few bytes at a time, so that the server sees
+// every record (and the handshake) arrive in pieces.
+type trickleConn struct{ net.Conn }
+
+func (c trickleConn) Write(p []byte) (int, error) {
+	for i := 0; i < len(p); i += 7 {
+		if _, err := c.Conn.Write(p[i:min(i+7, len(p))]); err != nil {
+			return i, err
+		}
+		if i%700 == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return len(p), nil
+}
+
+// TestTLSRecordsInPieces: a client whose records arrive a few bytes at a time, handshake
+// included, is served: a would-block in the middle of a record resumes where it stopped.
+func TestTLSRecordsInPieces(t *testing.T) {
+	certs := testpeer.NewCerts(t)
+	_, addr := startTLSServer(t, certs, func(c *config.Config) { c.IOThreads = 2 })
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := tls.Client(trickleConn{raw}, certs.ClientConfig(t, true))
+	t.Cleanup(func() { tc.Close() })
+	p := &peerConn{t: t, c: tc, br: bufio.NewReader(tc)}
+	val := strings.Repeat("v", 3000)
+	if got := p.do("SET", "k", val); got != "+OK\r\n" {
+		t.Fatalf("SET: %q", got)
+	}
+	if got := p.do("GET", "k"); got != "$3000\r\n"+val+"\r\n" {
+		t.Fatalf("GET: %d bytes", len(got))
+	}
+}
+
+// TestTLSOutputLimit: a TLS subscriber that stops reading is closed at its output limit, pending
+// ciphertext counted with pending replies, as for plaintext.
+func TestTLSOutputLimit(t *testing.T) {
+	certs := testpeer.NewCerts(t)
+	_, addr := startTLSServer(t, certs, func(c *config.Config) { c.IOThreads = 2 }, "--client-output-buffer-limit", "pubsub 256kb 0 0")
+	cfg := certs.ClientConfig(t, true)
+	sub := dialPeerTLS(t, addr, cfg)
+	if got := sub.do("SUBSCRIBE", "ch"); !strings.Contains(got, "subscribe") {
+		t.Fatalf("SUBSCRIBE: %q", got)
+	}
+	pub := tlsClient(t, addr, 2, cfg)
+	msg := strings.Repeat("m", 64<<10)
+	for i := 0; i < 200; i++ { // 12.8 MB: more than the socket buffers and the limit
+		if err := pub.Publish(ctx(), "ch", msg).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the subscriber's close", func() bool {
+		return strings.Contains(pub.Info(ctx(), "clients").Val(), "pubsub_clients:0")
+	})
+	if st := pub.Info(ctx(), "stats").Val(); !strings.Contains(st, "client_output_buffer_limit_disconnections:1\r\n") {
+		t.Errorf("INFO stats after the close:\n%s", st)
 	}
 }
