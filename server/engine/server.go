@@ -274,6 +274,19 @@ func (s *Server) Addr() string {
 	return ""
 }
 
+// listenKind names what Addr is, for the start-up line: tcp, or tls on a TLS-only server.
+func (s *Server) listenKind() string {
+	for _, l := range s.listeners {
+		if !l.Unix && !l.TLS {
+			return "tcp"
+		}
+	}
+	if len(s.tls.listeners) > 0 {
+		return "tls"
+	}
+	return "tcp"
+}
+
 // Ready is closed once Serve is accepting connections.
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
@@ -291,7 +304,7 @@ func (s *Server) Serve() error {
 		s.logf(logWarning, "metrics endpoint disabled: %v", err)
 	}
 	s.bio.confineRuntimeThreads() // again: starting the metrics server may have added threads
-	s.logf(logNotice, "Ready to accept connections tcp %s (io-threads %d, server CPUs %s, bio CPUs %s)", s.Addr(), s.plan.IOThreads, cpuset.Format(s.plan.Server), cpuset.Format(s.plan.Bio))
+	s.logf(logNotice, "Ready to accept connections %s %s (io-threads %d, server CPUs %s, bio CPUs %s)", s.listenKind(), s.Addr(), s.plan.IOThreads, cpuset.Format(s.plan.Server), cpuset.Format(s.plan.Bio))
 	s.writePidFile()
 	s.notifySupervisorReady()
 	if host, port, ok := strings.Cut(s.cfg.ReplicaOf, " "); ok {

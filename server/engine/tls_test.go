@@ -279,8 +279,9 @@ func TestTLSBadClientsAreClosed(t *testing.T) {
 	}
 }
 
-// TestTLSLiveIOThreads changes io-threads while TLS clients pipeline and a subscriber listens:
-// conns move between threads with their TLS state, and nothing is lost or reordered.
+// TestTLSLiveIOThreads changes io-threads (and the activation policy, which moves conns between
+// the main thread and I/O threads) while TLS clients pipeline and a subscriber listens: conns
+// move between threads with their TLS state, and nothing is lost or reordered.
 func TestTLSLiveIOThreads(t *testing.T) {
 	certs := testpeer.NewCerts(t)
 	_, addr := startTLSServer(t, certs, func(c *config.Config) { c.IOThreads = 1 })
@@ -325,8 +326,9 @@ func TestTLSLiveIOThreads(t *testing.T) {
 		}(w)
 	}
 	published := 0
-	for _, n := range []string{"3", "2", "4", "1", "2", "1"} {
-		if err := admin.ConfigSet(ctx(), "io-threads", n).Err(); err != nil {
+	for _, kv := range [][2]string{{"io-threads", "3"}, {"io-threads", "2"}, {"io-threads-activation", "load"},
+		{"io-threads", "4"}, {"io-threads-activation", "always"}, {"io-threads", "1"}, {"io-threads", "2"}, {"io-threads", "1"}} {
+		if err := admin.ConfigSet(ctx(), kv[0], kv[1]).Err(); err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; i < 20; i++ {
