@@ -160,8 +160,7 @@ func parseTLSProtocols(s string) (uint16, uint16, error) {
 	return lo, hi, nil
 }
 
-// loadKeyPair reads a PEM certificate chain and its key; pass decrypts a key in the traditional
-// encrypted PEM form ("Proc-Type: 4,ENCRYPTED"), which is what Go can decrypt.
+// loadKeyPair reads a PEM certificate chain and its key; pass decrypts an encrypted key.
 func loadKeyPair(certFile, keyFile, pass string) (tls.Certificate, error) {
 	certPEM, err := os.ReadFile(certFile)
 	if err != nil {
@@ -184,22 +183,29 @@ func loadKeyPair(certFile, keyFile, pass string) (tls.Certificate, error) {
 	return cert, nil
 }
 
-// decryptKey returns the key PEM in clear. Encrypted PKCS#8 ("ENCRYPTED PRIVATE KEY") needs a
-// KDF the standard library lacks, so it is refused with what to do instead.
+// decryptKey returns the key PEM in clear: an encrypted PKCS#8 key (tls_pkcs8.go), or one in
+// the traditional encrypted PEM form.
 func decryptKey(keyPEM []byte, pass string) ([]byte, error) {
 	block, _ := pem.Decode(keyPEM)
 	if block == nil {
 		return keyPEM, nil // X509KeyPair says what is wrong
 	}
 	if block.Type == "ENCRYPTED PRIVATE KEY" {
-		return nil, errors.New("encrypted PKCS#8 keys are not supported: convert the key with `openssl pkcs8 -topk8 -v1 ...` to traditional PEM encryption (`openssl rsa|ec -aes256 -traditional`) or store it unencrypted")
+		if pass == "" {
+			return nil, errors.New("the key is encrypted and its pass is empty")
+		}
+		der, err := decryptPKCS8(block.Bytes, pass)
+		if err != nil {
+			return nil, err
+		}
+		return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
 	}
 	//nolint:staticcheck // RFC 1423 PEM encryption is what redis.conf's tls-key-file-pass opens; no replacement exists
 	if !x509.IsEncryptedPEMBlock(block) {
 		return keyPEM, nil
 	}
 	if pass == "" {
-		return nil, errors.New("the key is encrypted and tls-key-file-pass is empty")
+		return nil, errors.New("the key is encrypted and its pass is empty")
 	}
 	der, err := x509.DecryptPEMBlock(block, []byte(pass)) //nolint:staticcheck // as above
 	if err != nil {

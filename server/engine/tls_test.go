@@ -473,7 +473,8 @@ func TestTLSStartFailures(t *testing.T) {
 	}
 }
 
-// TestTLSEncryptedKey: tls-key-file-pass opens a PEM-encrypted key.
+// TestTLSEncryptedKey: tls-key-file-pass opens a key in traditional encrypted PEM and one in
+// encrypted PKCS#8 as OpenSSL 3 writes it; a wrong pass is refused.
 func TestTLSEncryptedKey(t *testing.T) {
 	certs := testpeer.NewCerts(t)
 	raw, err := os.ReadFile(certs.KeyFile)
@@ -500,11 +501,27 @@ func TestTLSEncryptedKey(t *testing.T) {
 	if err := tlsClient(t, addr, 2, certs.ClientConfig(t, true)).Ping(ctx()).Err(); err != nil {
 		t.Fatal(err)
 	}
-	cfg := config.New()
-	cfg.Port, cfg.Bind, cfg.Dir, cfg.LogLevel = 0, []string{"127.0.0.1"}, t.TempDir(), "nothing"
-	setTLS(t, cfg, certs, "--tls-key-file", enc, "--tls-key-file-pass", "wrong")
-	if _, err := New(cfg); err == nil {
-		t.Error("a wrong tls-key-file-pass was accepted")
+	// What OpenSSL 3 writes: encrypted PKCS#8 (PBES2, PBKDF2 with HMAC-SHA256, AES-256-CBC).
+	openssl := testpeer.Require(t, "openssl")
+	p8 := certs.Dir + "/p8.key"
+	if out, err := exec.Command(openssl, "pkcs8", "-topk8", "-v2", "aes-256-cbc", "-in", certs.KeyFile, "-out", p8,
+		"-passout", "pass:secret8").CombinedOutput(); err != nil {
+		t.Fatalf("openssl: %v %s", err, out)
+	}
+	if !strings.Contains(string(mustRead(t, p8)), "ENCRYPTED PRIVATE KEY") {
+		t.Fatal("openssl did not write an encrypted PKCS#8 key")
+	}
+	_, addr = startTLSServer(t, certs, nil, "--tls-key-file", p8, "--tls-key-file-pass", "secret8")
+	if err := tlsClient(t, addr, 2, certs.ClientConfig(t, true)).Ping(ctx()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range [][2]string{{enc, "wrong"}, {p8, "wrong"}, {p8, ""}} {
+		cfg := config.New()
+		cfg.Port, cfg.Bind, cfg.Dir, cfg.LogLevel = 0, []string{"127.0.0.1"}, t.TempDir(), "nothing"
+		setTLS(t, cfg, certs, "--tls-key-file", kv[0], "--tls-key-file-pass", kv[1])
+		if _, err := New(cfg); err == nil {
+			t.Errorf("%s opened with pass %q", kv[0], kv[1])
+		}
 	}
 }
 
