@@ -635,6 +635,40 @@ func TestTLSReplicationWithRedis(t *testing.T) {
 	})
 }
 
+// TestTLSReplicationIocacheToIocache: an iocache replica of an iocache primary over TLS, a full
+// sync, the stream, then a dropped link continued with a partial resync over a new TLS link.
+func TestTLSReplicationIocacheToIocache(t *testing.T) {
+	certs := testpeer.NewCerts(t)
+	primaryPort, replicaPort := testpeer.FreePort(t), testpeer.FreePort(t)
+	_, primaryTLS := startTLSServer(t, certs, func(c *config.Config) { c.Port = primaryPort; c.IOThreads = 2 })
+	primary := tlsClient(t, primaryTLS, 2, certs.ClientConfig(t, true))
+	fillEveryType(t, primary, "before:")
+	host, port, _ := net.SplitHostPort(primaryTLS)
+	_, _ = startServer(t, func(c *config.Config) {
+		c.Port = replicaPort
+		setTLS(t, c, certs, "--tls-replication", "yes")
+		c.ReplicaOf = host + " " + port
+	})
+	plain := func(p int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)) }
+	replica := redisClient(t, plain(replicaPort), 2)
+	linkUp := func() bool {
+		return strings.Contains(replica.Info(ctx(), "replication").Val(), "master_link_status:up")
+	}
+	waitFor(t, "the TLS link", linkUp)
+	fillEveryType(t, primary, "stream:")
+	compareWhenSynced(t, plain(primaryPort), plain(replicaPort))
+	if n := replica.Do(ctx(), "client", "kill", "type", "master").Val(); n != int64(1) {
+		t.Fatalf("CLIENT KILL TYPE master: %v", n)
+	}
+	fillEveryType(t, primary, "while-down:")
+	waitFor(t, "the new TLS link", linkUp)
+	compareWhenSynced(t, plain(primaryPort), plain(replicaPort))
+	st := primary.Info(ctx(), "stats").Val()
+	if !strings.Contains(st, "sync_full:1\r\n") || !strings.Contains(st, "sync_partial_ok:1\r\n") {
+		t.Errorf("the primary's syncs:\n%s", st)
+	}
+}
+
 // compareWhenSynced waits until both servers hold the same data set (as keyspaceDump sees it).
 func compareWhenSynced(t *testing.T, primaryAddr, replicaAddr string) {
 	t.Helper()
