@@ -102,16 +102,20 @@ func (s *Server) tlsHandshakeDone(c *client, err error) {
 	s.io.Assign(c.conn)
 }
 
-// reconfigureTLS applies CONFIG SET's changes of tls-* directives in next: the material is
-// rebuilt (all or nothing) and the tls-port listeners follow tls-port. On failure it returns
-// the CONFIG SET error and nothing changed.
+// reconfigureTLS applies CONFIG SET of tls-* directives (next is the configuration with them):
+// the material is rebuilt from the files (all or nothing) and the tls-port listeners follow
+// tls-port. On failure it returns the CONFIG SET error and nothing changed.
 func (s *Server) reconfigureTLS(next *config.Config, args [][]byte) string {
+	// Any tls-* directive named, changed or not: setting a file to the path it already has
+	// reloads it, which is how certificates rotated in place (a mounted Secret) take effect, as
+	// with Redis 7.0.
 	changed := ""
-	for i := 0; i < len(args); i += 2 {
+	for i := 0; i < len(args) && changed == ""; i += 2 {
 		name := config.CanonicalName(string(args[i]))
 		for _, d := range tlsDirectives {
-			if name == d && s.cfg.CompatValue(d) != next.CompatValue(d) && changed == "" {
+			if name == d {
 				changed = d
+				break
 			}
 		}
 	}

@@ -409,13 +409,31 @@ func TestTLSCertificateReload(t *testing.T) {
 	if cn := peerCert(t, addr, cfg); cn != "server2" {
 		t.Fatalf("after the refusals a new conn is served %q", cn)
 	}
-	// The CA can be replaced too, and the tls-port moved.
+	// Files rotated in place (a mounted Secret) are reloaded by setting the same path again,
+	// as in Redis 7.0.
+	cert3, key3 := certs.Issue(t, "server3")
+	if err := os.WriteFile(cert2, mustRead(t, cert3), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key2, mustRead(t, key3), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cn := peerCert(t, addr, cfg); cn != "server2" {
+		t.Fatalf("rotated files were read before CONFIG SET: %q", cn)
+	}
+	if err := kept.Do(ctx(), "CONFIG", "SET", "tls-cert-file", cert2, "tls-key-file", key2).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if cn := peerCert(t, addr, cfg); cn != "server3" {
+		t.Fatalf("after CONFIG SET of the same paths: %q", cn)
+	}
+	// The tls-port moves.
 	port := testpeer.FreePort(t)
 	if err := kept.ConfigSet(ctx(), "tls-port", strconv.Itoa(port)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	moved := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	if cn := peerCert(t, moved, cfg); cn != "server2" {
+	if cn := peerCert(t, moved, cfg); cn != "server3" {
 		t.Fatalf("on the new tls-port: %q", cn)
 	}
 	if _, err := tls.Dial("tcp", addr, cfg); err == nil {
