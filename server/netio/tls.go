@@ -289,5 +289,7 @@ func (t *thread) writeTLS(c *Conn) {
 		t.closeClient(c)
 		return
 	}
-	t.noteOutputBuffer(c, int64(cap(c.Out.Buf)))
+	// The record buffer (a chunk and its records' overhead, kept for the next reply) counts
+	// as output buffer, for CLIENT LIST's omem and maxmemory-clients.
+	t.noteOutputBuffer(c, int64(cap(c.Out.Buf)+cap(l.out)))
 }
