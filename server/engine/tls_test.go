@@ -857,3 +857,29 @@ func TestTLSOutputLimit(t *testing.T) {
 		t.Errorf("INFO stats after the close:\n%s", st)
 	}
 }
+
+// TestTLSHealthCheck: --check-health probes a tls-port with --tls, checking the server's chain
+// against --cacert, with a client certificate under tls-auth-clients yes.
+func TestTLSHealthCheck(t *testing.T) {
+	certs := testpeer.NewCerts(t)
+	_, addr := startTLSServer(t, certs, nil)
+	_, port, _ := net.SplitHostPort(addr)
+	probe := func(extra ...string) (int, string) {
+		var out strings.Builder
+		rc := checkHealth(append([]string{"--port", port, "--timeout", "5s"}, extra...), &out)
+		return rc, out.String()
+	}
+	if rc, out := probe("--tls", "--cacert", certs.CAFile, "--cert", certs.ClientCertFile, "--key", certs.ClientKeyFile); rc != 0 {
+		t.Errorf("TLS probe: %d %s", rc, out)
+	}
+	if rc, _ := probe("--tls", "--cacert", certs.CAFile); rc == 0 {
+		t.Error("a probe without a client certificate passed under tls-auth-clients yes")
+	}
+	other := testpeer.NewCerts(t)
+	if rc, _ := probe("--tls", "--cacert", other.CAFile, "--cert", certs.ClientCertFile, "--key", certs.ClientKeyFile); rc == 0 {
+		t.Error("a server whose chain the CA does not sign passed")
+	}
+	if rc, _ := probe(); rc == 0 {
+		t.Error("a plaintext probe of the tls-port passed")
+	}
+}
