@@ -132,12 +132,14 @@ func pathErr(err error) string {
 }
 
 // parseTLSProtocols is Redis's parseProtocolsConfig. Go enables a range of versions, so a list
-// with a gap ("TLSv1.1 TLSv1.3") enables the range it spans.
+// with a gap ("TLSv1 TLSv1.3") enables the run of versions that ends with the highest listed
+// (TLS 1.3 alone): never a version that was not asked for.
 func parseTLSProtocols(s string) (uint16, uint16, error) {
 	if strings.TrimSpace(s) == "" {
 		return tls.VersionTLS12, tls.VersionTLS13, nil
 	}
-	var lo, hi uint16
+	listed := map[uint16]bool{}
+	var hi uint16
 	for _, tok := range strings.Fields(s) {
 		var ver uint16
 		switch strings.ToLower(tok) {
@@ -152,10 +154,12 @@ func parseTLSProtocols(s string) (uint16, uint16, error) {
 		default:
 			return 0, 0, errors.New("Invalid tls-protocols specified. Use a combination of 'TLSv1', 'TLSv1.1', 'TLSv1.2' and 'TLSv1.3'.")
 		}
-		if lo == 0 || ver < lo {
-			lo = ver
-		}
+		listed[ver] = true
 		hi = max(hi, ver)
+	}
+	lo := hi
+	for lo > tls.VersionTLS10 && listed[lo-1] {
+		lo--
 	}
 	return lo, hi, nil
 }
