@@ -169,8 +169,8 @@ func (g *Group) Stop() {
 		t.send(msg{kind: msgStop})
 	}
 	g.wg.Wait()
+	g.stopHandshakes() // before the main poller closes: see handshake
 	g.threads[0].shutdown()
-	g.stopHandshakes()
 }
 
 // Wait blocks the main thread in epoll_wait for up to timeoutMs, less when there is work.

@@ -53,16 +53,15 @@ func (g *Group) handshake(c *Conn, l *TLSLink, nc net.Conn, timeout time.Duratio
 	}
 	h := &g.hs
 	h.mu.Lock()
-	stopped := h.stopped
-	if !stopped {
-		h.done = append(h.done, handshakeResult{c: c, err: err})
-	}
-	h.mu.Unlock()
-	if stopped {
+	defer h.mu.Unlock()
+	if h.stopped {
 		Close(c.FD)
 		return
 	}
+	h.done = append(h.done, handshakeResult{c: c, err: err})
 	h.ready.Store(true)
+	// Under the lock: Stop marks the group stopped before it closes the poller, so this never
+	// writes to a closed (perhaps reused) descriptor.
 	g.mainPoller.Wake()
 }
 
