@@ -218,7 +218,8 @@ func decryptKey(keyPEM []byte, pass string) ([]byte, error) {
 	return pem.EncodeToMemory(&pem.Block{Type: block.Type, Bytes: der}), nil
 }
 
-// loadCAs reads tls-ca-cert-file and every certificate file in tls-ca-cert-dir.
+// loadCAs reads tls-ca-cert-file and every certificate file in tls-ca-cert-dir; an error is
+// about the file.
 func loadCAs(file, dir string) (*x509.CertPool, error) {
 	pool := x509.NewCertPool()
 	if file != "" {
@@ -231,10 +232,10 @@ func loadCAs(file, dir string) (*x509.CertPool, error) {
 		}
 	}
 	if dir != "" {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, err
-		}
+		// OpenSSL looks certificates up in the directory when it verifies, by their hashed
+		// names, so a directory it cannot read is no error, only no certificates (Redis takes
+		// a missing tls-ca-cert-dir). Every certificate file in it is read here, at load.
+		entries, _ := os.ReadDir(dir)
 		for _, e := range entries {
 			if e.IsDir() {
 				continue

@@ -584,7 +584,13 @@ func TestTLSRepliesMatchRedis(t *testing.T) {
 		"SET big "+strings.Repeat("x", 70000), "GETRANGE big 69990 -1", "CONFIG GET tls-port", "CONFIG GET tls-auth-clients",
 		"CONFIG SET tls-protocols bad", "CONFIG SET tls-ciphers NOPE", "CONFIG SET tls-ciphersuites NOPE",
 		"CONFIG SET tls-auth-clients maybe", "CONFIG SET tls-session-cache-size -1", "CONFIG GET tls-session-cache-timeout",
-		"CONFIG GET tls-protocols", "CONFIG GET tls-replication", "CONFIG GET tls-dh-params-file")
+		"CONFIG GET tls-protocols", "CONFIG GET tls-replication", "CONFIG GET tls-dh-params-file",
+		"CONFIG SET tls-cert-file /nonexistent/cert", "CONFIG SET tls-ca-cert-file /nonexistent/ca",
+		"CONFIG SET tls-dh-params-file /nonexistent/dh", "CONFIG SET tls-ca-cert-dir /nonexistent/dir",
+		"CONFIG GET tls-cert-file", "CONFIG SET tls-auth-clients optional", "CONFIG GET tls-auth-clients",
+		"CONFIG SET tls-auth-clients yes", "CONFIG SET tls-cluster no", "CONFIG SET tls-session-caching no",
+		"CONFIG SET tls-session-caching yes", "CONFIG SET tls-protocols TLSv1.2", "CONFIG SET tls-protocols",
+		"CONFIG SET tls-ciphers DEFAULT", "CONFIG SET tls-ciphersuites TLS_AES_128_GCM_SHA256")
 	cfg := certs.ClientConfig(t, true)
 	for _, proto := range []string{"2", "3"} {
 		r, i := dialPeerTLS(t, redisAddr, cfg), dialPeerTLS(t, addr, cfg)
