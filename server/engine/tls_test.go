@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -157,6 +158,10 @@ func TestTLSRedisCLI(t *testing.T) {
 	}
 	if out, err := run(true, "GET", "k"); err != nil || out != "hello" {
 		t.Fatalf("GET: %q %v", out, err)
+	}
+	// With port 0, INFO's tcp_port is the tls-port, as in Redis.
+	if out, err := run(true, "INFO", "server"); err != nil || !slices.Contains(strings.Fields(out), "tcp_port:"+port) {
+		t.Errorf("INFO server: %v\n%s", err, out)
 	}
 	if out, _ := run(false, "GET", "k"); out == "hello" {
 		t.Fatalf("a client without a certificate was served under tls-auth-clients yes: %q", out)
@@ -896,5 +901,37 @@ func TestTLSHealthCheck(t *testing.T) {
 	}
 	if rc, _ := probe(); rc == 0 {
 		t.Error("a plaintext probe of the tls-port passed")
+	}
+}
+
+// TestTLSTurnedOnAndOffLive: a plaintext server starts serving TLS with CONFIG SET (files
+// first, then tls-port), and stops accepting TLS with tls-port 0 while its TLS clients go on.
+func TestTLSTurnedOnAndOffLive(t *testing.T) {
+	certs := testpeer.NewCerts(t)
+	_, addr := startServer(t, nil)
+	admin := redisClient(t, addr, 2)
+	if err := admin.Do(ctx(), "CONFIG", "SET", "tls-cert-file", certs.CertFile, "tls-key-file", certs.KeyFile,
+		"tls-ca-cert-file", certs.CAFile).Err(); err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(testpeer.FreePort(t))
+	if err := admin.ConfigSet(ctx(), "tls-port", port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	tlsAddr := net.JoinHostPort("127.0.0.1", port)
+	c := redis.NewClient(&redis.Options{Addr: tlsAddr, TLSConfig: certs.ClientConfig(t, true), PoolSize: 1, MaxRetries: -1, DisableIdentity: true})
+	defer c.Close()
+	if err := c.Set(ctx(), "k", "v", 0).Err(); err != nil {
+		t.Fatalf("over the tls-port set live: %v", err)
+	}
+	if err := admin.ConfigSet(ctx(), "tls-port", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if conn, err := tls.Dial("tcp", tlsAddr, certs.ClientConfig(t, true)); err == nil {
+		conn.Close()
+		t.Error("tls-port 0 still accepts")
+	}
+	if v := c.Get(ctx(), "k").Val(); v != "v" {
+		t.Errorf("the TLS client after tls-port 0: %q", v)
 	}
 }
