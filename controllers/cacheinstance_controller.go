@@ -117,8 +117,13 @@ func (i *instance) recheckIn(d time.Duration) {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // It watches the server pods (only those: the cache selects them by label) to report why one does
 // not serve; labels them with their replication role, which the Services select; and deletes the
-// outdated pods of a replicated instance, replicas first (cacheinstance_replica_rollout.go).
+// outdated pods (OnDelete StatefulSets), a replicated instance's replicas first
+// (cacheinstance_replica_rollout.go). A pod whose template changed only in memory is resized in
+// place instead (pods/resize) and relabelled with its new revision; to know that, the operator
+// reads the two ControllerRevisions, by name only (cacheinstance_resize.go).
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods/resize,verbs=patch
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get
 // It creates the Validation and Tuning CacheBenchmarks an instance needs, and deletes an outdated
 // one of the same name and the validations it no longer keeps; the benchmark controller reads and
 // watches them all.
@@ -192,7 +197,7 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 		r.reconcilePods,
 		r.reconcileReplication,
 		r.reconcileLiveConfig,
-		r.reconcileReplicaRollout,
+		r.reconcileRollout,
 		r.reconcilePDB,
 		r.reconcileBenchmarks,
 		r.pruneValidations,

@@ -76,7 +76,9 @@ func (r *CacheInstanceReconciler) reconcileLiveConfig(ctx context.Context, inst 
 	var applied []string
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if !servingCurrentTemplate(pod, cfg) {
+		// A pod still smaller than spec.memory (being resized in place) gets the larger maxmemory
+		// once it has grown.
+		if !servingCurrentTemplate(pod, cfg) || memoryBelowSpec(pod, inst.Spec.Memory) {
 			inst.liveInEffect = false
 			continue
 		}

@@ -161,13 +161,12 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 				WithSpec(pod))), nil
 }
 
-// updateStrategy is RollingUpdate for a single pod, OnDelete for a replicated instance, whose pods
-// the operator replaces itself, replicas first (cacheinstance_replica_rollout.go).
-func updateStrategy(ci *cachev1alpha1.CacheInstance) appsv1.StatefulSetUpdateStrategyType {
-	if replicated(ci) {
-		return appsv1.OnDeleteStatefulSetStrategyType
-	}
-	return appsv1.RollingUpdateStatefulSetStrategyType
+// updateStrategy is OnDelete: the operator, not the StatefulSet controller, brings pods to a new
+// template (cacheinstance_replica_rollout.go), because only it knows which pod is the primary and
+// which changes the kubelet can make in place without emptying the cache
+// (cacheinstance_resize.go). Changing a StatefulSet from RollingUpdate to OnDelete touches no pod.
+func updateStrategy(*cachev1alpha1.CacheInstance) appsv1.StatefulSetUpdateStrategyType {
+	return appsv1.OnDeleteStatefulSetStrategyType
 }
 
 // podVolumes are the pod's volumes: the config, /data (an emptyDir unless it comes from the

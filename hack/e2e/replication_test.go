@@ -137,7 +137,7 @@ func inSync(ci *cachev1alpha1.CacheInstance) bool {
 // testReplication shows replicas end to end on the node: three pods on shared CPUs, a write load
 // through the client Service, the primary's pod deleted (the operator promotes the replica with the
 // data, the StatefulSet's new pod comes back as a replica), then a change that needs new pods
-// (replicas first, a switchover, the old primary last). Every write WAIT acknowledged must survive
+// (replicas first, a switchover, the old primary last), then a memory change made in place. Every write WAIT acknowledged must survive
 // both; the longest time without a successful write is reported.
 func testReplication(ctx context.Context, t *testing.T, e *e2eutil.Env) {
 	ci := &cachev1alpha1.CacheInstance{
@@ -225,7 +225,8 @@ func testReplication(ctx context.Context, t *testing.T, e *e2eutil.Env) {
 	if err := e.Client.Get(ctx, key, got); err != nil {
 		t.Fatal(err)
 	}
-	got.Spec.Memory = resource.MustParse("80Mi")
+	// CPU: the static CPU manager refuses any CPU resize in place, so each pod is replaced.
+	got.Spec.CPU = ptr.To(resource.MustParse("120m"))
 	if err := e.Client.Update(ctx, got); err != nil {
 		t.Fatal(err)
 	}
@@ -246,5 +247,51 @@ func testReplication(ctx context.Context, t *testing.T, e *e2eutil.Env) {
 	}
 	if n, err := missing(ctx, check, acked); err != nil || n > 0 || len(acked) == 0 {
 		t.Errorf("after the rollout %d of %d acknowledged writes are missing (%v)", n, len(acked), err)
+	}
+
+	// A memory change under load: every pod resized in place, none replaced, the primary stays.
+	pods, err := e.InstancePods(ctx, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uids := map[string]string{}
+	for _, p := range pods {
+		uids[p.Name] = string(p.UID)
+	}
+	load = startWriteLoad(addr, password)
+	primary, failovers := got.Status.Replication.Primary, got.Status.Replication.Failovers
+	if err := e.Client.Get(ctx, key, got); err != nil {
+		t.Fatal(err)
+	}
+	got.Spec.Memory = resource.MustParse("80Mi")
+	if err := e.Client.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	resizedAt := time.Now()
+	got, err = e.WaitInstance(ctx, key, 3*time.Minute, func(c *cachev1alpha1.CacheInstance) bool {
+		return inSync(c) && c.Status.ObservedGeneration == c.Generation && c.Status.AppliedConfigHash == c.Status.ConfigHash
+	})
+	if err != nil {
+		load.finish()
+		t.Fatalf("the memory change did not settle: %v\n%s", err, e.Describe(ctx, ci))
+	}
+	took := time.Since(resizedAt)
+	time.Sleep(2 * time.Second)
+	acked, summary = load.finish()
+	if pods, err = e.InstancePods(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods {
+		if uids[p.Name] != string(p.UID) {
+			t.Errorf("pod %s replaced for a memory change the kubelet makes in place", p.Name)
+		}
+	}
+	if got.Status.Replication.Primary != primary || got.Status.Replication.Failovers != failovers {
+		t.Errorf("primary %s -> %s, failovers %d -> %d: resizing in place must not move the primary",
+			primary, got.Status.Replication.Primary, failovers, got.Status.Replication.Failovers)
+	}
+	fmt.Printf("  memory 64Mi -> 80Mi: %d pods resized in place in %s, primary stays %s; %s\n", len(pods), took.Round(100*time.Millisecond), primary, summary)
+	if n, err := missing(ctx, check, acked); err != nil || n > 0 || len(acked) == 0 {
+		t.Errorf("after the resize %d of %d acknowledged writes are missing (%v)", n, len(acked), err)
 	}
 }
