@@ -124,6 +124,9 @@ func (i *instance) recheckIn(d time.Duration) {
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods/resize,verbs=patch
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get
+// A switchover waits for the client Service's EndpointSlices to name the new primary before the
+// old one drops its clients (cacheinstance_endpoints.go).
+// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=list
 // It creates the Validation and Tuning CacheBenchmarks an instance needs, and deletes an outdated
 // one of the same name and the validations it no longer keeps; the benchmark controller reads and
 // watches them all.

@@ -195,6 +195,13 @@ func (r *CacheInstanceReconciler) switchover(ctx context.Context, inst *instance
 		_ = unpause(ctx, fromAddr, inst.password)
 		return nil, err
 	}
+	// Hold the old primary's clients until the client Service routes to the new one
+	// (cacheinstance_endpoints.go); the pause is renewed first so that it outlasts the wait.
+	if _, err := pauseWrites(ctx, fromAddr, inst.password); err != nil {
+		_ = unpause(ctx, fromAddr, inst.password)
+		return fail(err)
+	}
+	r.waitServiceRoutesTo(ctx, inst.Namespace, inst.Name, to, from)
 	err = replicateFrom(ctx, fromAddr, toAddr, inst.password, true)
 	if uerr := unpause(ctx, fromAddr, inst.password); err == nil {
 		err = uerr
