@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,6 +42,9 @@ type CacheInstanceReconciler struct {
 	Recorder  events.EventRecorder
 	// Image runs the server when spec.image is empty: the operator's own image.
 	Image string
+	// OperatorNamespace is where the operator runs, which the instances' NetworkPolicies admit; ""
+	// when it runs outside the cluster.
+	OperatorNamespace string
 	// ServerAddress is where the operator reaches a pod's server (host:port); nil means the pod IP.
 	// Tests point it at a server of their own.
 	ServerAddress func(pod *corev1.Pod) string
@@ -113,6 +117,7 @@ func (i *instance) recheckIn(d time.Duration) {
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // It watches the server pods (only those: the cache selects them by label) to report why one does
@@ -202,6 +207,7 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 		r.reconcileLiveConfig,
 		r.reconcileRollout,
 		r.reconcilePDB,
+		r.reconcileNetworkPolicy,
 		r.reconcileBenchmarks,
 		r.pruneValidations,
 		r.reconcileServiceMonitor,
@@ -229,6 +235,7 @@ func (r *CacheInstanceReconciler) SetupWithManager(mgr ctrl.Manager, maxConcurre
 		Owns(&corev1.Service{}).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&networkingv1.NetworkPolicy{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(instanceOfPod)).
 		Watches(&cachev1alpha1.CacheBenchmark{}, handler.EnqueueRequestsFromMapFunc(instanceOfBenchmark),
 			builder.WithPredicates(benchmarkEnded)).

@@ -34,6 +34,9 @@ const testRetryBackoff = 3 * time.Second
 // testSettleTime stands in for the twenty seconds pods must have been ready before a benchmark runs.
 const testSettleTime = 500 * time.Millisecond
 
+// testOperatorNamespace is where the tests say the operator runs, for the NetworkPolicies.
+const testOperatorNamespace = "iocache-system"
+
 // cluster is one real kube-apiserver and etcd, shared by the tests of this package, with the
 // operator running against it.
 type cluster struct {
@@ -98,7 +101,7 @@ func startCluster() (*cluster, error) {
 		return fail(err)
 	}
 	opts := operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: testImage, MaxConcurrent: 2, ValidationRetryBackoff: testRetryBackoff,
-		ServerAddress: testServerAddress, BenchmarkSettleTime: testSettleTime}
+		ServerAddress: testServerAddress, BenchmarkSettleTime: testSettleTime, OperatorNamespace: testOperatorNamespace}
 	mgr, err := operator.NewManager(opCfg, opts)
 	if err != nil {
 		return fail(err)
