@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -219,4 +220,30 @@ func memoryBelowSpec(pod *corev1.Pod, want resource.Quantity) bool {
 		have = containerMemory(pod.Spec.Containers)
 	}
 	return have != nil && have.Cmp(want) < 0
+}
+
+// memoryOnlyTemplateChange compares the StatefulSet's template before an apply with the one the
+// API server returned (both defaulted by it) and reports the server's memory before and after when
+// nothing else differs.
+func memoryOnlyTemplateChange(prev *corev1.PodTemplateSpec, applied *corev1ac.PodTemplateSpecApplyConfiguration) (from, to string, ok bool) {
+	if applied == nil {
+		return "", "", false
+	}
+	b, err := json.Marshal(applied)
+	if err != nil {
+		return "", "", false
+	}
+	cur := &corev1.PodTemplateSpec{}
+	if json.Unmarshal(b, cur) != nil {
+		return "", "", false
+	}
+	old := prev.DeepCopy()
+	a, z := containerMemory(old.Spec.Containers), containerMemory(cur.Spec.Containers)
+	if a == nil || z == nil || a.Cmp(*z) == 0 {
+		return "", "", false
+	}
+	from, to = a.String(), z.String()
+	withoutServerMemory(old)
+	withoutServerMemory(cur)
+	return from, to, equality.Semantic.DeepEqual(old, cur)
 }

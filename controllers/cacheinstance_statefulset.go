@@ -335,6 +335,12 @@ func (r *CacheInstanceReconciler) reconcileStatefulSet(ctx context.Context, inst
 	inst.rollout = &ro
 	if exists && ptr.Deref(sts.Generation, 0) > prev.Generation && len(prev.Spec.Template.Spec.Containers) > 0 {
 		old := prev.Spec.Template.Spec.Containers[0]
+		if from, to, ok := memoryOnlyTemplateChange(&prev.Spec.Template, sts.Spec.Template); ok {
+			inst.change = &configChange{detail: fmt.Sprintf("memory %s -> %s, the pods resized in place (cacheinstance_resize.go)", from, to)}
+			r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, reasonResizingInPlace, "ResizePod",
+				"Memory %s -> %s: resizing the pods in place, they keep their data", from, to)
+			return nil, nil
+		}
 		why := rollReasons(old.Image, image, old.Resources.Limits, serverResources(inst.CacheInstance), inst.previousConfig, inst.config.Text)
 		inst.change = &configChange{rolled: true, detail: why}
 		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, reasonRolled, "RollPods",

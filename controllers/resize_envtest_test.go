@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -228,6 +229,11 @@ func TestMemoryChangeResizesThePodInPlace(t *testing.T) {
 	waitRevision(rev)
 	cl.waitEventSaying(t, ns, "cache", "ResizedInPlace", "without a restart")
 	waitMaxmemory("1932735284")
+	applied := cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionConfigApplied, metav1.ConditionTrue, "AppliedLive")
+	if c := findCondition(applied.Status.Conditions, cachev1alpha1.ConditionConfigApplied); !strings.Contains(c.Message, "kept their data") {
+		t.Errorf("ConfigApplied says %q: a memory change made in place keeps the data", c.Message)
+	}
+	cl.waitEventSaying(t, ns, "cache", "ResizingInPlace", "Memory 1Gi -> 2Gi: resizing the pods in place")
 
 	// Shrinking: maxmemory first, then the pod.
 	rev, during = resizeTo("1536Mi")
