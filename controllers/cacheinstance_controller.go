@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -83,6 +84,9 @@ type instance struct {
 	// forgetTuning names the deleted CacheBenchmark of a failed tuning, which is then dropped so that
 	// the sweep runs again.
 	forgetTuning string
+	// claimTemplateSize is the data claim size the existing StatefulSet was made with (nil without
+	// one); the claims are expanded from it when persistence.size grows.
+	claimTemplateSize *resource.Quantity
 	// replication is what the replication step found, for a replicated instance (else nil).
 	replication *replicationState
 	// recheck is how soon the instance must be looked at again though nothing it watches changes
@@ -129,6 +133,8 @@ func (i *instance) recheckIn(d time.Duration) {
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods/resize,verbs=patch
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get
+// When persistence.size grows it expands the data claims (list, read from the API server; patch).
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=list;patch
 // A switchover waits for the client Service's EndpointSlices to name the new primary before the
 // old one drops its clients (cacheinstance_endpoints.go).
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=list
@@ -208,6 +214,7 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 		r.reconcileRollout,
 		r.reconcilePDB,
 		r.reconcileNetworkPolicy,
+		r.reconcileVolumes,
 		r.reconcileBenchmarks,
 		r.pruneValidations,
 		r.reconcileServiceMonitor,

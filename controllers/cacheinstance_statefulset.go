@@ -324,7 +324,17 @@ func (r *CacheInstanceReconciler) reconcileStatefulSet(ctx context.Context, inst
 		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, "UpgradeAvailable", "PinImage",
 			"The operator runs %s; this instance keeps %s (upgradePolicy Manual): set upgradePolicy: Rolling or spec.image to move, which replaces the pods", pending, image)
 	}
-	sts, err := desiredStatefulSet(inst.CacheInstance, inst.config, image)
+	// A StatefulSet's claim template cannot change: a grown persistence.size keeps the size the
+	// StatefulSet was made with there, and the volumes step expands the claims themselves.
+	rendered := inst.CacheInstance
+	if size := claimTemplateSize(&prev); exists && size != nil && rendered.Spec.Persistence.Size != nil {
+		inst.claimTemplateSize = size
+		if size.Cmp(*rendered.Spec.Persistence.Size) != 0 {
+			rendered = rendered.DeepCopy()
+			rendered.Spec.Persistence.Size = size
+		}
+	}
+	sts, err := desiredStatefulSet(rendered, inst.config, image)
 	if err != nil {
 		return nil, fmt.Errorf("building StatefulSet: %w", err)
 	}
