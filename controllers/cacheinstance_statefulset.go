@@ -72,6 +72,13 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 		// that liveness does not kill a server that is reading its data back.
 		container.WithStartupProbe(execProbe(ci, 5, loadProbeFailures(ci)))
 	}
+	if replicated(ci) {
+		// A replicated pod being deleted (a drain, an eviction, a rollout) holds its SIGTERM while it
+		// is a primary with replicas, until the operator has moved the primary away
+		// (cacheinstance_replication.go switchAwayFrom); the grace period covers that wait too.
+		container.WithLifecycle(corev1ac.Lifecycle().WithPreStop(corev1ac.LifecycleHandler().
+			WithExec(corev1ac.ExecAction().WithCommand(preStopCommand(ci)...))))
+	}
 	pod := corev1ac.PodSpec().
 		WithContainers(container).
 		WithVolumes(podVolumes(ci, persistent)...).
@@ -85,9 +92,14 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 			WithRunAsGroup(nonRootID).
 			WithFSGroup(nonRootID).
 			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault)))
-	if persistent {
+	switch {
+	case persistent && replicated(ci):
+		pod.WithTerminationGracePeriodSeconds(preStopWaitSeconds + shutdownGraceSeconds(ci))
+	case persistent:
 		// The server saves a snapshot on SIGTERM: the kubelet must wait for it before it kills.
 		pod.WithTerminationGracePeriodSeconds(shutdownGraceSeconds(ci))
+	case replicated(ci):
+		pod.WithTerminationGracePeriodSeconds(preStopWaitSeconds + minShutdownGrace)
 	}
 	if len(s.NodeSelector) > 0 {
 		pod.WithNodeSelector(s.NodeSelector)
@@ -219,6 +231,19 @@ func describeCPU(ci *cachev1alpha1.CacheInstance, cfg *serverConfig) string {
 	}
 	return fmt.Sprintf("Exclusive: %d whole cores (Guaranteed QoS, exclusive with the static CPU manager); io-threads %d, server threads pinned to %s",
 		ci.Spec.Cores, cfg.IOThreads, cfg.CPULists.Server)
+}
+
+// preStopWaitSeconds bounds how long a replicated pod's preStop hook waits for the primary to move.
+const preStopWaitSeconds = 20
+
+// preStopCommand is the server binary's own preStop hook (iocache-server --pre-stop): it returns
+// once the server is not a primary with replicas, or after preStopWaitSeconds.
+func preStopCommand(ci *cachev1alpha1.CacheInstance) []string {
+	cmd := []string{serverBinary, "--pre-stop", "--port", strconv.Itoa(serverPort), "--wait", strconv.Itoa(preStopWaitSeconds) + "s"}
+	if ci.Spec.Auth != nil {
+		cmd = append(cmd, "--password-file", authFilePath(ci.Spec.Auth))
+	}
+	return cmd
 }
 
 // execProbe runs the server binary's own health check, which sends PING (after AUTH with the

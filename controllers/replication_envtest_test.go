@@ -250,6 +250,13 @@ func TestReplicasFailoverKeepsTheData(t *testing.T) {
 	if *sts.Spec.Replicas != 3 || sts.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType {
 		t.Fatalf("StatefulSet replicas %d, update strategy %s: want 3 pods replaced by the operator (OnDelete)", *sts.Spec.Replicas, sts.Spec.UpdateStrategy.Type)
 	}
+	// A pod being deleted holds its SIGTERM while it is a primary with replicas (the server's own
+	// preStop hook), so that the operator can switch over while it still serves.
+	if lc := sts.Spec.Template.Spec.Containers[0].Lifecycle; lc == nil || lc.PreStop == nil || lc.PreStop.Exec == nil ||
+		!strings.Contains(strings.Join(lc.PreStop.Exec.Command, " "), "--pre-stop --port 6379 --wait 20s --password-file") ||
+		ptr.Deref(sts.Spec.Template.Spec.TerminationGracePeriodSeconds, 0) < 50 {
+		t.Fatalf("preStop %+v, grace %v: want iocache-server --pre-stop with the password file and 50 s to stop", lc, sts.Spec.Template.Spec.TerminationGracePeriodSeconds)
+	}
 	cm := &corev1.ConfigMap{}
 	if err := cl.get(t, ns, "cache-config", cm); err != nil {
 		t.Fatal(err)
