@@ -664,7 +664,7 @@ func TestEndToEnd(t *testing.T) {
 		testCrashSafeAOF(ctx, t, e, local)
 	})
 
-	p.run(t, "replicas: the primary's pod deleted under load, then a rollout under load; no acknowledged write lost", func(t *testing.T) {
+	p.run(t, "replicas under load: the primary's pod deleted, a rollout, a resize in place, a drain; no acknowledged write lost", func(t *testing.T) {
 		testReplication(ctx, t, e)
 	})
 
