@@ -102,24 +102,33 @@ func startCluster() (*cluster, error) {
 	}
 	opts := operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: testImage, MaxConcurrent: 2, ValidationRetryBackoff: testRetryBackoff,
 		ServerAddress: testServerAddress, BenchmarkSettleTime: testSettleTime, OperatorNamespace: testOperatorNamespace}
-	mgr, err := operator.NewManager(opCfg, opts)
+	stop, err := startManager(opCfg, opts)
 	if err != nil {
 		return fail(err)
 	}
-	if err := operator.Setup(mgr, opts); err != nil {
-		return fail(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
 	stopShared = func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
 		_ = env.Stop()
 	}
 	return cl, nil
+}
+
+// startManager runs the operator as opts say, with cfg's credentials, until stop; stop returns
+// what the manager ended with.
+func startManager(cfg *rest.Config, opts operator.Options) (stop func() error, err error) {
+	mgr, err := operator.NewManager(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := operator.Setup(mgr, opts); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	return func() error { cancel(); return <-done }, nil
 }
 
 // operatorUser returns credentials of a user that holds exactly config/rbac/role.yaml, the role

@@ -46,21 +46,13 @@ func TestOperatorRestartMidFailoverConvergesOnTheRecordedPrimary(t *testing.T) {
 	}
 	ctx := context.Background()
 	startOperator := func() (stop func()) {
-		opts := operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: testImage, MaxConcurrent: 2, SeveralManagers: true,
-			ServerAddress: testServerAddress, BenchmarkSettleTime: testSettleTime, OperatorNamespace: testOperatorNamespace}
-		mgr, err := operator.NewManager(opCfg, opts)
+		stopManager, err := startManager(opCfg, operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: testImage, MaxConcurrent: 2, SeveralManagers: true,
+			ServerAddress: testServerAddress, BenchmarkSettleTime: testSettleTime, OperatorNamespace: testOperatorNamespace})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := operator.Setup(mgr, opts); err != nil {
-			t.Fatal(err)
-		}
-		mctx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- mgr.Start(mctx) }()
 		return func() {
-			cancel()
-			if err := <-done; err != nil {
+			if err := stopManager(); err != nil {
 				t.Errorf("manager: %v", err)
 			}
 		}

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/util/retry"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
 )
@@ -270,15 +269,5 @@ func TestMemoryChangeResizesThePodInPlace(t *testing.T) {
 // patches pods meanwhile).
 func (cl *cluster) updatePodStatus(t *testing.T, ns, name string, mutate func(*corev1.Pod)) {
 	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		pod := &corev1.Pod{}
-		if err := cl.get(t, ns, name, pod); err != nil {
-			return err
-		}
-		mutate(pod)
-		return cl.c.Status().Update(context.Background(), pod)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl.retryPodUpdate(t, ns, name, mutate, cl.c.Status().Update)
 }
