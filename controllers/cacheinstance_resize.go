@@ -47,6 +47,11 @@ const (
 // resizeInPlace brings an outdated pod to the update revision without a restart when only the
 // server's memory differs.
 func (r *CacheInstanceReconciler) resizeInPlace(ctx context.Context, inst *instance, pod *corev1.Pod, update string) (resizeOutcome, error) {
+	// A pod that does not run (unschedulable, its image not pulled) holds no data, and the kubelet
+	// may never act on a resize: a memory change made to let it fit must replace it.
+	if pod.Status.Phase != corev1.PodRunning {
+		return resizeNotApplicable, nil
+	}
 	memory, ok, err := r.memoryOnlyChange(ctx, pod.Namespace, pod.Labels[labelRevision], update)
 	if err != nil || !ok {
 		return resizeNotApplicable, err

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
 )
@@ -261,6 +262,56 @@ func TestMemoryChangeResizesThePodInPlace(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("a pod the kubelet cannot resize was not replaced")
+		}
+	}
+}
+
+// A pod that never ran (here: Pending, as an unschedulable one stays) is replaced on a memory
+// change, not resized: it holds no data, and lowering the memory is how a user makes it fit.
+func TestMemoryChangeReplacesAPendingPod(t *testing.T) {
+	cl := startEnv(t)
+	ns := cl.namespace(t)
+	ctx := context.Background()
+	ci := instanceIn(ns, "cache", 1, func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Benchmark.ValidateOnChange = ptr.To(false) })
+	if err := cl.c.Create(ctx, ci); err != nil {
+		t.Fatal(err)
+	}
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionReady, metav1.ConditionFalse, "RollingOut")
+	sts := &appsv1.StatefulSet{}
+	if err := cl.get(t, ns, "cache", sts); err != nil {
+		t.Fatal(err)
+	}
+	first := fmt.Sprintf("cache-%d", sts.Generation)
+	pod := cl.servePod(t, ns, "cache", "127.0.0.1:1")
+	cl.updatePod(t, ns, pod.Name, func(p *corev1.Pod) { p.Labels[appsv1.ControllerRevisionHashLabelKey] = first })
+	cl.updatePodStatus(t, ns, pod.Name, func(p *corev1.Pod) {
+		p.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable"}}}
+	})
+	cl.recordRevision(t, ns, "cache")
+	cl.update(t, ns, "cache", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Memory = resource.MustParse("512Mi") })
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if err := cl.get(t, ns, "cache", sts); err != nil {
+			t.Fatal(err)
+		}
+		if serverMemory(sts.Spec.Template.Spec.Containers) == "512Mi" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the template never got the new memory")
+		}
+	}
+	cl.recordRevision(t, ns, "cache")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		p := &corev1.Pod{}
+		err := cl.get(t, ns, pod.Name, p)
+		if apierrors.IsNotFound(err) || (err == nil && !p.DeletionTimestamp.IsZero()) {
+			return
+		}
+		if serverMemory(p.Spec.Containers) == "512Mi" {
+			t.Fatal("a pending pod was resized in place instead of replaced")
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a pending pod was not replaced after a memory change")
 		}
 	}
 }
