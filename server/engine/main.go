@@ -43,6 +43,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "--check-health" {
 		return checkHealth(args[1:], stderr)
 	}
+	if len(args) > 0 && args[0] == "--pre-stop" {
+		return preStop(args[1:], stderr)
+	}
 	cfg, err := config.Load(args, os.Stdin)
 	if err != nil {
 		var fe *config.FileError

@@ -110,6 +110,7 @@ type Server struct {
 	bgsaveTID      atomic.Int64
 	memOverhead    int64 // process memory beyond the keyspace's accounting, measured by cron
 	goMemLimit     int64 // the runtime's soft memory limit, from the cgroup (0 = none)
+	cgroupLimit    int64 // the cgroup's memory limit goMemLimit was derived from (0 = none)
 	nextExpire     int64 // when the next active expire cycle runs (unix ms)
 	// evictionBacklog is set when an eviction pass ran out of time over maxmemory.
 	evictionBacklog bool
@@ -151,6 +152,7 @@ func New(cfg *config.Config) (*Server, error) {
 		return nil, err
 	}
 	s.acl = newACLState(s.builtin)
+	s.cgroupLimit = cgroupMemoryLimit()
 	s.goMemLimit = applyMemoryLimit()
 	s.applyLiveConfig()
 	if err := s.loadConfiguredUsers(); err != nil {
