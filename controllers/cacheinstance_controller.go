@@ -7,10 +7,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -41,6 +43,9 @@ type CacheInstanceReconciler struct {
 	Recorder  events.EventRecorder
 	// Image runs the server when spec.image is empty: the operator's own image.
 	Image string
+	// OperatorNamespace is where the operator runs, which the instances' NetworkPolicies admit; ""
+	// when it runs outside the cluster.
+	OperatorNamespace string
 	// ServerAddress is where the operator reaches a pod's server (host:port); nil means the pod IP.
 	// Tests point it at a server of their own.
 	ServerAddress func(pod *corev1.Pod) string
@@ -79,6 +84,9 @@ type instance struct {
 	// forgetTuning names the deleted CacheBenchmark of a failed tuning, which is then dropped so that
 	// the sweep runs again.
 	forgetTuning string
+	// claimTemplateSize is the data claim size the existing StatefulSet was made with (nil without
+	// one); the claims are expanded from it when persistence.size grows.
+	claimTemplateSize *resource.Quantity
 	// replication is what the replication step found, for a replicated instance (else nil).
 	replication *replicationState
 	// recheck is how soon the instance must be looked at again though nothing it watches changes
@@ -113,12 +121,23 @@ func (i *instance) recheckIn(d time.Duration) {
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // It watches the server pods (only those: the cache selects them by label) to report why one does
 // not serve; labels them with their replication role, which the Services select; and deletes the
-// outdated pods of a replicated instance, replicas first (cacheinstance_replica_rollout.go).
+// outdated pods (OnDelete StatefulSets), a replicated instance's replicas first
+// (cacheinstance_replica_rollout.go). A pod whose template changed only in memory is resized in
+// place instead (pods/resize) and relabelled with its new revision; to know that, the operator
+// reads the two ControllerRevisions, by name only (cacheinstance_resize.go).
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods/resize,verbs=patch
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get
+// When persistence.size grows it expands the data claims (list, read from the API server; patch).
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=list;patch
+// A switchover waits for the client Service's EndpointSlices to name the new primary before the
+// old one drops its clients (cacheinstance_endpoints.go).
+// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=list
 // It creates the Validation and Tuning CacheBenchmarks an instance needs, and deletes an outdated
 // one of the same name and the validations it no longer keeps; the benchmark controller reads and
 // watches them all.
@@ -192,8 +211,10 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 		r.reconcilePods,
 		r.reconcileReplication,
 		r.reconcileLiveConfig,
-		r.reconcileReplicaRollout,
+		r.reconcileRollout,
 		r.reconcilePDB,
+		r.reconcileNetworkPolicy,
+		r.reconcileVolumes,
 		r.reconcileBenchmarks,
 		r.pruneValidations,
 		r.reconcileServiceMonitor,
@@ -221,6 +242,7 @@ func (r *CacheInstanceReconciler) SetupWithManager(mgr ctrl.Manager, maxConcurre
 		Owns(&corev1.Service{}).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&networkingv1.NetworkPolicy{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(instanceOfPod)).
 		Watches(&cachev1alpha1.CacheBenchmark{}, handler.EnqueueRequestsFromMapFunc(instanceOfBenchmark),
 			builder.WithPredicates(benchmarkEnded)).

@@ -76,7 +76,9 @@ func (r *CacheInstanceReconciler) reconcileLiveConfig(ctx context.Context, inst 
 	var applied []string
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if !servingCurrentTemplate(pod, cfg) {
+		// A pod still smaller than spec.memory (being resized in place) gets the larger maxmemory
+		// once it has grown.
+		if !servingCurrentTemplate(pod, cfg) || memoryBelowSpec(pod, inst.Spec.Memory) {
 			inst.liveInEffect = false
 			continue
 		}
@@ -269,11 +271,11 @@ func rollReasons(prevImage, image string, prevResources, resources corev1.Resour
 	}
 	// Measured on the local node (kubelet 1.37, static CPU manager): the kubelet refuses to resize
 	// a Guaranteed pod's CPU in place ("Resize is infeasible for Guaranteed Pods alongside CPU
-	// Manager policy static"), and resizes its memory in place, up and down, without a restart;
-	// but a StatefulSet replaces its pods on any change of their template.
+	// Manager policy static"), and resizes its memory in place, up and down, without a restart:
+	// a change of memory alone is made in place (cacheinstance_resize.go) and never gets here.
 	because := map[corev1.ResourceName]string{
 		corev1.ResourceCPU:    "the kubelet's static CPU manager does not resize a Guaranteed pod's CPUs in place",
-		corev1.ResourceMemory: "the StatefulSet replaces its pods when their template changes",
+		corev1.ResourceMemory: "with another change that needs new pods",
 	}
 	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		a, b := prevResources[res], resources[res]

@@ -12,7 +12,8 @@ import (
 // template (data-<instance>-<ordinal>), where the server keeps dump.rdb. The server saves at its
 // save points and on SIGTERM, and loads the file at start, so a pod that is replaced comes back
 // with its data. The claim template is fixed when the StatefulSet is created; the CRD refuses a
-// change of mode, size or class rather than let the operator replace the StatefulSet and its data.
+// change of mode or class, or a smaller size, rather than let the operator replace the StatefulSet
+// and its data; a larger size expands the claims themselves (cacheinstance_volumes.go).
 
 // dataClaimTemplate is the claim template of the data volume.
 func dataClaimTemplate(ci *cachev1alpha1.CacheInstance) *corev1ac.PersistentVolumeClaimApplyConfiguration {

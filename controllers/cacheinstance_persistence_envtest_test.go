@@ -20,8 +20,9 @@ import (
 
 // Persistence RDB puts /data on a volume claim per pod, keeps the claims when the instance goes
 // (whenDeleted Retain), gives the server time to save at shutdown and to load at start, and renders
-// the save points; the save points change live, while the claim cannot change at all: the API
-// server refuses it with a message, instead of the operator replacing the StatefulSet and the data.
+// the save points; the save points change live, while the claim's mode and class cannot change and
+// its size cannot shrink: the API server refuses it with a message, instead of the operator
+// replacing the StatefulSet and the data. (Growing is TestPersistenceSizeGrowsTheClaims.)
 func TestPersistenceRDB(t *testing.T) {
 	cl := startEnv(t)
 	ns := cl.namespace(t)
@@ -125,7 +126,7 @@ func TestPersistenceRDB(t *testing.T) {
 			generation, sts.Generation, rdb.Get(ctx, "user:1").Val(), rdb.ConfigGet(ctx, "appendonly").Val())
 	}
 
-	// The claim is fixed: the API server says so.
+	// The claim cannot be replaced or shrunk: the API server says so.
 	for _, tc := range []struct {
 		name   string
 		mutate func(*cachev1alpha1.PersistenceSpec)
@@ -135,8 +136,8 @@ func TestPersistenceRDB(t *testing.T) {
 			*p = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceNone}
 		},
 			"persistence.mode cannot change between None and a persistent mode on an existing instance"},
-		{"size", func(p *cachev1alpha1.PersistenceSpec) { p.Size = ptr.To(resource.MustParse("4Gi")) },
-			"persistence.size cannot change on an existing instance"},
+		{"size", func(p *cachev1alpha1.PersistenceSpec) { p.Size = ptr.To(resource.MustParse("1Gi")) },
+			"persistence.size can only grow"},
 		{"class", func(p *cachev1alpha1.PersistenceSpec) { p.StorageClassName = ptr.To("slow") },
 			"persistence.storageClassName cannot change on an existing instance"},
 	} {

@@ -35,16 +35,61 @@ func statefulSetReplicas(ci *cachev1alpha1.CacheInstance) int32 {
 	return want
 }
 
-// reconcileReplicaRollout replaces one outdated pod of a replicated instance, or moves its primary,
-// when every pod is ready and in sync; otherwise it waits for the next pass.
-func (r *CacheInstanceReconciler) reconcileReplicaRollout(ctx context.Context, inst *instance) (*ctrl.Result, error) {
-	st := inst.replication
-	if st == nil || st.status.Primary == "" || inst.rollout == nil || st.condition != metav1.ConditionTrue {
-		return nil, nil
+// reconcileRollout brings outdated pods to the StatefulSet's update revision. It resizes in
+// place every pod whose revision differs only in memory (cacheinstance_resize.go), whatever its
+// role. A single pod that needs a new one is deleted, as the StatefulSet controller's
+// RollingUpdate would; a replicated instance's pods are replaced one at a time, replicas first,
+// each when every pod is ready and in sync, the primary last after a switchover.
+func (r *CacheInstanceReconciler) reconcileRollout(ctx context.Context, inst *instance) (*ctrl.Result, error) {
+	ro := inst.rollout
+	if ro == nil || !ro.onDelete {
+		return nil, nil // a StatefulSet from before OnDelete: its controller still rolls it
 	}
 	pods, err := r.serverPods(ctx, inst)
 	if err != nil {
 		return nil, err
+	}
+	update := ro.updateRevision
+	settled := update != "" && ro.observedGeneration >= ro.generation
+	replace := map[string]bool{}
+	for i := range pods {
+		pod := &pods[i]
+		// A pod without a revision was not made by the StatefulSet controller: not ours to replace.
+		if !settled || pod.Labels[labelRevision] == "" || pod.Labels[labelRevision] == update || !pod.DeletionTimestamp.IsZero() {
+			continue
+		}
+		outcome, err := r.resizeInPlace(ctx, inst, pod, update)
+		if err != nil {
+			return nil, err
+		}
+		if outcome == resizeNotApplicable || outcome == resizeInfeasible {
+			replace[pod.Name] = true
+		}
+	}
+	if replicated(inst.CacheInstance) {
+		return r.replaceReplicated(ctx, inst, pods, replace)
+	}
+	for i := range pods {
+		pod := &pods[i]
+		if !replace[pod.Name] {
+			continue
+		}
+		if err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+			return nil, fmt.Errorf("deleting outdated pod %s: %w", pod.Name, err)
+		}
+		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, "ReplacingPod", "RollPods",
+			"Replacing pod %s for the current pod template", pod.Name)
+	}
+	return nil, nil
+}
+
+// replaceReplicated replaces one pod of a replicated instance that needs a new one, or moves its
+// primary, when every pod is ready and in sync; otherwise it waits for the next pass. A scale-down
+// that removes the primary's pod moves the primary first.
+func (r *CacheInstanceReconciler) replaceReplicated(ctx context.Context, inst *instance, pods []corev1.Pod, replace map[string]bool) (*ctrl.Result, error) {
+	st := inst.replication
+	if st == nil || st.status.Primary == "" || st.condition != metav1.ConditionTrue {
+		return nil, nil
 	}
 	if len(pods) != int(inst.rollout.replicas) || len(st.status.Pods) != len(pods) {
 		return nil, nil // a pod is on its way
@@ -62,7 +107,7 @@ func (r *CacheInstanceReconciler) reconcileReplicaRollout(ctx context.Context, i
 	primaryOutdated := false
 	for i := len(pods) - 1; i >= 0; i-- {
 		pod := &pods[i]
-		if pod.Labels[labelRevision] == update {
+		if !replace[pod.Name] {
 			continue
 		}
 		if pod.Name == primary {
@@ -150,6 +195,13 @@ func (r *CacheInstanceReconciler) switchover(ctx context.Context, inst *instance
 		_ = unpause(ctx, fromAddr, inst.password)
 		return nil, err
 	}
+	// Hold the old primary's clients until the client Service routes to the new one
+	// (cacheinstance_endpoints.go); the pause is renewed first so that it outlasts the wait.
+	if _, err := pauseWrites(ctx, fromAddr, inst.password); err != nil {
+		_ = unpause(ctx, fromAddr, inst.password)
+		return fail(err)
+	}
+	r.waitServiceRoutesTo(ctx, inst.Namespace, inst.Name, to, from)
 	err = replicateFrom(ctx, fromAddr, toAddr, inst.password, true)
 	if uerr := unpause(ctx, fromAddr, inst.password); err == nil {
 		err = uerr

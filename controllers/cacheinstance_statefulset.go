@@ -72,6 +72,13 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 		// that liveness does not kill a server that is reading its data back.
 		container.WithStartupProbe(execProbe(ci, 5, loadProbeFailures(ci)))
 	}
+	if replicated(ci) {
+		// A replicated pod being deleted (a drain, an eviction, a rollout) holds its SIGTERM while it
+		// is a primary with replicas, until the operator has moved the primary away
+		// (cacheinstance_replication.go switchAwayFrom); the grace period covers that wait too.
+		container.WithLifecycle(corev1ac.Lifecycle().WithPreStop(corev1ac.LifecycleHandler().
+			WithExec(corev1ac.ExecAction().WithCommand(preStopCommand(ci)...))))
+	}
 	pod := corev1ac.PodSpec().
 		WithContainers(container).
 		WithVolumes(podVolumes(ci, persistent)...).
@@ -85,9 +92,14 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 			WithRunAsGroup(nonRootID).
 			WithFSGroup(nonRootID).
 			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault)))
-	if persistent {
+	switch {
+	case persistent && replicated(ci):
+		pod.WithTerminationGracePeriodSeconds(preStopWaitSeconds + shutdownGraceSeconds(ci))
+	case persistent:
 		// The server saves a snapshot on SIGTERM: the kubelet must wait for it before it kills.
 		pod.WithTerminationGracePeriodSeconds(shutdownGraceSeconds(ci))
+	case replicated(ci):
+		pod.WithTerminationGracePeriodSeconds(preStopWaitSeconds + minShutdownGrace)
 	}
 	if len(s.NodeSelector) > 0 {
 		pod.WithNodeSelector(s.NodeSelector)
@@ -161,13 +173,12 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 				WithSpec(pod))), nil
 }
 
-// updateStrategy is RollingUpdate for a single pod, OnDelete for a replicated instance, whose pods
-// the operator replaces itself, replicas first (cacheinstance_replica_rollout.go).
-func updateStrategy(ci *cachev1alpha1.CacheInstance) appsv1.StatefulSetUpdateStrategyType {
-	if replicated(ci) {
-		return appsv1.OnDeleteStatefulSetStrategyType
-	}
-	return appsv1.RollingUpdateStatefulSetStrategyType
+// updateStrategy is OnDelete: the operator, not the StatefulSet controller, brings pods to a new
+// template (cacheinstance_replica_rollout.go), because only it knows which pod is the primary and
+// which changes the kubelet can make in place without emptying the cache
+// (cacheinstance_resize.go). Changing a StatefulSet from RollingUpdate to OnDelete touches no pod.
+func updateStrategy(*cachev1alpha1.CacheInstance) appsv1.StatefulSetUpdateStrategyType {
+	return appsv1.OnDeleteStatefulSetStrategyType
 }
 
 // podVolumes are the pod's volumes: the config, /data (an emptyDir unless it comes from the
@@ -220,6 +231,19 @@ func describeCPU(ci *cachev1alpha1.CacheInstance, cfg *serverConfig) string {
 	}
 	return fmt.Sprintf("Exclusive: %d whole cores (Guaranteed QoS, exclusive with the static CPU manager); io-threads %d, server threads pinned to %s",
 		ci.Spec.Cores, cfg.IOThreads, cfg.CPULists.Server)
+}
+
+// preStopWaitSeconds bounds how long a replicated pod's preStop hook waits for the primary to move.
+const preStopWaitSeconds = 20
+
+// preStopCommand is the server binary's own preStop hook (iocache-server --pre-stop): it returns
+// once the server is not a primary with replicas, or after preStopWaitSeconds.
+func preStopCommand(ci *cachev1alpha1.CacheInstance) []string {
+	cmd := []string{serverBinary, "--pre-stop", "--port", strconv.Itoa(serverPort), "--wait", strconv.Itoa(preStopWaitSeconds) + "s"}
+	if ci.Spec.Auth != nil {
+		cmd = append(cmd, "--password-file", authFilePath(ci.Spec.Auth))
+	}
+	return cmd
 }
 
 // execProbe runs the server binary's own health check, which sends PING (after AUTH with the
@@ -325,7 +349,17 @@ func (r *CacheInstanceReconciler) reconcileStatefulSet(ctx context.Context, inst
 		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, "UpgradeAvailable", "PinImage",
 			"The operator runs %s; this instance keeps %s (upgradePolicy Manual): set upgradePolicy: Rolling or spec.image to move, which replaces the pods", pending, image)
 	}
-	sts, err := desiredStatefulSet(inst.CacheInstance, inst.config, image)
+	// A StatefulSet's claim template cannot change: a grown persistence.size keeps the size the
+	// StatefulSet was made with there, and the volumes step expands the claims themselves.
+	rendered := inst.CacheInstance
+	if size := claimTemplateSize(&prev); exists && size != nil && rendered.Spec.Persistence.Size != nil {
+		inst.claimTemplateSize = size
+		if size.Cmp(*rendered.Spec.Persistence.Size) != 0 {
+			rendered = rendered.DeepCopy()
+			rendered.Spec.Persistence.Size = size
+		}
+	}
+	sts, err := desiredStatefulSet(rendered, inst.config, image)
 	if err != nil {
 		return nil, fmt.Errorf("building StatefulSet: %w", err)
 	}
@@ -336,6 +370,12 @@ func (r *CacheInstanceReconciler) reconcileStatefulSet(ctx context.Context, inst
 	inst.rollout = &ro
 	if exists && ptr.Deref(sts.Generation, 0) > prev.Generation && len(prev.Spec.Template.Spec.Containers) > 0 {
 		old := prev.Spec.Template.Spec.Containers[0]
+		if from, to, ok := memoryOnlyTemplateChange(&prev.Spec.Template, sts.Spec.Template); ok {
+			inst.change = &configChange{detail: fmt.Sprintf("memory %s -> %s, the pods resized in place (cacheinstance_resize.go)", from, to)}
+			r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, reasonResizingInPlace, "ResizePod",
+				"Memory %s -> %s: resizing the pods in place, they keep their data", from, to)
+			return nil, nil
+		}
 		why := rollReasons(old.Image, image, old.Resources.Limits, serverResources(inst.CacheInstance), inst.previousConfig, inst.config.Text)
 		inst.change = &configChange{rolled: true, detail: why}
 		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, reasonRolled, "RollPods",

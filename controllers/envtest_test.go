@@ -34,6 +34,9 @@ const testRetryBackoff = 3 * time.Second
 // testSettleTime stands in for the twenty seconds pods must have been ready before a benchmark runs.
 const testSettleTime = 500 * time.Millisecond
 
+// testOperatorNamespace is where the tests say the operator runs, for the NetworkPolicies.
+const testOperatorNamespace = "iocache-system"
+
 // cluster is one real kube-apiserver and etcd, shared by the tests of this package, with the
 // operator running against it.
 type cluster struct {
@@ -98,25 +101,34 @@ func startCluster() (*cluster, error) {
 		return fail(err)
 	}
 	opts := operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: testImage, MaxConcurrent: 2, ValidationRetryBackoff: testRetryBackoff,
-		ServerAddress: testServerAddress, BenchmarkSettleTime: testSettleTime}
-	mgr, err := operator.NewManager(opCfg, opts)
+		ServerAddress: testServerAddress, BenchmarkSettleTime: testSettleTime, OperatorNamespace: testOperatorNamespace}
+	stop, err := startManager(opCfg, opts)
 	if err != nil {
 		return fail(err)
 	}
-	if err := operator.Setup(mgr, opts); err != nil {
-		return fail(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
 	stopShared = func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
 		_ = env.Stop()
 	}
 	return cl, nil
+}
+
+// startManager runs the operator as opts say, with cfg's credentials, until stop; stop returns
+// what the manager ended with.
+func startManager(cfg *rest.Config, opts operator.Options) (stop func() error, err error) {
+	mgr, err := operator.NewManager(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := operator.Setup(mgr, opts); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	return func() error { cancel(); return <-done }, nil
 }
 
 // operatorUser returns credentials of a user that holds exactly config/rbac/role.yaml, the role

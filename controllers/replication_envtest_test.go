@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
 )
@@ -125,13 +126,22 @@ func (cl *cluster) servePodAt(t *testing.T, ns, name string, ordinal int, revisi
 // labels pods with their roles at any time.
 func (cl *cluster) updatePod(t *testing.T, ns, name string, mutate func(*corev1.Pod)) {
 	t.Helper()
+	cl.retryPodUpdate(t, ns, name, mutate, func(ctx context.Context, obj client.Object, _ ...client.SubResourceUpdateOption) error {
+		return cl.c.Update(ctx, obj)
+	})
+}
+
+// retryPodUpdate reads the pod, mutates it and writes it with write, again on a conflict.
+func (cl *cluster) retryPodUpdate(t *testing.T, ns, name string, mutate func(*corev1.Pod),
+	write func(context.Context, client.Object, ...client.SubResourceUpdateOption) error) {
+	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		pod := &corev1.Pod{}
 		if err := cl.get(t, ns, name, pod); err != nil {
 			return err
 		}
 		mutate(pod)
-		return cl.c.Update(context.Background(), pod)
+		return write(context.Background(), pod)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -249,6 +259,13 @@ func TestReplicasFailoverKeepsTheData(t *testing.T) {
 	})
 	if *sts.Spec.Replicas != 3 || sts.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType {
 		t.Fatalf("StatefulSet replicas %d, update strategy %s: want 3 pods replaced by the operator (OnDelete)", *sts.Spec.Replicas, sts.Spec.UpdateStrategy.Type)
+	}
+	// A pod being deleted holds its SIGTERM while it is a primary with replicas (the server's own
+	// preStop hook), so that the operator can switch over while it still serves.
+	if lc := sts.Spec.Template.Spec.Containers[0].Lifecycle; lc == nil || lc.PreStop == nil || lc.PreStop.Exec == nil ||
+		!strings.Contains(strings.Join(lc.PreStop.Exec.Command, " "), "--pre-stop --port 6379 --wait 20s --password-file") ||
+		ptr.Deref(sts.Spec.Template.Spec.TerminationGracePeriodSeconds, 0) < 50 {
+		t.Fatalf("preStop %+v, grace %v: want iocache-server --pre-stop with the password file and 50 s to stop", lc, sts.Spec.Template.Spec.TerminationGracePeriodSeconds)
 	}
 	cm := &corev1.ConfigMap{}
 	if err := cl.get(t, ns, "cache-config", cm); err != nil {

@@ -40,20 +40,12 @@ func TestOperatorUpgradeLeavesManualInstancesAlone(t *testing.T) {
 	}
 	ctx := context.Background()
 	startOperator := func(image string) func() {
-		opts := operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: image, MaxConcurrent: 2, SeveralManagers: true}
-		mgr, err := operator.NewManager(cfg, opts)
+		stop, err := startManager(cfg, operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: image, MaxConcurrent: 2, SeveralManagers: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := operator.Setup(mgr, opts); err != nil {
-			t.Fatal(err)
-		}
-		mctx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- mgr.Start(mctx) }()
 		return func() {
-			cancel()
-			if err := <-done; err != nil {
+			if err := stop(); err != nil {
 				t.Errorf("manager: %v", err)
 			}
 		}

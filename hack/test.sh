@@ -2,7 +2,8 @@
 # make test: every test of the module against its real peers, and nothing left behind.
 #
 #  1. Peers. The tests run against Debian's redis-server, its redis-tools (redis-cli,
-#     redis-benchmark, redis-check-rdb, redis-check-aof) and prometheus (with promtool). As root on
+#     redis-benchmark, redis-check-rdb, redis-check-aof), prometheus (with promtool) and openssl
+#     (the encrypted keys it writes, for tls-key-file-pass). As root on
 #     Debian, missing ones are installed with apt, as `make demo` installs containerd; otherwise the
 #     run stops with the command that installs them. IOCACHE_SKIP_PEERS=1 is the only way to run without them: the tests that
 #     need a peer then skip, and the summary lists them.
@@ -25,7 +26,8 @@ GOTESTSUM=${GOTESTSUM:-bin/gotestsum}
 
 # peers: program -> the Debian package that ships it.
 declare -A package=([redis-server]=redis-server [redis-cli]=redis-tools [redis-benchmark]=redis-tools
-  [redis-check-rdb]=redis-tools [redis-check-aof]=redis-tools [prometheus]=prometheus [promtool]=prometheus)
+  [redis-check-rdb]=redis-tools [redis-check-aof]=redis-tools [prometheus]=prometheus [promtool]=prometheus
+  [openssl]=openssl)
 
 ensure_peers() {
   local p missing=() pkgs=()

@@ -47,6 +47,7 @@ func (c *CacheInstance) SetDefaults() {
 	}
 	s.Benchmark.Workload.SetDefaults()
 	s.Persistence.SetDefaults()
+	s.NetworkPolicy.SetDefaults()
 	if s.Auth != nil {
 		if s.Auth.Key == "" {
 			s.Auth.Key = DefaultAuthKey

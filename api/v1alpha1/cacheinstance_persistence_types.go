@@ -57,12 +57,13 @@ const (
 const DefaultSavePoints = "3600 1 300 100 60 10000"
 
 // PersistenceSpec says whether and where the instance keeps its data across pod restarts. A
-// StatefulSet's volume claims are fixed when it is created, so mode, size and storageClassName
-// cannot change on an existing instance; the save points and the retention can.
+// StatefulSet's volume claims are fixed when it is created, so mode and storageClassName cannot
+// change on an existing instance, and size can only grow (the claims are expanded in place); the
+// save points and the retention can change.
 // +kubebuilder:validation:XValidation:rule="(self.mode == 'None') == (oldSelf.mode == 'None')",message="persistence.mode cannot change between None and a persistent mode on an existing instance: a StatefulSet's volume claims are fixed when it is created. Create a new instance with the mode you want and move the data (DUMP/RESTORE, or its dump.rdb); between RDB, AOF and RDBAndAOF it changes live"
 // +kubebuilder:validation:XValidation:rule="self.mode != 'None' || (!has(self.size) && !has(self.storageClassName))",message="persistence.size and persistence.storageClassName need a persistence.mode other than None"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'None' || has(self.size)",message="persistence.mode RDB, AOF and RDBAndAOF need persistence.size: the volume for the data, such as 2Gi (at least the memory, for a full snapshot and the one being written)"
-// +kubebuilder:validation:XValidation:rule="has(self.size) == has(oldSelf.size) && (!has(self.size) || quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) == 0)",message="persistence.size cannot change on an existing instance: a StatefulSet's volume claims are fixed when it is created"
+// +kubebuilder:validation:XValidation:rule="has(self.size) == has(oldSelf.size) && (!has(self.size) || quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) >= 0)",message="persistence.size can only grow: the operator expands the data claims in place where the StorageClass allows it, and no volume can shrink"
 // +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="persistence.storageClassName cannot change on an existing instance: a StatefulSet's volume claims are fixed when it is created"
 type PersistenceSpec struct {
 	// Mode is None (the default: memory only, a replaced pod starts empty), RDB (snapshots on a
@@ -73,8 +74,10 @@ type PersistenceSpec struct {
 	// +optional
 	Mode PersistenceMode `json:"mode,omitempty"`
 
-	// Size of each pod's volume claim, for mode RDB. A snapshot takes less room than the data takes
-	// in memory; while one is written the previous one stays, so give at least the memory.
+	// Size of each pod's volume claim, for the persistent modes. A snapshot takes less room than the
+	// data takes in memory; while one is written the previous one stays, so give at least the
+	// memory. It can grow later: the operator expands the claims under the running pods where the
+	// StorageClass allows it (allowVolumeExpansion).
 	// +optional
 	Size *resource.Quantity `json:"size,omitempty"`
 

@@ -322,6 +322,12 @@ type CacheInstanceSpec struct {
 	// +optional
 	Service *ServiceSpec `json:"service,omitempty"`
 
+	// NetworkPolicy closes the instance to pods it does not name: on by default, every pod of the
+	// instance's namespace admitted unless clients are listed.
+	// +kubebuilder:default={enabled: true}
+	// +optional
+	NetworkPolicy NetworkPolicySpec `json:"networkPolicy,omitempty"`
+
 	// ImagePullSecrets name Secrets in the instance's namespace for pulling the image from a private
 	// registry; the server and benchmark pods use them.
 	// +kubebuilder:validation:MaxItems=16

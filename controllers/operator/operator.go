@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -43,7 +44,10 @@ type Options struct {
 	SecureMetrics  bool
 	Image          string
 	WatchNamespace string
-	MaxConcurrent  int
+	// OperatorNamespace is the namespace the operator runs in, which the instances'
+	// NetworkPolicies admit.
+	OperatorNamespace string
+	MaxConcurrent     int
 	// KubeAPIQPS and KubeAPIBurst bound the operator's requests to the API server; 0 keeps the
 	// rest.Config's own.
 	KubeAPIQPS   float32
@@ -91,6 +95,7 @@ func parseFlags(args []string) (Options, error) {
 	fs.BoolVar(&o.SecureMetrics, "metrics-secure", false, "Serve metrics over HTTPS with authentication and authorization.")
 	fs.StringVar(&o.Image, "server-image", DefaultImage(), "Image that runs iocache-server and iocache-bench when a CacheInstance names none.")
 	fs.StringVar(&o.WatchNamespace, "watch-namespace", os.Getenv("WATCH_NAMESPACE"), "Only watch this namespace (namespaced install); empty watches all.")
+	fs.StringVar(&o.OperatorNamespace, "operator-namespace", ownNamespace(), "Namespace the operator runs in, which instances' NetworkPolicies admit to the Redis port (default: POD_NAMESPACE, else the service account's namespace).")
 	fs.IntVar(&o.MaxConcurrent, "max-concurrent-reconciles", 4, "Reconciles that may run at once per controller.")
 	// controller-runtime's defaults (20/s, bursts of 30) make a fleet wait on the client's rate
 	// limiter: a pass costs about seven requests, and 1,000 new instances converged in 1m50s at
@@ -220,6 +225,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Image:                  opts.Image,
 		ValidationRetryBackoff: opts.ValidationRetryBackoff,
 		ServerAddress:          opts.ServerAddress,
+		OperatorNamespace:      opts.OperatorNamespace,
 	}
 	if err := r.SetupWithManager(mgr, opts.MaxConcurrent); err != nil {
 		return fmt.Errorf("setting up the CacheInstance controller: %w", err)
@@ -235,4 +241,17 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("setting up the CacheBenchmark controller: %w", err)
 	}
 	return nil
+}
+
+// ownNamespace is the namespace the operator's pod runs in: POD_NAMESPACE when the Deployment sets
+// it, else the mounted service account's; "" outside a cluster.
+func ownNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }

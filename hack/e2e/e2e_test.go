@@ -462,6 +462,88 @@ func TestEndToEnd(t *testing.T) {
 		checkPinning(ctx, t, e, ci)
 	})
 
+	p.run(t, "a memory change resizes the pod in place: same pod, the server follows its cgroup, user keys intact", func(t *testing.T) {
+		// The kubelet resizes a Guaranteed pod's memory without a restart; the operator asks it to
+		// (pods/resize) instead of replacing the pod, then raises maxmemory, and the server's soft
+		// memory limit follows the container's new cgroup limit by itself.
+		old, err := e.ServerPod(ctx, ci)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdb, _, closeFn, err := e.Redis(ctx, ci)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closeFn()
+		before, err := e2eutil.ReadKeyspace(ctx, rdb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		maxBefore := rdb.ConfigGet(ctx, "maxmemory").Val()["maxmemory"]
+		var cur cachev1alpha1.CacheInstance
+		if err := e.Client.Get(ctx, key, &cur); err != nil {
+			t.Fatal(err)
+		}
+		grown := cur.Spec.Memory.DeepCopy()
+		grown.Add(resource.MustParse("64Mi"))
+		patch := client.MergeFrom(cur.DeepCopy())
+		cur.Spec.Memory = grown
+		if err := e.Client.Patch(ctx, &cur, patch); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		ci, err = e.WaitInstance(ctx, key, 3*time.Minute, func(c *cachev1alpha1.CacheInstance) bool {
+			return e2eutil.Ready(c) && c.Status.AppliedConfigHash == c.Status.ConfigHash && c.Status.ObservedGeneration == c.Generation
+		})
+		if err != nil {
+			t.Fatalf("the memory change did not settle: %v\n%s", err, e.Describe(ctx, &cur))
+		}
+		pod, err := e.ServerPod(ctx, ci)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pod.UID != old.UID {
+			t.Fatalf("pod replaced (%s -> %s) for a memory change the kubelet can make in place\n%s", old.UID, pod.UID, e.Describe(ctx, ci))
+		}
+		var running string
+		for _, cs := range pod.Status.ContainerStatuses {
+			if cs.Name == "server" && cs.Resources != nil {
+				running = cs.Resources.Limits.Memory().String()
+			}
+		}
+		if running != grown.String() {
+			t.Errorf("the kubelet reports the server container running with memory %q, want %s", running, grown.String())
+		}
+		// The server re-reads its cgroup once a second.
+		want := grown.Value() - max(grown.Value()/20, min(32<<20, grown.Value()/4))
+		var lim int64
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			mem, err := e2eutil.Info(ctx, rdb, "memory")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lim, _ = strconv.ParseInt(mem["go_memory_limit"], 10, 64); lim == want {
+				break
+			}
+		}
+		if lim != want {
+			t.Errorf("go_memory_limit %d after the resize, want %d (the soft limit for %s)", lim, want, grown.String())
+		}
+		maxAfter := rdb.ConfigGet(ctx, "maxmemory").Val()["maxmemory"]
+		if a, _ := strconv.ParseInt(maxAfter, 10, 64); a <= 0 || maxAfter == maxBefore {
+			t.Errorf("maxmemory %s -> %s: the larger pod's maxmemory was not applied", maxBefore, maxAfter)
+		}
+		after, err := e2eutil.ReadKeyspace(ctx, rdb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.DBSize != before.DBSize || after.Digest != before.Digest {
+			t.Errorf("user keyspace changed across the resize: %s before, %s after", before, after)
+		}
+		fmt.Printf("  memory %s -> %s in place in %s: same pod, kubelet runs it with %s, go_memory_limit %d, maxmemory %s -> %s, user keyspace %s\n",
+			old.Spec.Containers[0].Resources.Limits.Memory(), grown.String(), time.Since(start).Round(100*time.Millisecond), running, lim, maxBefore, maxAfter, after)
+	})
+
 	p.run(t, "deleting the CacheInstance removes what it owned (garbage collector)", func(t *testing.T) {
 		var cur cachev1alpha1.CacheInstance
 		if err := e.Client.Get(ctx, key, &cur); err != nil {
@@ -582,7 +664,7 @@ func TestEndToEnd(t *testing.T) {
 		testCrashSafeAOF(ctx, t, e, local)
 	})
 
-	p.run(t, "replicas: the primary's pod deleted under load, then a rollout under load; no acknowledged write lost", func(t *testing.T) {
+	p.run(t, "replicas under load: the primary's pod deleted, a rollout, a resize in place, a drain; no acknowledged write lost", func(t *testing.T) {
 		testReplication(ctx, t, e)
 	})
 

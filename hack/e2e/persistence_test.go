@@ -25,7 +25,8 @@ import (
 const e2eStorageClass = "iocache-e2e-hostpath"
 
 // testWarmRestart shows persistence RDB end to end: keys written to an instance survive a change
-// that needs a new pod (more memory), because the server saves on SIGTERM to its volume claim and
+// that needs a new pod (more CPU: the static CPU manager resizes no CPU in place, while a memory
+// change is made in place and keeps the pod), because the server saves on SIGTERM to its volume claim and
 // loads the snapshot at start.
 func testWarmRestart(ctx context.Context, t *testing.T, e *e2eutil.Env, local bool) {
 	ci, cleanup := persistentInstance(ctx, t, e, local, "warm", cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceRDB})
@@ -44,11 +45,11 @@ func testWarmRestart(ctx context.Context, t *testing.T, e *e2eutil.Env, local bo
 		t.Fatal(err)
 	}
 
-	// More memory needs a new pod: the operator rolls it, the server saves on SIGTERM.
+	// More CPU needs a new pod: the operator replaces it, the server saves on SIGTERM.
 	if err := e.Client.Get(ctx, client.ObjectKeyFromObject(ci), got); err != nil {
 		t.Fatal(err)
 	}
-	got.Spec.Memory = resource.MustParse("96Mi")
+	got.Spec.CPU = ptr.To(resource.MustParse("300m"))
 	if err := e.Client.Update(ctx, got); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -137,7 +139,8 @@ func inSync(ci *cachev1alpha1.CacheInstance) bool {
 // testReplication shows replicas end to end on the node: three pods on shared CPUs, a write load
 // through the client Service, the primary's pod deleted (the operator promotes the replica with the
 // data, the StatefulSet's new pod comes back as a replica), then a change that needs new pods
-// (replicas first, a switchover, the old primary last). Every write WAIT acknowledged must survive
+// (replicas first, a switchover, the old primary last), then a memory change made in place, then
+// a drain of every pod, one at a time, through the Eviction API. Every write WAIT acknowledged must survive
 // both; the longest time without a successful write is reported.
 func testReplication(ctx context.Context, t *testing.T, e *e2eutil.Env) {
 	ci := &cachev1alpha1.CacheInstance{
@@ -225,7 +228,8 @@ func testReplication(ctx context.Context, t *testing.T, e *e2eutil.Env) {
 	if err := e.Client.Get(ctx, key, got); err != nil {
 		t.Fatal(err)
 	}
-	got.Spec.Memory = resource.MustParse("80Mi")
+	// CPU: the static CPU manager refuses any CPU resize in place, so each pod is replaced.
+	got.Spec.CPU = ptr.To(resource.MustParse("120m"))
 	if err := e.Client.Update(ctx, got); err != nil {
 		t.Fatal(err)
 	}
@@ -246,5 +250,96 @@ func testReplication(ctx context.Context, t *testing.T, e *e2eutil.Env) {
 	}
 	if n, err := missing(ctx, check, acked); err != nil || n > 0 || len(acked) == 0 {
 		t.Errorf("after the rollout %d of %d acknowledged writes are missing (%v)", n, len(acked), err)
+	}
+
+	// A memory change under load: every pod resized in place, none replaced, the primary stays.
+	pods, err := e.InstancePods(ctx, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uids := map[string]string{}
+	for _, p := range pods {
+		uids[p.Name] = string(p.UID)
+	}
+	load = startWriteLoad(addr, password)
+	primary, failovers := got.Status.Replication.Primary, got.Status.Replication.Failovers
+	if err := e.Client.Get(ctx, key, got); err != nil {
+		t.Fatal(err)
+	}
+	got.Spec.Memory = resource.MustParse("80Mi")
+	if err := e.Client.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	resizedAt := time.Now()
+	got, err = e.WaitInstance(ctx, key, 3*time.Minute, func(c *cachev1alpha1.CacheInstance) bool {
+		return inSync(c) && c.Status.ObservedGeneration == c.Generation && c.Status.AppliedConfigHash == c.Status.ConfigHash
+	})
+	if err != nil {
+		load.finish()
+		t.Fatalf("the memory change did not settle: %v\n%s", err, e.Describe(ctx, ci))
+	}
+	took := time.Since(resizedAt)
+	time.Sleep(2 * time.Second)
+	acked, summary = load.finish()
+	if pods, err = e.InstancePods(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods {
+		if uids[p.Name] != string(p.UID) {
+			t.Errorf("pod %s replaced for a memory change the kubelet makes in place", p.Name)
+		}
+	}
+	if got.Status.Replication.Primary != primary || got.Status.Replication.Failovers != failovers {
+		t.Errorf("primary %s -> %s, failovers %d -> %d: resizing in place must not move the primary",
+			primary, got.Status.Replication.Primary, failovers, got.Status.Replication.Failovers)
+	}
+	fmt.Printf("  memory 64Mi -> 80Mi: %d pods resized in place in %s, primary stays %s; %s\n", len(pods), took.Round(100*time.Millisecond), primary, summary)
+	if n, err := missing(ctx, check, acked); err != nil || n > 0 || len(acked) == 0 {
+		t.Errorf("after the resize %d of %d acknowledged writes are missing (%v)", n, len(acked), err)
+	}
+
+	// A node drain, pod by pod through the Eviction API (which honours the PodDisruptionBudget),
+	// under load: each evicted pod comes back and resyncs before the next; evicting the primary
+	// makes the operator switch over while it still serves.
+	load = startWriteLoad(addr, password)
+	drainedAt := time.Now()
+	for i := range 3 {
+		name := fmt.Sprintf("repl-%d", i)
+		pod := &corev1.Pod{}
+		if err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
+			load.finish()
+			t.Fatal(err)
+		}
+		eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+			err := e.Client.SubResource("eviction").Create(ctx, pod, eviction)
+			if err == nil {
+				break
+			}
+			// 429: the budget allows no disruption yet (a pod still starting).
+			if !apierrors.IsTooManyRequests(err) || time.Now().After(deadline) {
+				load.finish()
+				t.Fatalf("evicting %s: %v", name, err)
+			}
+		}
+		got, err = e.WaitInstance(ctx, key, 3*time.Minute, func(c *cachev1alpha1.CacheInstance) bool {
+			if !inSync(c) {
+				return false
+			}
+			p := &corev1.Pod{}
+			return e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p) == nil && p.UID != pod.UID
+		})
+		if err != nil {
+			load.finish()
+			t.Fatalf("%s did not come back in sync after its eviction: %v\n%s", name, err, e.Describe(ctx, ci))
+		}
+	}
+	time.Sleep(2 * time.Second)
+	acked, summary = load.finish()
+	lf = got.Status.Replication.LastFailover
+	fmt.Printf("  drain of 3 pods one by one in %s, primary now %s (last move %s -> %s, %s); %s\n",
+		time.Since(drainedAt).Round(time.Second), got.Status.Replication.Primary, lf.From, lf.To, lf.Reason, summary)
+	if n, err := missing(ctx, check, acked); err != nil || n > 0 || len(acked) == 0 {
+		t.Errorf("after the drain %d of %d acknowledged writes are missing (%v)", n, len(acked), err)
 	}
 }

@@ -118,7 +118,6 @@ const (
 // compatDirectives are the Redis 7.0 directives kept in Compat (the AOF ones excepted: see
 // buildTable), in the order of Redis's config.c.
 func compatDirectives() []directive {
-	tlsPort := compatInt("tls-port", true, 0, 65535, 0)
 	return []directive{
 		compatBool("always-show-logo", false, "no"),
 		compatBool("rdb-del-sync-files", true, "no"),
@@ -203,13 +202,13 @@ func compatDirectives() []directive {
 		compatInt("set-max-listpack-entries", true, 0, longMax, 128),
 		compatMemory("set-max-listpack-value", true, 0, longMax, 64),
 
-		// TLS, as a Redis built with TLS reports it while TLS is off. iocache has no TLS: the
-		// settings that would turn it on are refused.
-		refuseUnless(tlsPort, "0", errNoTLS),
+		// TLS, with Redis's defaults. The engine reads them (tls.go); what Go's crypto/tls
+		// cannot honour is listed in noeffect.go. tls-cluster yes is refused with cluster mode.
+		compatInt("tls-port", true, 0, 65535, 0),
 		compatInt("tls-session-cache-size", true, 0, intMax, 20*1024),
 		compatInt("tls-session-cache-timeout", true, 0, intMax, 300),
-		refuse(compatBool("tls-cluster", true, "no"), "yes", errNoTLS),
-		refuse(compatBool("tls-replication", true, "no"), "yes", errNoTLS),
+		refuse(compatBool("tls-cluster", true, "no"), "yes", errNoTLSCluster),
+		compatBool("tls-replication", true, "no"),
 		compatEnum("tls-auth-clients", true, []string{"no", "yes", "optional"}, "yes"),
 		compatBool("tls-prefer-server-ciphers", true, "no"),
 		compatBool("tls-session-caching", true, "yes"),
@@ -233,7 +232,7 @@ func compatDirectives() []directive {
 	}
 }
 
-const errNoTLS = "TLS is not supported by iocache: terminate TLS in front of it (a sidecar, a service mesh)"
+const errNoTLSCluster = "tls-cluster yes is not supported: iocache runs standalone, with replicas (tls-replication)"
 
 func compatOr(c *Config, name, def string) string {
 	if v, ok := c.Compat[name]; ok {

@@ -287,6 +287,9 @@ func New() *Config {
 
 // canonicalName maps the accepted spellings of a directive to its canonical name: Redis spells the
 // cpulists with underscores, and iocache also accepts hyphens, as for every other directive.
+// CanonicalName is a directive's name as the configuration lists it (see canonicalName).
+func CanonicalName(name string) string { return canonicalName(name) }
+
 func canonicalName(name string) string {
 	n := strings.ToLower(name)
 	switch n {

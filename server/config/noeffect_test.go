@@ -30,6 +30,10 @@ var honoured = []string{
 	"aof-disable-auto-gc", "aof-load-truncated", "aof-rewrite-incremental-fsync", "aof-timestamp-enabled", "aof-use-rdb-preamble",
 	"appenddirname", "appendfilename", "appendfsync", "auto-aof-rewrite-min-size", "auto-aof-rewrite-percentage",
 	"no-appendfsync-on-rewrite",
+	// TLS (server/engine/tls_test.go).
+	"tls-port", "tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-client-cert-file", "tls-client-key-file",
+	"tls-client-key-file-pass", "tls-ca-cert-file", "tls-ca-cert-dir", "tls-auth-clients", "tls-protocols", "tls-ciphers",
+	"tls-session-caching", "tls-session-cache-timeout", "tls-replication",
 }
 
 func TestEveryDirectiveIsHonouredOrListed(t *testing.T) {

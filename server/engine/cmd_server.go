@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"maps"
 	"time"
 
 	"github.com/iocache/iocache/server/config"
@@ -153,6 +154,9 @@ func cmdConfig(s *Server, c *client, argv [][]byte) {
 func (s *Server) configSet(c *client, args [][]byte) {
 	next := *s.cfg
 	next.Bind = append([]string(nil), s.cfg.Bind...)
+	// The compat directives' values too, so that a refused CONFIG SET leaves them as they were
+	// and reconfigureTLS can tell what changed.
+	next.Compat = maps.Clone(s.cfg.Compat)
 	for i := 0; i < len(args); i += 2 {
 		name := string(args[i])
 		if err := next.SetLive(name, string(args[i+1])); err != nil {
@@ -176,6 +180,10 @@ func (s *Server) configSet(c *client, args [][]byte) {
 			s.addError(c, "ERR CONFIG SET failed (possibly related to argument '"+layoutArgument(s.cfg, &next)+"') - "+err.Error())
 			return
 		}
+	}
+	if msg := s.reconfigureTLS(&next, args); msg != "" {
+		s.addError(c, msg)
+		return
 	}
 	turnOn, turnOff := next.AppendOnly && !s.cfg.AppendOnly, !next.AppendOnly && s.cfg.AppendOnly
 	*s.cfg = next

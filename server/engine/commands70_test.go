@@ -381,7 +381,9 @@ func TestIdleTimeIsNotTouchedByQueriesAsRedis(t *testing.T) {
 			if cmd[0] == "OBJECT" || cmd[0] == "PTTL" || strings.HasSuffix(cmd[0], "TIME") {
 				reply = regexpFind(`^:(\d+)`, reply) // compared below by value
 				if cmd[0] == "OBJECT" {
-					reply = map[bool]string{true: "idle>=2", false: "idle=" + reply}[reply >= "2" && len(reply) == 1]
+					// The last read comes right after TOUCH: 0 s, or 1 s when a loaded machine lets the
+					// second tick over between the two commands (seen on redis-server in CI).
+					reply = map[bool]string{true: "idle>=2", false: "idle<2"}[reply >= "2" || len(reply) > 1]
 				} else {
 					reply = "n"
 				}
@@ -392,7 +394,7 @@ func TestIdleTimeIsNotTouchedByQueriesAsRedis(t *testing.T) {
 	if out[0].String() != out[1].String() {
 		t.Fatalf("redis: %s\niocache: %s", out[0].String(), out[1].String())
 	}
-	if !strings.Contains(out[1].String(), "idle>=2") || !strings.HasSuffix(out[1].String(), "idle=0 ") {
+	if !strings.Contains(out[1].String(), "idle>=2") || !strings.HasSuffix(out[1].String(), "idle<2 ") {
 		t.Fatalf("unexpected transcript: %s", out[1].String())
 	}
 }

@@ -92,9 +92,7 @@ func TestConfigGetListsWhatRedisLists(t *testing.T) {
 //   - maxmemory-samples is at most 64, the eviction pool's sample buffer.
 //   - list-max-listpack-size is at least -5, the largest node size Redis defines.
 //   - maxclients is at most 2^24.
-//   - tls-port other than 0, tls-replication yes and tls-cluster yes are refused with iocache's
-//     reason rather than Redis's "Unable to update TLS configuration" (which follows from its
-//     missing certificates, not from missing TLS).
+//   - tls-cluster yes is refused with iocache's reason (no cluster mode).
 
 func configCmd(args ...string) []string { return append([]string{"CONFIG"}, args...) }
 
@@ -115,6 +113,9 @@ func TestConfigSetMatchesRedis(t *testing.T) {
 		set("repl-diskless-load", "foo"), set("repl-diskless-load", "SWAPDB"), get("repl-diskless-load"),
 		set("repl-diskless-load", "disabled"), set("sanitize-dump-payload", "foo"),
 		set("cluster-preferred-endpoint-type", "foo"), set("tls-auth-clients", "foo"),
+		// TLS without certificates: Redis's refusal (tls_test.go covers it with them)
+		set("tls-port", "6380"), get("tls-port"), set("tls-replication", "yes"), get("tls-replication"),
+		set("tls-cert-file", "/nonexistent"), get("tls-cert-file"), set("tls-port", "70000"),
 		set("propagation-error-behavior", "foo"), set("syslog-facility", "local1"),
 		set("enable-protected-configs", "yes"), set("enable-module-command", "yes"),
 		set("maxmemory-policy", "foo"), set("acl-pubsub-default", "foo"),
@@ -206,7 +207,7 @@ func TestConfigRefusesFeaturesIocacheLacks(t *testing.T) {
 	_, addr := startServer(t, nil)
 	c := dialPeer(t, addr)
 	for _, kv := range [][2]string{
-		{"tls-port", "6380"}, {"tls-replication", "yes"}, {"tls-cluster", "yes"},
+		{"tls-cluster", "yes"},
 		{"propagation-error-behavior", "panic"}, {"propagation-error-behavior", "panic-on-replicas"},
 		{"replica-ignore-maxmemory", "no"},
 	} {
@@ -215,10 +216,10 @@ func TestConfigRefusesFeaturesIocacheLacks(t *testing.T) {
 			t.Errorf("CONFIG SET %s %s: %q", kv[0], kv[1], got)
 		}
 	}
-	if got := c.do("CONFIG", "GET", "tls-port"); !strings.Contains(got, "\r\n$1\r\n0\r\n") {
-		t.Errorf("a refused tls-port changed the value: %q", got)
+	if got := c.do("CONFIG", "GET", "tls-cluster"); !strings.Contains(got, "\r\n$2\r\nno\r\n") {
+		t.Errorf("a refused tls-cluster changed the value: %q", got)
 	}
-	for _, line := range []string{"cluster-enabled yes", "tls-port 6380", "socket-mark-id 1", "activedefrag yes",
+	for _, line := range []string{"cluster-enabled yes", "tls-cluster yes", "socket-mark-id 1", "activedefrag yes",
 		"enable-protected-configs local"} {
 		f := strings.Fields(line)
 		if _, err := config.Load([]string{"--" + f[0], f[1]}, nil); err == nil {

@@ -28,6 +28,7 @@ func (s *Server) cron() {
 		// a future runtime's choice) would run on the server's CPUs: check once a second.
 		s.nextConfine = s.nowMs + 1000
 		s.bio.confineRuntimeThreads()
+		s.followMemoryLimit(cgroupMemoryLimit)
 	}
 	if s.cfg.MaxMemory > 0 && !s.writesHeld() {
 		s.freeMemoryIfNeeded()

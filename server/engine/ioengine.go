@@ -58,3 +58,5 @@ func (e ioEngine) BufferGrew(delta int64) { e.s.clientMem.Add(delta) }
 func (e ioEngine) BigBufferReleased(n int) { e.s.bigBufferReleased(n) }
 
 func (e ioEngine) Warnf(format string, args ...any) { e.s.logf(logWarning, format, args...) }
+
+func (e ioEngine) HandshakeDone(c *netio.Conn, err error) { e.s.tlsHandshakeDone(owner(c), err) }

@@ -14,7 +14,8 @@ const usage = `Usage: iocache-server [/path/to/iocache.conf] [options] [-]
        iocache-server - (read config from stdin)
        iocache-server -v or --version
        iocache-server -h or --help
-       iocache-server --check-health [--host H] [--port P] (exit 0 when the server answers PING)
+       iocache-server --check-health [--host H] [--port P] [--tls --cacert F [--cert F --key F]]
+                  (exit 0 when the server answers PING)
 
 Options are redis.conf directives written as flags, as with redis-server:
        iocache-server --port 7777
@@ -41,6 +42,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) > 0 && args[0] == "--check-health" {
 		return checkHealth(args[1:], stderr)
+	}
+	if len(args) > 0 && args[0] == "--pre-stop" {
+		return preStop(args[1:], stderr)
 	}
 	cfg, err := config.Load(args, os.Stdin)
 	if err != nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -86,11 +87,41 @@ func applyMemoryLimit() int64 {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return debug.SetMemoryLimit(-1)
 	}
-	lim := cgroupMemoryLimit()
+	return softLimitFor(cgroupMemoryLimit())
+}
+
+// softLimitFor gives the runtime the soft limit for a container limit lim and returns it; with no
+// limit (0) it leaves the runtime's alone.
+func softLimitFor(lim int64) int64 {
 	if lim == 0 {
 		return 0
 	}
 	soft := softMemoryLimit(lim)
 	debug.SetMemoryLimit(soft)
 	return soft
+}
+
+// followMemoryLimit runs once a second from cron. A pod's memory can be resized in place (the
+// kubelet rewrites the cgroup's limit while the server runs, and the operator does so to keep a
+// cache's data through a memory change), so the soft limit and the client guard that reads it
+// follow the cgroup instead of keeping the figure read at start: a smaller pod must not let the
+// heap grow to the old limit, a larger one must not collect and cut clients as if it were small.
+// GOMEMLIMIT, when set, is the operator's or the user's word and stays.
+func (s *Server) followMemoryLimit(read func() int64) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	lim := read()
+	if lim == s.cgroupLimit {
+		return
+	}
+	before := s.goMemLimit
+	s.cgroupLimit = lim
+	if lim == 0 {
+		debug.SetMemoryLimit(math.MaxInt64)
+		s.goMemLimit = 0
+	} else {
+		s.goMemLimit = softLimitFor(lim)
+	}
+	s.logf(logNotice, "Memory limit of the container changed to %d bytes: Go soft memory limit %d -> %d", lim, before, s.goMemLimit)
 }

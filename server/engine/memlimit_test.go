@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"testing"
 )
 
@@ -61,5 +63,35 @@ func TestCgroupMemoryLimitFoundInsideContainers(t *testing.T) {
 	}
 	if got := cgroupMemoryLimitIn([]byte(v2), t.TempDir()); got != 0 {
 		t.Errorf("no cgroup files: %d, want 0", got)
+	}
+}
+
+// A pod resized in place gets a new cgroup limit while the server runs: the soft limit, and the
+// client guard that reads it, follow it once a second; a limit that goes away lifts the soft limit.
+func TestSoftLimitFollowsAResizedContainer(t *testing.T) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOMEMLIMIT is set: the server keeps it, by design")
+	}
+	const mi = 1 << 20
+	before := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+	s := &Server{}
+	for _, step := range []struct{ limit, soft int64 }{
+		{256 * mi, 224 * mi}, // first reading
+		{512 * mi, 480 * mi}, // grown
+		{128 * mi, 96 * mi},  // shrunk
+		{0, 0},               // no limit any more
+	} {
+		s.followMemoryLimit(func() int64 { return step.limit })
+		if s.goMemLimit != step.soft {
+			t.Fatalf("cgroup limit %d MiB: goMemLimit %d MiB, want %d MiB", step.limit/mi, s.goMemLimit/mi, step.soft/mi)
+		}
+		want := step.soft
+		if want == 0 {
+			want = math.MaxInt64
+		}
+		if got := debug.SetMemoryLimit(-1); got != want {
+			t.Fatalf("cgroup limit %d MiB: runtime soft limit %d, want %d", step.limit/mi, got, want)
+		}
 	}
 }

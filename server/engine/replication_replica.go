@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -66,6 +67,7 @@ type syncResult struct {
 	dbs     []*keyspace.DB
 	keys    int64
 	elapsed time.Duration
+	link    *netio.TLSLink // the TLS state of the link, under tls-replication
 }
 
 // REPLICAOF host port | NO ONE (and SLAVEOF).
@@ -174,8 +176,7 @@ func (s *Server) connectToMaster() {
 		r.done = make(chan syncResult, 4)
 	}
 	r.handshakes++
-	_, port, _ := net.SplitHostPort(s.Addr())
-	listeningPort, _ := strconv.Atoi(port)
+	listeningPort := s.replicationListeningPort()
 	// replica-announce-port and -ip tell the primary (and so INFO, ROLE and Sentinel) where this
 	// replica is reached when that differs from what the primary sees (NAT, a Service).
 	if p, err := strconv.Atoi(s.cfg.CompatValue("replica-announce-port")); err == nil && p > 0 {
@@ -188,6 +189,9 @@ func (s *Server) connectToMaster() {
 		timeout:   time.Duration(s.cfg.ReplTimeout) * time.Second,
 		databases: len(s.dbs), seed: s.seed, clock: s.initialClock(), wake: s.io.WakeMain, done: r.done,
 		logf: s.logf}
+	if s.cfg.CompatValue("tls-replication") == "yes" && s.tls.mat != nil {
+		h.tls = s.tls.mat.client
+	}
 	s.logf(logNotice, "Connecting to MASTER %s:%d", m.host, m.port)
 	go h.run()
 }
@@ -294,6 +298,9 @@ func (s *Server) finishHandshake(res syncResult) {
 	netio.ConfigureConn(res.fd, s.cfg.TCPKeepAlive)
 	s.nextClientID++
 	c := newClient(s.nextClientID, res.fd, s.unixtime)
+	if res.link != nil {
+		res.link.Attach(c.conn, res.fd)
+	}
 	c.addr = net.JoinHostPort(m.host, strconv.Itoa(m.port))
 	c.laddr = netio.LocalAddr(res.fd)
 	// The primary's stream is obeyed whatever the ACL rules, as Redis runs its master client
@@ -371,6 +378,8 @@ type handshake struct {
 	wake       func()
 	done       chan syncResult
 	logf       func(level int, format string, args ...any)
+	// tls: tls-replication yes, the link is TLS with this client configuration.
+	tls *tls.Config
 }
 
 func (h handshake) run() {
@@ -399,13 +408,24 @@ func (h handshake) sync() syncResult {
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(h.timeout))
-	lr := lineReader{conn: conn}
+	// Under tls-replication everything below goes through one crypto/tls conn, which the I/O
+	// thread goes on with (netio.TLSLink): records it read past the payload are not lost.
+	var link *netio.TLSLink
+	rw := conn
+	if h.tls != nil {
+		link = netio.NewTLSClient(conn, h.tls)
+		if err := link.TLS().Handshake(); err != nil {
+			return fail("Error condition on socket for SYNC: TLS handshake with MASTER: %v", err)
+		}
+		rw = link.TLS()
+	}
+	lr := lineReader{conn: rw}
 	ask := func(args ...string) (string, error) {
 		b := make([][]byte, len(args))
 		for i, a := range args {
 			b[i] = []byte(a)
 		}
-		if _, err := conn.Write(appendCommand(nil, b)); err != nil {
+		if _, err := rw.Write(appendCommand(nil, b)); err != nil {
 			return "", err
 		}
 		return lr.line()
@@ -470,7 +490,7 @@ func (h handshake) sync() syncResult {
 		}
 		h.logf(logNotice, "Full resync from master: %s:%d", res.replid, res.offset)
 		_ = conn.SetDeadline(time.Time{})
-		if err := h.loadPayload(deadlineConn{conn, h.timeout}, &lr, &res); err != nil {
+		if err := h.loadPayload(deadlineConn{rw, h.timeout}, &lr, &res); err != nil {
 			return fail("MASTER <-> REPLICA sync: %v", err)
 		}
 	default:
@@ -481,7 +501,7 @@ func (h handshake) sync() syncResult {
 	if err != nil {
 		return fail("Taking over the link to the master: %v", err)
 	}
-	res.fd = fd
+	res.fd, res.link = fd, link
 	return res
 }
 

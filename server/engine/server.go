@@ -50,6 +50,7 @@ type Server struct {
 	quietNew    bool  // a STORE command replaces its destination: no "new" event (storeObject)
 
 	listeners []*netio.Listener
+	tls       tlsState // tls-port listeners and certificates (tls.go)
 	// io is the threads that serve the sockets: the main thread's own loop and the I/O threads.
 	io         *netio.Group
 	nextPolicy int64 // nanotime of the next activation policy tick
@@ -115,6 +116,7 @@ type Server struct {
 	bgsaveTID      atomic.Int64
 	memOverhead    int64 // process memory beyond the keyspace's accounting, measured by cron
 	goMemLimit     int64 // the runtime's soft memory limit, from the cgroup (0 = none)
+	cgroupLimit    int64 // the cgroup's memory limit goMemLimit was derived from (0 = none)
 	nextExpire     int64 // when the next active expire cycle runs (unix ms)
 	// activeExpireOff: DEBUG SET-ACTIVE-EXPIRE 0 stopped the active expire cycle; expired keys
 	// then go only when accessed, which tests of lazy expiry rely on.
@@ -159,6 +161,7 @@ func New(cfg *config.Config) (*Server, error) {
 		return nil, err
 	}
 	s.acl = newACLState(s.builtin)
+	s.cgroupLimit = cgroupMemoryLimit()
 	s.goMemLimit = applyMemoryLimit()
 	s.applyLiveConfig()
 	if err := s.loadConfiguredUsers(); err != nil {
@@ -171,6 +174,9 @@ func New(cfg *config.Config) (*Server, error) {
 		return nil, err
 	}
 	if s.io, err = netio.NewGroup(ioEngine{s}); err != nil {
+		return nil, err
+	}
+	if err := s.setupTLS(); err != nil {
 		return nil, err
 	}
 	if err := s.openListeners(); err != nil {
@@ -219,9 +225,11 @@ func (s *Server) applyLiveConfig() {
 }
 
 func (s *Server) openListeners() error {
-	// As in Redis, port 0 with a unixsocket means "no TCP". Port 0 without one binds an ephemeral
-	// port (Redis would refuse to start), which tests and side-by-side benchmarks use.
-	if s.cfg.Port != 0 || s.cfg.UnixSocket == "" {
+	// As in Redis, port 0 with a unixsocket or a tls-port means "no plaintext TCP". Port 0
+	// without either binds an ephemeral port (Redis would refuse to start), which tests and
+	// side-by-side benchmarks use.
+	tport := tlsPort(s.cfg)
+	if s.cfg.Port != 0 || (s.cfg.UnixSocket == "" && tport == 0) {
 		for _, b := range s.cfg.Bind {
 			addr, optional := isIPv6Optional(b)
 			l, err := netio.ListenTCP(addr, s.cfg.Port, s.cfg.TCPBacklog)
@@ -233,6 +241,14 @@ func (s *Server) openListeners() error {
 			}
 			s.listeners = append(s.listeners, l)
 		}
+	}
+	if tport != 0 {
+		ls, err := s.listenTLS(tport)
+		if err != nil {
+			return err
+		}
+		s.tls.listeners, s.tls.port = ls, tport
+		s.listeners = append(s.listeners, ls...)
 	}
 	if s.cfg.UnixSocket != "" {
 		l, err := netio.ListenUnix(s.cfg.UnixSocket, s.cfg.UnixSocketPerm, s.cfg.TCPBacklog)
@@ -269,6 +285,19 @@ func (s *Server) Addr() string {
 	return ""
 }
 
+// listenKind names what Addr is, for the start-up line: tcp, or tls on a TLS-only server.
+func (s *Server) listenKind() string {
+	for _, l := range s.listeners {
+		if !l.Unix && !l.TLS {
+			return "tcp"
+		}
+	}
+	if len(s.tls.listeners) > 0 {
+		return "tls"
+	}
+	return "tcp"
+}
+
 // Ready is closed once Serve is accepting connections.
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
@@ -286,7 +315,7 @@ func (s *Server) Serve() error {
 		s.logf(logWarning, "metrics endpoint disabled: %v", err)
 	}
 	s.bio.confineRuntimeThreads() // again: starting the metrics server may have added threads
-	s.logf(logNotice, "Ready to accept connections tcp %s (io-threads %d, server CPUs %s, bio CPUs %s)", s.Addr(), s.plan.IOThreads, cpuset.Format(s.plan.Server), cpuset.Format(s.plan.Bio))
+	s.logf(logNotice, "Ready to accept connections %s %s (io-threads %d, server CPUs %s, bio CPUs %s)", s.listenKind(), s.Addr(), s.plan.IOThreads, cpuset.Format(s.plan.Server), cpuset.Format(s.plan.Bio))
 	s.writePidFile()
 	s.notifySupervisorReady()
 	if host, port, ok := strings.Cut(s.cfg.ReplicaOf, " "); ok {
@@ -443,9 +472,10 @@ func (s *Server) acceptAll(l *netio.Listener) {
 		if nfd < 0 {
 			return
 		}
-		if len(s.clients) >= s.cfg.MaxClients {
-			msg := "-ERR max number of clients reached\r\n"
-			_, _, _ = netio.Write(nfd, []byte(msg))
+		if len(s.clients)+s.tls.handshaking >= s.cfg.MaxClients {
+			if !l.TLS { // a TLS client would read the text as a broken handshake
+				_, _, _ = netio.Write(nfd, []byte("-ERR max number of clients reached\r\n"))
+			}
 			netio.Close(nfd)
 			s.stats.rejectedConns++
 			continue
@@ -468,8 +498,12 @@ func (s *Server) acceptAll(l *netio.Listener) {
 			c.addr, c.laddr = remote, netio.LocalAddr(nfd)
 		}
 		c.user, c.authed = s.acl.defaultUser, s.defaultAuthenticated()
-		s.clients[c.id] = c
 		s.stats.connectionsReceived++
+		if l.TLS {
+			s.startHandshake(c) // a client once its handshake succeeds
+			continue
+		}
+		s.clients[c.id] = c
 		s.io.Assign(c.conn)
 	}
 }

@@ -45,8 +45,9 @@ type Conn struct {
 	closed           bool
 	pendingPush      [][]byte // out-of-band output that arrived while inFlight
 	pendingPushBytes int64
-	pushClass        uint8 // the output-limit class of the last push
-	killPending      bool  // a kill arrived while inFlight
+	pushClass        uint8    // the output-limit class of the last push
+	killPending      bool     // a kill arrived while inFlight
+	tls              *TLSLink // nil for plaintext; see tls.go
 
 	// The main thread's: which thread serves the conn, and a move in progress (see group.go).
 	thread      *thread
@@ -64,7 +65,12 @@ func NewConn(fd int, owner any) *Conn {
 }
 
 // PendingOutput is the bytes of Out waiting to be written. For the owner of Out.
-func (c *Conn) PendingOutput() int { return len(c.Out.Buf) - c.outPos }
+func (c *Conn) PendingOutput() int {
+	if c.tls != nil {
+		return len(c.Out.Buf) - c.outPos + c.tls.pending()
+	}
+	return len(c.Out.Buf) - c.outPos
+}
 
 // PendingPushBytes is the out-of-band output waiting for the engine to return the conn.
 func (c *Conn) PendingPushBytes() int64 { return c.pendingPushBytes }
@@ -78,6 +84,9 @@ func (c *Conn) DropOutput(release bool) {
 		c.Out.Buf = c.Out.Buf[:0]
 	}
 	c.outPos = 0
+	if c.tls != nil {
+		c.tls.out, c.tls.outPos = c.tls.out[:0], 0
+	}
 }
 
 // Closed says whether the socket was closed. The engine may ask only while it holds the conn, or

@@ -11,7 +11,9 @@
 //
 // Which thread owns which state is the package boundary: see Conn. Group decides by load how
 // many I/O threads serve sockets (activation.go) and moves connections between threads at batch
-// boundaries (group.go).
+// boundaries (group.go). TLS conns are served the same way, their record layer run by their
+// thread over an in-memory transport (tls.go), after a handshake in a goroutine of its own
+// (handshake.go).
 //
 // It builds on Linux only (epoll, eventfd, accept4); elsewhere every constructor returns
 // ErrUnsupported, so the server says why it cannot run instead of failing to compile.

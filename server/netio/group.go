@@ -35,6 +35,10 @@ type Engine interface {
 	BufferGrew(delta int64)      // a conn's buffers changed size by delta bytes
 	BigBufferReleased(n int)
 	Warnf(format string, args ...any)
+
+	// HandshakeDone tells the main thread a TLS handshake started by Handshake ended: err nil,
+	// the engine assigns the conn; otherwise it closes the socket (Close(c.FD)).
+	HandshakeDone(c *Conn, err error)
 }
 
 // Group is the server's socket-serving threads: the main thread's own loop (thread 0) and the I/O
@@ -86,6 +90,8 @@ type Group struct {
 
 	act        activation
 	activation string // "load" or "always"
+
+	hs handshakes // TLS handshakes that ended (handshake.go)
 }
 
 // NewGroup makes a group of one: the main thread's loop, whose poller also watches the engine's
@@ -104,6 +110,9 @@ func NewGroup(eng Engine) (*Group, error) {
 
 // AddListener has the main thread's Wait report connections to accept on a listening socket.
 func (g *Group) AddListener(l *Listener) error { return g.mainPoller.addListener(l.FD) }
+
+// RemoveListener stops watching a listening socket (before the engine closes it).
+func (g *Group) RemoveListener(l *Listener) { g.mainPoller.Del(l.FD) }
 
 // Resize sets the number of threads (the main thread included) and where each runs: cpus(id) is
 // thread id's CPU list (empty: any of allowed). New threads start at once if the group runs;
@@ -160,6 +169,7 @@ func (g *Group) Stop() {
 		t.send(msg{kind: msgStop})
 	}
 	g.wg.Wait()
+	g.stopHandshakes() // before the main poller closes: see handshake
 	g.threads[0].shutdown()
 }
 
@@ -186,6 +196,7 @@ func (g *Group) OnMainEvent(ev Event) { g.threads[0].onEvent(ev.Fd, ev.Events) }
 // Serve does the socket work due on the main thread: its own conns scheduled for more reading,
 // the batches I/O threads handed over (executed through the engine), and conns that must move.
 func (g *Group) Serve() {
+	g.serveHandshakes()
 	g.threads[0].processPending()
 	g.serveIOThreads()
 	if g.layoutDirty {

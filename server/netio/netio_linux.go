@@ -161,6 +161,7 @@ func Close(fd int) { unix.Close(fd) }
 type Listener struct {
 	FD   int
 	Unix bool
+	TLS  bool   // a tls-port listener: its conns handshake first
 	Addr string // host:port, or the socket's path
 }
 
@@ -288,3 +289,6 @@ func ConfigureConn(fd int, keepalive int) {
 		_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPCNT, 3)
 	}
 }
+
+// dupFD duplicates a descriptor, close-on-exec.
+func dupFD(fd int) (int, error) { return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0) }

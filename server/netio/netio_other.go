@@ -37,6 +37,7 @@ func ConfigureConn(fd int, keepalive int)               {}
 type Listener struct {
 	FD   int
 	Unix bool
+	TLS  bool // a tls-port listener: its conns handshake first
 	Addr string
 }
 
@@ -44,3 +45,5 @@ func ListenTCP(bind string, port, backlog int) (*Listener, error)         { retu
 func ListenUnix(path string, perm uint32, backlog int) (*Listener, error) { return nil, ErrUnsupported }
 func (l *Listener) Accept() (fd int, remote string, err error)            { return -1, "", ErrUnsupported }
 func (l *Listener) Close()                                                {}
+
+func dupFD(fd int) (int, error) { return -1, ErrUnsupported }

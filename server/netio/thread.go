@@ -247,6 +247,10 @@ func (t *thread) detach(c *Conn) {
 // clients had their turn. That bounds the query buffer by the chunk size rather than by how much
 // a client pipelines, and keeps one client from monopolising its thread.
 func (t *thread) readClient(c *Conn) {
+	if c.tls != nil {
+		t.readTLS(c)
+		return
+	}
 	if c.qpos > 0 && c.qpos == len(c.qbuf) {
 		c.qbuf, c.qpos, c.need = c.qbuf[:0], 0, 0
 	}
@@ -557,6 +561,10 @@ func (t *thread) afterProcess(c *Conn) {
 
 // writeClient writes pending output until done or the socket is full.
 func (t *thread) writeClient(c *Conn) {
+	if c.tls != nil {
+		t.writeTLS(c)
+		return
+	}
 	for c.outPos < len(c.Out.Buf) {
 		if !c.writable {
 			return
@@ -605,6 +613,9 @@ func (t *thread) closeClient(c *Conn) {
 	Close(c.FD)
 	t.g.eng.BigBufferReleased(cap(c.qbuf) + cap(c.Out.Buf))
 	c.qbuf, c.Out.Buf, c.Argv = nil, nil, nil
+	if c.tls != nil {
+		c.tls.out = nil
+	}
 	c.progress.Reset()
 	if t.id == 0 {
 		t.g.forget(c)

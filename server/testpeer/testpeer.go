@@ -1,5 +1,5 @@
 // Package testpeer finds the real programs that tests run against: Debian's redis-server,
-// redis-cli, redis-benchmark, redis-check-rdb, redis-check-aof, promtool and prometheus, the kube-apiserver and etcd of envtest,
+// redis-cli, redis-benchmark, redis-check-rdb, redis-check-aof, openssl, promtool and prometheus, the kube-apiserver and etcd of envtest,
 // and the helm and kustomize that `make test` builds. A test whose peer is missing fails with the
 // command that installs it; it skips only when the run opts out explicitly with IOCACHE_SKIP_PEERS=1
 // (README, "Testing"), so a run without peers can never pass unnoticed.
@@ -25,6 +25,7 @@ var debianPackage = map[string]string{
 	"redis-check-aof": "redis-tools",
 	"prometheus":      "prometheus",
 	"promtool":        "prometheus",
+	"openssl":         "openssl",
 }
 
 // Require returns the path of a Debian peer program, or fails (skips under IOCACHE_SKIP_PEERS=1)
