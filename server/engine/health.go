@@ -30,37 +30,17 @@ func checkHealth(args []string, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	pw := os.Getenv("IOCACHE_PASSWORD")
-	if *passFile != "" {
-		b, err := os.ReadFile(*passFile)
-		if err != nil {
-			fmt.Fprintln(stderr, "health check:", err)
-			return 1
-		}
-		pw = strings.TrimRight(string(b), "\r\n")
+	var secure func(net.Conn) (net.Conn, error)
+	if *useTLS {
+		secure = func(c net.Conn) (net.Conn, error) { return healthTLS(c, *caFile, *certFile, *keyFile, *timeout) }
 	}
-	conn, err := net.DialTimeout("tcp", net.JoinHostPort(*host, fmt.Sprint(*port)), *timeout)
+	conn, r, err := dialLocal(*host, *port, *passFile, *timeout, secure)
 	if err != nil {
 		fmt.Fprintln(stderr, "health check:", err)
 		return 1
 	}
-	if *useTLS {
-		if conn, err = healthTLS(conn, *caFile, *certFile, *keyFile, *timeout); err != nil {
-			fmt.Fprintln(stderr, "health check:", err)
-			return 1
-		}
-	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(*timeout))
-	r := bufio.NewReader(conn)
-	if pw != "" {
-		fmt.Fprintf(conn, "*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(pw), pw)
-		line, err := r.ReadString('\n')
-		if err != nil || !strings.HasPrefix(line, "+OK") {
-			fmt.Fprintln(stderr, "health check: AUTH failed")
-			return 1
-		}
-	}
 	fmt.Fprint(conn, "*1\r\n$4\r\nPING\r\n")
 	line, err := r.ReadString('\n')
 	if err != nil || !strings.HasPrefix(line, "+PONG") {
@@ -68,6 +48,39 @@ func checkHealth(args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// dialLocal connects to the server for the probe and the preStop hook, through secure when given
+// (TLS), and authenticates with the password from passFile or $IOCACHE_PASSWORD, so the password
+// never appears on a command line.
+func dialLocal(host string, port int, passFile string, timeout time.Duration, secure func(net.Conn) (net.Conn, error)) (net.Conn, *bufio.Reader, error) {
+	pw := os.Getenv("IOCACHE_PASSWORD")
+	if passFile != "" {
+		b, err := os.ReadFile(passFile)
+		if err != nil {
+			return nil, nil, err
+		}
+		pw = strings.TrimRight(string(b), "\r\n")
+	}
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort(host, fmt.Sprint(port)), timeout)
+	if err != nil {
+		return nil, nil, err
+	}
+	if secure != nil {
+		if conn, err = secure(conn); err != nil {
+			return nil, nil, err
+		}
+	}
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	r := bufio.NewReader(conn)
+	if pw != "" {
+		fmt.Fprintf(conn, "*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(pw), pw)
+		if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "+OK") {
+			conn.Close()
+			return nil, nil, fmt.Errorf("AUTH failed")
+		}
+	}
+	return conn, r, nil
 }
 
 // healthTLS runs the TLS handshake of the probe: the server's chain is checked against the CA

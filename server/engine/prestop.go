@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -27,26 +25,13 @@ func preStop(args []string, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	pw := os.Getenv("IOCACHE_PASSWORD")
-	if *passFile != "" {
-		if b, err := os.ReadFile(*passFile); err == nil {
-			pw = strings.TrimRight(string(b), "\r\n")
-		}
-	}
 	deadline := time.Now().Add(*wait)
-	conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)), 2*time.Second)
+	conn, r, err := dialLocal("127.0.0.1", *port, *passFile, 2*time.Second, nil)
 	if err != nil {
 		return 0
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(deadline.Add(2 * time.Second))
-	r := bufio.NewReader(conn)
-	if pw != "" {
-		fmt.Fprintf(conn, "*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(pw), pw)
-		if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "+OK") {
-			return 0
-		}
-	}
 	for {
 		primary, replicas, err := readRoleReply(conn, r)
 		if err != nil || !primary || replicas == 0 || time.Now().After(deadline) {
