@@ -79,7 +79,7 @@ func (b *aofBaseWriter) key(db int, key []byte, typ keyspace.Type, str []byte, o
 		b.batched([][]byte{[]byte("SADD"), key}, items, 1)
 	case keyspace.TypeZSet:
 		obj.(*keyspace.ZSet).Each(func(en keyspace.Entry) bool {
-			items = append(items, formatRewriteScore(en.Score), []byte(en.Member))
+			items = append(items, formatScore17(en.Score), []byte(en.Member))
 			return true
 		})
 		b.batched([][]byte{[]byte("ZADD"), key}, items, 2)
@@ -97,8 +97,9 @@ func (b *aofBaseWriter) key(db int, key []byte, typ keyspace.Type, str []byte, o
 	}
 }
 
-// formatRewriteScore spells a score so that ZADD reads back the same double (Redis's %.17g).
-func formatRewriteScore(f float64) []byte {
+// formatScore17 spells a score as Redis's "%.17g" does: what an AOF rewrite's ZADD reads back as
+// the same double, and what DEBUG DIGEST mixes in.
+func formatScore17(f float64) []byte {
 	switch {
 	case math.IsInf(f, 1):
 		return []byte("inf")

@@ -4,7 +4,6 @@ import (
 	"crypto/sha1" //nolint:gosec // Redis's DEBUG DIGEST is defined with SHA-1; not used for security.
 	"encoding/binary"
 	"encoding/hex"
-	"math"
 	"strconv"
 
 	"github.com/iocache/iocache/server/keyspace"
@@ -38,17 +37,6 @@ func mixDigest(d *[20]byte, p []byte) {
 	*d = sha1.Sum(d[:]) //nolint:gosec // see the import
 }
 
-// digestScore spells a score as Redis's "%.17g" does.
-func digestScore(f float64) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return []byte("inf")
-	case math.IsInf(f, -1):
-		return []byte("-inf")
-	}
-	return strconv.AppendFloat(nil, f, 'g', 17, 64)
-}
-
 // valueDigest mixes one value, its type and whether it expires into d (xorObjectDigest).
 func valueDigest(d *[20]byte, db *keyspace.DB, r keyspace.Ref) {
 	var aux [4]byte
@@ -70,7 +58,7 @@ func valueDigest(d *[20]byte, db *keyspace.DB, r keyspace.Ref) {
 		db.Obj(r).(*keyspace.ZSet).Each(func(e keyspace.Entry) bool {
 			var ed [20]byte
 			mixDigest(&ed, []byte(e.Member))
-			mixDigest(&ed, digestScore(e.Score))
+			mixDigest(&ed, formatScore17(e.Score))
 			xorDigest(d, ed[:])
 			return true
 		})
