@@ -337,12 +337,17 @@ write_doc() {
   mv "$DOC.tmp" "$DOC"
 }
 
-# Whatever happens, the server and the watchdog under test go with the script.
-PID="" WPID="" RPID=""
+# Whatever happens, the server and the watchdog under test go with the script, and so do the
+# runs' outputs once the run passed (a failed run keeps them, and says where, for a look).
+PID="" WPID="" RPID="" WORK=""
 cleanup() {
+  local rc=$?
   [ -z "$RPID" ] || kill "$RPID" 2>/dev/null || true
   [ -z "$WPID" ] || kill "$WPID" 2>/dev/null || true
   [ -z "$PID" ] || stop_server
+  if [ -n "$WORK" ]; then
+    if [ "$rc" = 0 ]; then rm -rf "$WORK"; else log "the runs' outputs are kept in $WORK"; fi
+  fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
