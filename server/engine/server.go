@@ -100,6 +100,8 @@ type Server struct {
 	clientMemLimit   int64 // maxmemory-clients in bytes, refreshed by cron and CONFIG SET
 	releasedBytes    atomic.Int64
 	releasing        atomic.Bool
+	releasedSeen     int64 // releasedBytes at releasedSeenAt (ms), when cron last saw it change
+	releasedSeenAt   int64
 	snapWanted       atomic.Bool
 	persist          persistState
 	repl             replState
