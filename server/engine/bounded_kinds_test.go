@@ -155,3 +155,201 @@ func TestAnnouncedSizesCostWhatArrives(t *testing.T) {
 		})
 	}
 }
+
+// holdFigures is what one workload cost a server: how long the workload took from its first byte
+// to its last reply, the slowest PING a second client saw meanwhile (how long the main thread was
+// held at a stretch), and, for iocache, the highest RSS.
+type holdFigures struct {
+	work, slowestPing time.Duration
+	pings             int64
+	maxRSS            int64
+}
+
+// measureHold runs work against addr while a probe client PINGs every 10 ms. pid (0 for none)
+// is the process whose RSS is watched.
+func measureHold(t *testing.T, addr string, pid int, work func() time.Duration) holdFigures {
+	t.Helper()
+	probe := dialPeer(t, addr)
+	var slowest, pings, maxRSS atomic.Int64
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			start := time.Now()
+			if _, err := io.WriteString(probe.c, "*1\r\n$4\r\nPING\r\n"); err != nil {
+				return
+			}
+			_ = probe.c.SetReadDeadline(time.Now().Add(60 * time.Second))
+			if l, err := probe.br.ReadString('\n'); err != nil || l != "+PONG\r\n" {
+				return
+			}
+			if d := int64(time.Since(start)); d > slowest.Load() {
+				slowest.Store(d)
+			}
+			pings.Add(1)
+			if pid != 0 {
+				if r := readRSS(pid); r > maxRSS.Load() {
+					maxRSS.Store(r)
+				}
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	d := work()
+	close(stop)
+	<-done
+	return holdFigures{work: d, slowestPing: time.Duration(slowest.Load()), pings: pings.Load(), maxRSS: maxRSS.Load()}
+}
+
+// fillBatches runs cmd key a1 a2 ... with n generated arguments, 10,000 per command.
+func fillBatches(p *peerConn, cmd, key string, n int, arg func(i int) []string) {
+	for i := 0; i < n; {
+		args := []string{cmd, key}
+		for ; i < n && len(args) < 10000; i++ {
+			args = append(args, arg(i)...)
+		}
+		p.do(args...)
+	}
+}
+
+// Work that grew faster than its input (issue 17): LREM l 0 a on 200,000 equal elements held the
+// main thread for 100 s (each removal shifted the rest of the list); an RPUSH of 1,000,000
+// arguments arriving over many reads was parsed again from its first byte on every read (21 s,
+// and three such clients cut everyone else's throughput by 99.6%); HRANDFIELD h and
+// SRANDMEMBER s 1 copied the whole collection on every call. Each workload runs against
+// iocache (io-threads 1: the main thread also parses, as in Redis's default) and against
+// redis-server 7.0 on the same input, both under maxmemory, while a second client PINGs. iocache
+// must take no longer than max(5 × Redis, Redis + 500 ms) for the workload and for its slowest
+// PING, and its RSS must stay under maxmemory plus the requests' own bytes plus floodOverhead.
+func TestQuadraticInputsHoldTheMainThreadAsRedis(t *testing.T) {
+	const (
+		listLen  = 200_000
+		pushArgs = 1_000_000
+		pushers  = 3
+		picks    = 1_000
+		maxmem   = 256 * mb
+	)
+	pushReq := func() string {
+		var b strings.Builder
+		b.WriteString("*" + strconv.Itoa(pushArgs+2) + "\r\n$5\r\nRPUSH\r\n$4\r\npush\r\n")
+		for i := 0; i < pushArgs; i++ {
+			b.WriteString("$1\r\na\r\n")
+		}
+		return b.String()
+	}()
+	workloads := []struct {
+		name  string
+		setup func(p *peerConn)
+		work  func(t *testing.T, addr string) time.Duration
+	}{{
+		name:  "LREM l 0 a on 200,000 equal elements",
+		setup: func(p *peerConn) { fillBatches(p, "RPUSH", "l", listLen, func(int) []string { return []string{"a"} }) },
+		work: func(t *testing.T, addr string) time.Duration {
+			p := dialPeer(t, addr)
+			start := time.Now()
+			if got := p.do("LREM", "l", "0", "a"); got != ":"+strconv.Itoa(listLen)+"\r\n" {
+				t.Errorf("LREM: %q", got)
+			}
+			return time.Since(start)
+		},
+	}, {
+		name: "3 clients each RPUSH 1,000,000 arguments in 16 KiB writes",
+		work: func(t *testing.T, addr string) time.Duration {
+			start := time.Now()
+			errs := make(chan error, pushers)
+			for i := 0; i < pushers; i++ {
+				c, err := net.Dial("tcp", addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				go func() {
+					for off := 0; off < len(pushReq); off += 16 << 10 {
+						if _, err := io.WriteString(c, pushReq[off:min(off+16<<10, len(pushReq))]); err != nil {
+							errs <- err
+							return
+						}
+					}
+					_ = c.SetReadDeadline(time.Now().Add(120 * time.Second))
+					buf := make([]byte, 64)
+					n, err := c.Read(buf)
+					if err == nil && !strings.HasPrefix(string(buf[:n]), ":") {
+						err = fmt.Errorf("RPUSH answered %q", buf[:n])
+					}
+					errs <- err
+				}()
+			}
+			for i := 0; i < pushers; i++ {
+				if err := <-errs; err != nil {
+					t.Error(err)
+				}
+			}
+			return time.Since(start)
+		},
+	}, {
+		name: "1,000 HRANDFIELD h and 1,000 SRANDMEMBER s 1 on 200,000-element collections, pipelined",
+		setup: func(p *peerConn) {
+			fillBatches(p, "HSET", "h", listLen, func(i int) []string { return []string{"f" + strconv.Itoa(i), "v"} })
+			fillBatches(p, "SADD", "s", listLen, func(i int) []string { return []string{"m" + strconv.Itoa(i)} })
+		},
+		work: func(t *testing.T, addr string) time.Duration {
+			p := dialPeer(t, addr)
+			req := strings.Repeat("*2\r\n$10\r\nHRANDFIELD\r\n$1\r\nh\r\n*3\r\n$11\r\nSRANDMEMBER\r\n$1\r\ns\r\n$1\r\n1\r\n", picks)
+			start := time.Now()
+			if _, err := io.WriteString(p.c, req); err != nil {
+				t.Fatal(err)
+			}
+			_ = p.c.SetReadDeadline(time.Now().Add(120 * time.Second))
+			var out strings.Builder
+			for i := 0; i < 2*picks; i++ {
+				out.Reset()
+				if err := readRawReply(p.br, &out); err != nil {
+					t.Fatalf("reply %d: %v", i, err)
+				}
+			}
+			return time.Since(start)
+		},
+	}}
+	redisAddr := startRedisPeer(t, "--maxmemory", strconv.Itoa(maxmem))
+	ioAddr, cmd := startProcess(t, "--maxmemory", strconv.Itoa(maxmem))
+	base := rssOf(t, cmd.Process.Pid)
+	guard := guardRSS(cmd, 4*maxmem)
+	defer guard.finish()
+	for _, wl := range workloads {
+		var figs [2]holdFigures
+		for i, addr := range []string{redisAddr, ioAddr} {
+			p := dialPeer(t, addr)
+			p.do("FLUSHALL")
+			if wl.setup != nil {
+				wl.setup(p)
+			}
+			pid := 0
+			if addr == ioAddr {
+				pid = cmd.Process.Pid
+			}
+			figs[i] = measureHold(t, addr, pid, func() time.Duration { return wl.work(t, addr) })
+		}
+		r, io := figs[0], figs[1]
+		bound := func(d time.Duration) time.Duration { return max(5*d, d+500*time.Millisecond) }
+		rssBound := base + maxmem + 2*pushers*int64(len(pushReq)) + floodOverhead
+		t.Logf("%s: redis-server %v (slowest PING %v, %d PINGs); iocache %v (slowest PING %v, %d PINGs), RSS %d MB at most (bound %d MB)",
+			wl.name, r.work.Round(time.Millisecond), r.slowestPing.Round(time.Millisecond), r.pings,
+			io.work.Round(time.Millisecond), io.slowestPing.Round(time.Millisecond), io.pings, io.maxRSS/mb, rssBound/mb)
+		if guard.killed.Load() {
+			t.Fatalf("%s: the RSS watchdog killed iocache", wl.name)
+		}
+		if io.work > bound(r.work) {
+			t.Errorf("%s: iocache took %v, over max(5 × Redis's %v, Redis's + 500 ms)", wl.name, io.work, r.work)
+		}
+		if io.slowestPing > bound(r.slowestPing) {
+			t.Errorf("%s: a PING waited %v on iocache, over max(5 × Redis's %v, Redis's + 500 ms)", wl.name, io.slowestPing, r.slowestPing)
+		}
+		if io.maxRSS > rssBound {
+			t.Errorf("%s: RSS reached %d MB, over %d MB", wl.name, io.maxRSS/mb, rssBound/mb)
+		}
+	}
+}

@@ -518,9 +518,13 @@ func (t *thread) outputLimitReached(c *Conn) {
 // reading what arrived meanwhile.
 func (t *thread) afterProcess(c *Conn) {
 	c.inFlight = false
-	// Arguments pointed into qbuf; they are consumed now.
+	// Arguments pointed into qbuf; they are consumed now. The vector of a request with many
+	// arguments is given up, as Redis frees a client's argv after each command.
 	clear(c.Argv)
 	c.Argv = c.Argv[:0]
+	if cap(c.Argv) > bigArgv {
+		c.Argv = nil
+	}
 	c.CmdEnds = c.CmdEnds[:0]
 	pushed := len(c.pendingPush) > 0
 	for _, p := range c.pendingPush {

@@ -6,6 +6,7 @@ package resp
 import (
 	"bytes"
 	"errors"
+	"slices"
 )
 
 // Limits bound what one request may ask the server to buffer. Redis's values are the defaults.
@@ -160,9 +161,15 @@ func resumeMultibulk(buf []byte, argv [][]byte, lim *Limits, p *Progress) ([][]b
 			}
 			return argv, 0, need, err
 		}
+		if len(p.offs) == cap(p.offs) {
+			// Double, where append grows a large slice by a quarter: a million arguments
+			// otherwise cost some forty copies of the offsets, each into fresh pages.
+			p.offs = slices.Grow(p.offs, max(len(p.offs), 2))
+		}
 		p.offs = append(p.offs, dataStart, dataEnd)
 		pos = dataEnd + 2
 	}
+	argv = slices.Grow(argv, len(p.offs)/2) // all arguments arrived: one allocation, not forty
 	for k := 0; k < len(p.offs); k += 2 {
 		argv = append(argv, buf[p.offs[k]:p.offs[k+1]:p.offs[k+1]])
 	}
