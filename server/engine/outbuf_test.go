@@ -233,52 +233,117 @@ func TestMaxMemoryClientsEvictsTheLargestClient(t *testing.T) {
 	}
 }
 
-// After four concurrent 160 MB replies the process stayed near 2 GB for over a minute: the
-// runtime returns freed memory to the OS slowly. Large released buffers are now returned at
-// once; INFO memory shows what clients hold and what the heap keeps unreturned.
+// After four concurrent 160 MB replies the process stayed near 2 GB for over a minute and near
+// 1 GB after three: the runtime returns freed memory to the OS slowly, and INFO memory did not
+// show where it was. Under maxmemory, four clients GET a 160 MB value and read nothing for a
+// while, on iocache and on redis-server 7.0, while a second client PINGs. INFO memory must put
+// the replies in mem_clients_normal (as Redis does); iocache's RSS must stay under the value plus
+// twice the replies plus floodOverhead, its slowest PING under max(5 × Redis's, Redis's + 500
+// ms); and once the replies are read its RSS must be back within 48 MB of the value within 5 s.
 func TestMemoryOfLargeRepliesIsGivenBack(t *testing.T) {
-	addr, cmd := startProcess(t)
-	ctl := dialPeer(t, addr)
+	const (
+		size    = 160 * mb
+		readers = 4
+	)
+	type figures struct {
+		held, maxRSS, peak, after int64
+		slowest, givenBack        time.Duration
+		pings                     int64
+	}
+	run := func(addr string, pid int) (f figures) {
+		ctl := dialPeer(t, addr)
+		ctl.do("SETRANGE", "v", strconv.Itoa(size-1), "x") // 160 MB without sending them
+		ctl.do("SET", "settled", "1")
+		withValue := readRSS(pid)
+		probe := dialPeer(t, addr)
+		m := measureHold(t, addr, pid, func() time.Duration {
+			var conns []net.Conn
+			for i := 0; i < readers; i++ {
+				c, err := net.Dial("tcp", addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				if _, err := io.WriteString(c, "*2\r\n$3\r\nGET\r\n$1\r\nv\r\n"); err != nil {
+					t.Fatal(err)
+				}
+				conns = append(conns, c)
+			}
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if _, err := io.WriteString(probe.c, "*2\r\n$4\r\nINFO\r\n$6\r\nmemory\r\n"); err != nil {
+					t.Fatal(err)
+				}
+				_ = probe.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+				var out strings.Builder
+				if err := readRawReply(probe.br, &out); err != nil {
+					t.Fatalf("INFO memory: %v", err)
+				}
+				if f.held, _ = strconv.ParseInt(regexpFind(`mem_clients_normal:(\d+)`, out.String()), 10, 64); f.held >= readers*size*3/4 {
+					break
+				}
+			}
+			var wg sync.WaitGroup
+			for _, c := range conns {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+					if _, err := io.CopyN(io.Discard, c, size+int64(len(strconv.Itoa(size)))+5); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+			return 0
+		})
+		f.maxRSS, f.slowest, f.pings = m.maxRSS, m.slowestPing, m.pings
+		if pid == 0 {
+			return f
+		}
+		f.peak, f.after = readRSS(pid), readRSS(pid)
+		released := time.Now()
+		defer func() { f.givenBack = time.Since(released) }()
+		for deadline := time.Now().Add(5 * time.Second); f.after > withValue+48*mb && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+			f.after = readRSS(pid)
+		}
+		return f
+	}
+	r := run(startRedisPeer(t, "--maxmemory", "512mb"), 0)
+	addr, cmd := startProcess(t, "--maxmemory", "512mb")
 	start := rssOf(t, cmd.Process.Pid)
-	ctl.do("SET", "v", strings.Repeat("x", 64*mb))
-	var wg sync.WaitGroup
-	for i := 0; i < 4; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer c.Close()
-			if _, err := io.WriteString(c, "*2\r\n$3\r\nGET\r\n$1\r\nv\r\n"); err != nil {
-				t.Error(err)
-				return
-			}
-			_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
-			if _, err := io.CopyN(io.Discard, c, 64*mb+12); err != nil {
-				t.Error(err)
-			}
-		}()
+	guard := guardRSS(cmd, start+size+2*readers*size+floodOverhead+256*mb)
+	f := run(addr, cmd.Process.Pid)
+	maxRSS := guard.finish()
+	withValue := start + size
+	bound, afterBound := withValue+2*readers*size+floodOverhead, withValue+48*mb
+	t.Logf("four GETs of a 160 MB value, not read at first: redis-server: mem_clients_normal %d MB, slowest PING %v (%d PINGs); "+
+		"iocache: mem_clients_normal %d MB, slowest PING %v (%d PINGs), RSS %d MB at start, at most %d MB (bound %d MB), %d MB when the replies were read, %d MB %v later (bound %d MB, 5 s)",
+		r.held/mb, r.slowest.Round(time.Millisecond), r.pings, f.held/mb, f.slowest.Round(time.Millisecond), f.pings,
+		start/mb, maxRSS/mb, bound/mb, f.peak/mb, f.after/mb, f.givenBack.Round(10*time.Millisecond), afterBound/mb)
+	if guard.killed.Load() {
+		t.Fatalf("the RSS watchdog killed the server at %d MB", maxRSS/mb)
 	}
-	wg.Wait()
-	peak := rssOf(t, cmd.Process.Pid)
-	// The value itself, and what the runtime keeps for itself above an idle process.
-	bound := start + 64*mb + 48*mb
-	deadline := time.Now().Add(5 * time.Second)
-	for rssOf(t, cmd.Process.Pid) > bound && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
+	if f.held < readers*size*3/4 {
+		t.Errorf("INFO memory's mem_clients_normal is %d MB while four 160 MB replies wait", f.held/mb)
 	}
-	after := rssOf(t, cmd.Process.Pid)
-	t.Logf("RSS at start %d MB; after SET of a 64 MB value and four concurrent GETs of it: %d MB; 5 s later: %d MB (bound %d MB)", start/mb, peak/mb, after/mb, bound/mb)
-	if after > bound {
-		t.Fatalf("RSS still %d MB 5 s after the replies were sent (bound %d MB)\n%s", after/mb, bound/mb, ctl.do("INFO", "memory"))
+	if maxRSS > bound {
+		t.Errorf("RSS reached %d MB, over the bound of %d MB", maxRSS/mb, bound/mb)
 	}
+	if f.slowest > max(5*r.slowest, r.slowest+500*time.Millisecond) {
+		t.Errorf("a PING waited %v on iocache, over max(5 × Redis's %v, Redis's + 500 ms)", f.slowest, r.slowest)
+	}
+	ctl := dialPeer(t, addr)
 	info := ctl.do("INFO", "memory")
+	if f.after > afterBound {
+		t.Errorf("RSS still %d MB 5 s after the replies were read (bound %d MB)\n%s", f.after/mb, afterBound/mb, info)
+	}
 	for _, field := range []string{"mem_clients_normal", "go_heap_free_unreturned", "go_heap_released", "maxmemory_clients"} {
 		if regexpFind(field+`:(\d+)`, info) == "" {
 			t.Errorf("INFO memory lacks %s", field)
 		}
+	}
+	if n, _ := strconv.ParseInt(regexpFind(`mem_clients_normal:(\d+)`, info), 10, 64); n > mb {
+		t.Errorf("mem_clients_normal is %d once the replies were read", n)
 	}
 }
