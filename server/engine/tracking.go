@@ -398,12 +398,22 @@ func (s *Server) sendInvalidation(target *client, key []byte, all bool) {
 // deliverInvalidation writes an invalidation message of keys (all keys when all is set).
 func (s *Server) deliverInvalidation(target *client, keys [][]byte, all bool) {
 	dest := target
+	var w resp.Writer
 	if r := target.tracking.redirect; r != 0 && r != target.id {
 		if dest = s.clients[r]; dest == nil {
-			return // the redirect target is gone; CLIENT TRACKINGINFO says broken_redirect
+			// The redirect target is gone (CLIENT TRACKINGINFO says broken_redirect): as Redis
+			// does, a RESP3 client is told so in place of each invalidation it would have had.
+			if !target.w.RESP3 {
+				return
+			}
+			w.RESP3 = true
+			w.Push(2)
+			w.BulkString("tracking-redir-broken")
+			w.Int(r)
+			s.queueInvalidation(target, w.Buf)
+			return
 		}
 	}
-	var w resp.Writer
 	w.RESP3 = dest.w.RESP3
 	switch {
 	case dest.w.RESP3:
@@ -424,10 +434,15 @@ func (s *Server) deliverInvalidation(target *client, keys [][]byte, all bool) {
 			w.Bulk(k)
 		}
 	}
+	s.queueInvalidation(dest, w.Buf)
+}
+
+// queueInvalidation sends a tracking message to dest: at once, or after the reply to the command
+// being executed when dest sent that command.
+func (s *Server) queueInvalidation(dest *client, msg []byte) {
 	if dest == s.commandOrigin() {
-		// The reply to the command being executed comes first.
-		dest.pendingInvalidations = append(dest.pendingInvalidations, w.Buf)
+		dest.pendingInvalidations = append(dest.pendingInvalidations, msg)
 		return
 	}
-	s.pushTo(dest, w.Buf)
+	s.pushTo(dest, msg)
 }

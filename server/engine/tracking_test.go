@@ -197,6 +197,36 @@ func TestClientTrackingRedirectMatchesRedis(t *testing.T) {
 	}
 }
 
+// A RESP3 client whose redirect target has gone is sent tracking-redir-broken in place of each
+// invalidation, as Redis sends it (Redis 7.0's unit/tracking waits for it, and without it went on
+// with the dead client's ID and aborted the rest of the file). A RESP2 client is sent nothing.
+func TestTrackingRedirBrokenMatchesRedis(t *testing.T) {
+	transcript := func(addr string) string {
+		var out strings.Builder
+		for _, proto := range []string{"3", "2"} {
+			target, tracked, writer := dialPeer(t, addr), dialPeer(t, addr), dialPeer(t, addr)
+			tracked.do("HELLO", proto)
+			id := strings.TrimSpace(strings.TrimPrefix(target.do("CLIENT", "ID"), ":"))
+			out.WriteString(tracked.do("CLIENT", "TRACKING", "ON", "REDIRECT", id))
+			writer.do("SET", "k", "1")
+			out.WriteString(tracked.do("GET", "k"))
+			out.WriteString(target.do("QUIT"))
+			for i := 0; i < 100 && !strings.Contains(tracked.do("CLIENT", "TRACKINGINFO"), "broken_redirect"); i++ {
+				time.Sleep(10 * time.Millisecond) // the QUIT is seen when the connection closes
+			}
+			writer.do("SET", "k", "2")
+			tracked.send("PING")
+			out.WriteString(strings.ReplaceAll(tracked.readUntil("+PONG\r\n"), ":"+id+"\r\n", ":ID\r\n"))
+			out.WriteString(tracked.do("CLIENT", "TRACKING", "ON", "REDIRECT", id))
+		}
+		return out.String()
+	}
+	_, addr := startServer(t, nil)
+	if want, got := transcript(startRedisPeer(t)), transcript(addr); want != got {
+		t.Fatalf("transcripts differ:\n redis:   %q\n iocache: %q", want, got)
+	}
+}
+
 // tracking-table-max-keys bounds the keys remembered for tracking clients, as in Redis: past it,
 // a remembered key is invalidated (its clients are told to drop it) and forgotten.
 func TestTrackingTableMaxKeys(t *testing.T) {
