@@ -83,18 +83,13 @@ func (s *Server) scripting() *scripting {
 	sl.sc.addr, sl.sc.authed = "lua", true
 	redisTable := L.NewTable()
 	L.SetFuncs(redisTable, map[string]lua.LGFunction{
-		"call":         func(L *lua.LState) int { return s.luaRedisCall(L, true) },
-		"pcall":        func(L *lua.LState) int { return s.luaRedisCall(L, false) },
-		"error_reply":  luaErrorReply,
-		"status_reply": luaStatusReply,
-		"sha1hex":      luaSHA1Hex,
-		"log":          func(L *lua.LState) int { return s.luaLog(L) },
-		"setresp": func(L *lua.LState) int {
-			if L.CheckInt(1) != 2 {
-				L.RaiseError("RESP version must be 2 here")
-			}
-			return 0
-		},
+		"call":               func(L *lua.LState) int { return s.luaRedisCall(L, true) },
+		"pcall":              func(L *lua.LState) int { return s.luaRedisCall(L, false) },
+		"error_reply":        luaErrorReply,
+		"status_reply":       luaStatusReply,
+		"sha1hex":            luaSHA1Hex,
+		"log":                func(L *lua.LState) int { return s.luaLog(L) },
+		"setresp":            func(L *lua.LState) int { return luaSetResp(L, sl.sc) },
 		"set_repl":           func(L *lua.LState) int { return 0 },
 		"replicate_commands": func(L *lua.LState) int { L.Push(lua.LTrue); return 1 },
 	})
@@ -379,7 +374,7 @@ func (s *Server) luaRedisCall(L *lua.LState, raise bool) int {
 	if (cmd.arity > 0 && n != cmd.arity) || n < -cmd.arity {
 		return fail("ERR Wrong number of args calling Redis command from script")
 	}
-	if scriptForbidden(cmd) {
+	if !s.scriptDenyOff && scriptForbidden(cmd) {
 		return fail("ERR This Redis command is not allowed from script")
 	}
 	// May-replicate commands (PUBLISH...) count as writes here, as in Redis: that is what lets
@@ -417,8 +412,9 @@ func luaNumberString(n lua.LNumber) string {
 	return strconv.FormatFloat(f, 'g', 17, 64)
 }
 
-// respToLua converts one RESP2 reply to a Lua value: integers to numbers, bulk strings to
-// strings, nulls to false, arrays to tables, status replies to {ok=...} and errors to {err=...}.
+// respToLua converts one reply to a Lua value: integers to numbers, bulk strings to strings,
+// RESP2 nulls to false, arrays to tables, status replies to {ok=...} and errors to {err=...};
+// RESP3's types (after redis.setresp(3)) as resp3ToLua says.
 func (s *Server) respToLua(L *lua.LState, b []byte) (v lua.LValue, rest []byte, isErr bool) {
 	if len(b) < 3 {
 		return lua.LFalse, nil, false
@@ -443,7 +439,7 @@ func (s *Server) respToLua(L *lua.LState, b []byte) (v lua.LValue, rest []byte, 
 			return lua.LFalse, rest, false
 		}
 		return lua.LString(rest[:n]), rest[n+2:], false
-	case '*':
+	case '*', '>':
 		n, _ := strconv.Atoi(string(line))
 		if n < 0 {
 			return lua.LFalse, rest, false
@@ -456,7 +452,7 @@ func (s *Server) respToLua(L *lua.LState, b []byte) (v lua.LValue, rest []byte, 
 		}
 		return t, rest, false
 	}
-	return lua.LFalse, nil, false
+	return s.resp3ToLua(L, b[0], line, rest)
 }
 
 func indexCRLF(b []byte) int {
@@ -474,8 +470,9 @@ func indexCRLF(b []byte) int {
 const luaReplyMaxDepth = 7995
 
 // luaToReply converts a script's return value for the caller: numbers to integers (truncated),
-// strings to bulk strings, true to 1, false and nil to null, {ok=} to a status, {err=} to an
-// error and other tables to arrays up to their first nil. Nesting is bounded as in Redis, and the
+// strings to bulk strings, true to 1 and false to null (after redis.setresp(3): booleans), nil
+// to null, {ok=} to a status, {err=} to an error, the RESP3 tables luaResp3ToReply knows to
+// their types, and other tables to arrays up to their first nil. Nesting is bounded as in Redis, and the
 // whole reply by maxReplyBytes (a table that holds itself many times over would otherwise
 // expand without end): past it the reply is replaced by errReplyTooBig.
 func (s *Server) luaToReply(c *client, v lua.LValue) {
@@ -501,9 +498,12 @@ func (s *Server) luaValueToReply(c *client, v lua.LValue, depth int, limit int64
 	case lua.LString:
 		c.w.Bulk([]byte(v))
 	case lua.LBool:
-		if v {
+		switch {
+		case s.lua != nil && s.lua.sc.w.RESP3: // the script chose RESP3 (redis.setresp)
+			c.w.Bool(bool(v))
+		case bool(v):
 			c.w.Int(1)
-		} else {
+		default:
 			c.w.Null()
 		}
 	case *lua.LTable:
@@ -514,6 +514,9 @@ func (s *Server) luaValueToReply(c *client, v lua.LValue, depth int, limit int64
 		if ok := v.RawGetString("ok"); ok.Type() == lua.LTString {
 			c.w.Simple(oneLine(ok.String(), false))
 			return true
+		}
+		if done, fits := s.luaResp3ToReply(c, v, depth, limit); done {
+			return fits
 		}
 		n := 0
 		for v.RawGetInt(n+1) != lua.LNil {

@@ -123,6 +123,7 @@ type Server struct {
 	// activeExpireOff: DEBUG SET-ACTIVE-EXPIRE 0 stopped the active expire cycle; expired keys
 	// then go only when accessed, which tests of lazy expiry rely on.
 	activeExpireOff bool
+	scriptDenyOff   bool // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call no-script commands
 	// evictionBacklog is set when an eviction pass ran out of time over maxmemory.
 	evictionBacklog bool
 

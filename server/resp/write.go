@@ -158,14 +158,36 @@ func (w *Writer) Bool(b bool) {
 }
 
 // Verbatim writes a verbatim string (RESP3 "=", RESP2 bulk), as INFO and CLIENT LIST reply.
-func (w *Writer) Verbatim(s string) {
+func (w *Writer) Verbatim(s string) { w.VerbatimAs("txt", s) }
+
+// VerbatimAs writes a verbatim string of the given format, which is cut or padded with spaces to
+// its three characters as Redis's addReplyVerbatim does.
+func (w *Writer) VerbatimAs(format, s string) {
 	if !w.RESP3 {
 		w.BulkString(s)
 		return
 	}
 	w.header('=', int64(len(s)+4))
-	w.Buf = append(w.Buf, "txt:"...)
+	for i := 0; i < 3; i++ {
+		if i < len(format) {
+			w.Buf = append(w.Buf, format[i])
+		} else {
+			w.Buf = append(w.Buf, ' ')
+		}
+	}
+	w.Buf = append(w.Buf, ':')
 	w.Buf = append(w.Buf, s...)
+	w.Buf = append(w.Buf, '\r', '\n')
+}
+
+// BigNumber writes a big number given as its decimal digits (RESP3 "(", RESP2 bulk).
+func (w *Writer) BigNumber(digits string) {
+	if !w.RESP3 {
+		w.BulkString(digits)
+		return
+	}
+	w.Buf = append(w.Buf, '(')
+	w.Buf = append(w.Buf, digits...)
 	w.Buf = append(w.Buf, '\r', '\n')
 }
 
