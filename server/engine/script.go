@@ -65,7 +65,10 @@ func (s *Server) scripting() *scripting {
 	if s.lua != nil {
 		return s.lua
 	}
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	// The data stack grows on demand up to luaStackMax slots: at gopher-lua's fixed 5,120, a
+	// redis.call with unpack() of 7,999 arguments (which Redis accepts) failed with "registry
+	// overflow".
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, RegistryMaxSize: luaStackMax})
 	for _, lib := range []struct {
 		name string
 		open lua.LGFunction
@@ -78,12 +81,14 @@ func (s *Server) scripting() *scripting {
 	for _, name := range []string{"dofile", "loadfile", "print", "module", "require"} {
 		g.RawSetString(name, lua.LNil)
 	}
+	g.RawSetString("unpack", L.NewFunction(luaUnpack))
 	sl := &scripting{L: L, scripts: map[string]*lua.LFunction{}, flags: map[string]scriptFlags{}}
 	sl.sc = newClient(0, -1, 0)
 	sl.sc.addr, sl.sc.authed = "lua", true
 	redisTable := L.NewTable()
 	L.SetFuncs(redisTable, map[string]lua.LGFunction{
 		"call":               func(L *lua.LState) int { return s.luaRedisCall(L, true) },
+		"acl_check_cmd":      s.luaACLCheckCmd,
 		"pcall":              func(L *lua.LState) int { return s.luaRedisCall(L, false) },
 		"error_reply":        luaErrorReply,
 		"status_reply":       luaStatusReply,
@@ -110,6 +115,31 @@ func (s *Server) scripting() *scripting {
 	sl.sandbox(L)
 	s.lua = sl
 	return sl
+}
+
+// luaCStackMax is Lua 5.1's LUAI_MAXCSTACK, the most values a C function may push (Redis's Lua
+// refuses an unpack() past it); luaStackMax leaves room for the frames of the script around it.
+const (
+	luaCStackMax = 8000
+	luaStackMax  = 8 * luaCStackMax
+)
+
+// luaUnpack is Lua 5.1's unpack, with its limit: gopher-lua's pushes without one.
+func luaUnpack(L *lua.LState) int {
+	tb := L.CheckTable(1)
+	start := L.OptInt(2, 1)
+	end := L.OptInt(3, tb.Len())
+	if start > end {
+		return 0
+	}
+	n := int64(end) - int64(start) + 1
+	if n >= luaCStackMax-int64(L.GetTop())+1 {
+		L.RaiseError("too many results to unpack")
+	}
+	for i := start; i <= end; i++ {
+		L.Push(tb.RawGetInt(i))
+	}
+	return int(n)
 }
 
 // versionNum is a version as redis.REDIS_VERSION_NUM gives it: 7.2.5 is 0x070205.
@@ -353,19 +383,9 @@ func (s *Server) luaRedisCall(L *lua.LState, raise bool) int {
 		L.Push(t)
 		return 1
 	}
-	if n == 0 {
-		return fail("ERR Please specify at least one argument for this redis lib call")
-	}
-	argv := make([][]byte, n)
-	for i := 1; i <= n; i++ {
-		switch v := L.Get(i).(type) {
-		case lua.LString:
-			argv[i-1] = []byte(v)
-		case lua.LNumber:
-			argv[i-1] = []byte(luaNumberString(v))
-		default:
-			return fail("ERR Lua redis lib command arguments must be strings or integers")
-		}
+	argv, bad := luaCallArgs(L)
+	if bad != "" {
+		return fail(bad)
 	}
 	cmd := s.lookupCommand(argv[0])
 	if cmd == nil {
@@ -400,6 +420,53 @@ func (s *Server) luaRedisCall(L *lua.LState, raise bool) int {
 		}
 	}
 	L.Push(v)
+	return 1
+}
+
+// luaCallArgs reads the arguments of redis.call and its kin as a command's argv, or says why
+// they cannot be one.
+func luaCallArgs(L *lua.LState) ([][]byte, string) {
+	n := L.GetTop()
+	if n == 0 {
+		return nil, "ERR Please specify at least one argument for this redis lib call"
+	}
+	argv := make([][]byte, n)
+	for i := 1; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			argv[i-1] = []byte(v)
+		case lua.LNumber:
+			argv[i-1] = []byte(luaNumberString(v))
+		default:
+			return nil, "ERR Lua redis lib command arguments must be strings or integers"
+		}
+	}
+	return argv, ""
+}
+
+// luaACLCheckCmd is redis.acl_check_cmd: whether the script's user may run the command given,
+// with those arguments (keys and channels included), as ACL would decide it.
+func (s *Server) luaACLCheckCmd(L *lua.LState) int {
+	argv, bad := luaCallArgs(L)
+	var cmd *command
+	if bad == "" {
+		if cmd = s.lookupCommand(argv[0]); cmd == nil {
+			bad = "ERR Invalid command passed to redis.acl_check_cmd()"
+		}
+	}
+	if bad != "" {
+		t := L.NewTable()
+		t.RawSetString("err", lua.LString(bad))
+		L.Error(t, 0)
+		return 0
+	}
+	user := s.lua.sc.user
+	allowed := !user.restricted
+	if !allowed {
+		reason, _ := s.acl.aclCheck(user, cmd, argv)
+		allowed = reason == aclDeniedNone
+	}
+	L.Push(lua.LBool(allowed))
 	return 1
 }
 

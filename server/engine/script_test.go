@@ -159,7 +159,7 @@ func TestScriptGlobalsReadOnly(t *testing.T) {
 // results no command could use, a loop that keeps growing what it holds is stopped once it
 // holds its budget (twice proto-max-bulk-len, 32 MB here), tail recursion stops at
 // busy-reply-threshold without a traceback of every call, deep recursion overflows the stack at
-// once, and a full registry is an error a script may catch. The server goes on serving after
+// once, and an unpack past Lua's limit is an error a script may catch. The server goes on serving after
 // each.
 func TestScriptMemoryBounded(t *testing.T) {
 	_, addr := startServer(t, func(c *config.Config) {
@@ -178,7 +178,7 @@ func TestScriptMemoryBounded(t *testing.T) {
 		{"local s = 'x' while true do s = s .. s end", "Script stopped"},
 		{"local function f(n) return f(n+1) end return f(1)", "busy-reply-threshold"},
 		{"local function f(n) return 1 + f(n+1) end return f(1)", "stack overflow"},
-		{"return #{unpack({}, 1, 1e9)}", "registry overflow"},
+		{"return #{unpack({}, 1, 1e9)}", "too many results to unpack"},
 		{"return {pcall(unpack, {}, 1, 1e9)}", ""},
 		{"return {xpcall(function() return unpack({}, 1, 1e9) end, function(e) return e end)}", ""},
 	} {
@@ -517,4 +517,43 @@ func TestScriptRESP3MatchesRedis(t *testing.T) {
 	}...)
 	redisAddr := startRedisPeer(t, "--enable-debug-command", "yes")
 	differentialWith(t, addr, redisAddr, cmds)
+}
+
+// unpack() pushes at most Lua 5.1's 8,000 values, counting its own arguments, as in Redis, and
+// up to that a redis.call takes them all: gopher-lua's fixed stack failed at 5,120 with
+// "registry overflow", which aborted Redis 7.0's unit/scripting at "Script check unpack with
+// massive arguments".
+func TestScriptUnpackMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	eval := func(script string) []string { return []string{"EVAL", script, "0"} }
+	fill := func(n int) string { return "local a = {} for i=1," + strconv.Itoa(n) + " do a[i]=1 end " }
+	differential(t, addr, [][]string{
+		eval(fill(7999) + "return redis.call('lpush', 'l', unpack(a))"),
+		eval(fill(8000) + "return redis.call('lpush', 'l', unpack(a))"),
+		eval(fill(7997) + "return #({unpack(a, 1, 7997)})"),
+		eval(fill(7998) + "return #({unpack(a, 1, 7998)})"),
+		eval("return {unpack({1, 2, 3}, 3, 1)}"), eval("return {unpack({1, 2, 3}, 2)}"), eval("return {unpack({1, 2, 3}, -1, 1)}"),
+		eval("return unpack({})"),
+	})
+}
+
+// redis.acl_check_cmd says whether the calling user may run a command with those arguments, as
+// in Redis 7.0 (its absence aborted unit/scripting at "Script ACL check").
+func TestScriptACLCheckCmdMatchesRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	eval := func(script string, keys ...string) []string {
+		return append([]string{"EVAL", script, strconv.Itoa(len(keys))}, keys...)
+	}
+	differential(t, addr, [][]string{
+		eval("return redis.acl_check_cmd('hset', 'xx', 'f', 1)", "xx"),
+		eval("return redis.acl_check_cmd('invalid-cmd', 'arg')"),
+		eval("return redis.acl_check_cmd()"), eval("return redis.acl_check_cmd('get', {})"),
+		{"ACL", "SETUSER", "bob", "on", ">123", "+@scripting", "+set", "~x*"}, {"AUTH", "bob", "123"},
+		eval("return redis.acl_check_cmd('set', 'xx', 1)", "xx"),
+		eval("return redis.acl_check_cmd('hset', 'xx', 'f', 1)", "xx"),
+		eval("return redis.acl_check_cmd('set', 'yy', 1)"),
+		eval("return redis.acl_check_cmd('SET', 'xx', 1)", "xx"),
+		eval("return redis.acl_check_cmd('invalid-cmd', 'arg')"),
+		eval("return redis.pcall('acl_check_cmd')"),
+	})
 }
