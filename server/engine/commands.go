@@ -222,7 +222,10 @@ func (s *Server) callCommand(c *client, cmd *command, argv [][]byte) {
 			return
 		}
 	}
-	if s.cfg.MaxMemory > 0 && !c.scriptAllowOOM && !c.isMaster && s.rejectsOnOOM(c, cmd) && !s.freeMemoryIfNeeded() {
+	// Evict before every command, as Redis's processCommand does, not only before those that may
+	// be refused: a read after a write that passed maxmemory makes room too, and the clients
+	// tracking the evicted keys hear of it before that read's reply.
+	if s.cfg.MaxMemory > 0 && !c.scriptAllowOOM && !c.isMaster && !s.freeMemoryIfNeeded() && s.rejectsOnOOM(c, cmd) {
 		if cmd.name == "exec" {
 			// Redis's execCommandAbort: the whole transaction goes.
 			s.discardTransaction(c)

@@ -178,6 +178,10 @@ func (s *Server) infoMemory(f func(string, any)) {
 		frag += db.Fragmentation()
 	}
 	f("keyspace_free_slot_bytes", frag)
+	// Redis leaves replica buffers and the AOF buffer out when it compares used_memory with
+	// maxmemory, and says how much that is here; iocache's used_memory counts all of it when it
+	// evicts, so nothing is left out.
+	f("mem_not_counted_for_evict", 0)
 	f("mem_clients_slaves", 0)
 	f("mem_clients_normal", s.clientMem.Load()) // query and output buffers of all clients
 	f("maxmemory", s.cfg.MaxMemory)

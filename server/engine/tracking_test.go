@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -314,5 +315,33 @@ func TestTrackingScriptsTrackDeclaredKeysAsRedis(t *testing.T) {
 	}
 	if want, got := transcript(startRedisPeer(t)), transcript(io); want != got {
 		t.Fatalf("pushes:\n redis:   %q\n iocache: %q", want, got)
+	}
+}
+
+// A command that finds used memory over maxmemory evicts first, whatever the command, as Redis
+// does; a RESP3 client tracking an evicted key hears of it before the reply of the read that
+// caused the eviction (unit/tracking "Tracking invalidation message of eviction keys should be
+// before response": iocache evicted only before commands that may be refused for OOM).
+func TestEvictionBeforeAReadInvalidatesFirstAsRedis(t *testing.T) {
+	transcript := func(addr string) string {
+		p := dialPeer(t, addr)
+		p.do("HELLO", "3")
+		p.do("CLIENT", "TRACKING", "ON")
+		used, _ := strconv.ParseInt(regexpFind(`used_memory:(\d+)`, p.do("INFO", "memory")), 10, 64)
+		var out strings.Builder
+		out.WriteString(p.do("CONFIG", "SET", "maxmemory", strconv.FormatInt(used+100*1024, 10)))
+		out.WriteString(p.do("CONFIG", "SET", "maxmemory-policy", "volatile-random"))
+		out.WriteString(p.do("SETEX", "volatile-key", "10000", "x"))
+		out.WriteString(p.do("GET", "volatile-key"))
+		out.WriteString(p.do("SETBIT", "big-key", "1600000", "0")) // 200 KB: past maxmemory
+		p.send("GETBIT", "big-key", "0")
+		out.WriteString(p.readUntil(":0\r\n"))
+		out.WriteString(p.do("EXISTS", "volatile-key"))
+		out.WriteString(p.do("CONFIG", "SET", "maxmemory", "0"))
+		return out.String()
+	}
+	_, addr := startServer(t, nil)
+	if want, got := transcript(startRedisPeer(t)), transcript(addr); want != got {
+		t.Fatalf("transcripts differ:\n redis:   %q\n iocache: %q", want, got)
 	}
 }
