@@ -222,6 +222,10 @@ func (s *Server) unblockAndRun(c *client) {
 	if c.blocked != nil {
 		return // blocked again; stays with the main thread
 	}
+	if len(c.pendingInvalidations) > 0 {
+		// Keys the command itself changed (BLMOVE's destination), after its reply as in Redis.
+		s.trackingAfterCommand(c, st.argv[0])
+	}
 	s.resume(c)
 }
 

@@ -440,6 +440,10 @@ func (s *Server) beforeSleep() {
 	if s.tracking.bcastPending != nil {
 		s.trackingBroadcast()
 	}
+	if t := &s.tracking; t.maxKeys > 0 && len(t.table) > t.maxKeys {
+		// As Redis's beforeSleep: a lowered tracking-table-max-keys takes effect while idle too.
+		s.trackingLimitKeys(100)
+	}
 	s.blocking.serveReadyKeys(s)
 	s.blocking.expireTimeouts(s)
 	s.releasePaused()

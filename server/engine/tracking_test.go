@@ -345,3 +345,54 @@ func TestEvictionBeforeAReadInvalidatesFirstAsRedis(t *testing.T) {
 		t.Fatalf("transcripts differ:\n redis:   %q\n iocache: %q", want, got)
 	}
 }
+
+// A tracking client unblocked by another's push gets its BLMOVE reply, then the invalidation of
+// the key its own BLMOVE wrote, as from Redis (unit/tracking "Unblocked BLMOVE gets notification
+// after response").
+func TestUnblockedBLMOVEInvalidatesAfterItsReplyAsRedis(t *testing.T) {
+	transcript := func(addr string) string {
+		r, rd := dialPeer(t, addr), dialPeer(t, addr)
+		r.do("RPUSH", "list2", "a")
+		rd.do("HELLO", "3")
+		var out strings.Builder
+		out.WriteString(rd.do("CLIENT", "TRACKING", "ON"))
+		out.WriteString(rd.do("LRANGE", "list2", "0", "-1"))
+		rd.send("BLMOVE", "list1", "list2", "LEFT", "LEFT", "0")
+		for i := 0; i < 100 && regexpFind(`blocked_clients:(\d+)`, r.do("INFO", "clients")) != "1"; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+		out.WriteString(r.do("RPUSH", "list1", "foo"))
+		rd.send("PING")
+		out.WriteString(rd.readUntil("+PONG\r\n"))
+		return out.String()
+	}
+	_, addr := startServer(t, nil)
+	if want, got := transcript(startRedisPeer(t)), transcript(addr); want != got {
+		t.Fatalf("transcripts differ:\n redis:   %q\n iocache: %q", want, got)
+	}
+}
+
+// Lowering tracking-table-max-keys invalidates keys over the limit at once, with no further
+// command, even for a NOLOOP client whose own CONFIG SET lowered it, as Redis does from
+// beforeSleep (unit/tracking "Tracking gets notification on tracking table key eviction" waited
+// forever: iocache trimmed the table only when it remembered a new key).
+func TestTrackingTableShrinksWhileIdleAsRedis(t *testing.T) {
+	_, io := startServer(t, nil)
+	for name, addr := range map[string]string{"redis-server": startRedisPeer(t), "iocache": io} {
+		sub, r := dialPeer(t, addr), dialPeer(t, addr)
+		id := strings.TrimSpace(strings.TrimPrefix(sub.do("CLIENT", "ID"), ":"))
+		sub.do("SUBSCRIBE", "__redis__:invalidate")
+		r.do("CLIENT", "TRACKING", "ON", "REDIRECT", id, "NOLOOP")
+		r.do("MSET", "key1", "1", "key2", "2")
+		r.do("MGET", "key1", "key2")
+		r.do("CONFIG", "SET", "tracking-table-max-keys", "1")
+		_ = sub.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		var msg strings.Builder
+		if err := readRawReply(sub.br, &msg); err != nil {
+			t.Fatalf("%s: no invalidation within 5 s: %v", name, err)
+		}
+		if m := msg.String(); !strings.HasSuffix(m, "*1\r\n$4\r\nkey1\r\n") && !strings.HasSuffix(m, "*1\r\n$4\r\nkey2\r\n") {
+			t.Errorf("%s: %q, want the invalidation of key1 or key2", name, m)
+		}
+	}
+}
