@@ -233,6 +233,13 @@ func (s *Server) infoStats(f func(string, any)) {
 	f("total_forks", 0)
 	f("client_output_buffer_limit_disconnections", s.outputLimitKills.Load())
 	f("watchdog_stalls", s.watchdog.stalls.Load())
+	items := 0
+	for _, ids := range s.tracking.table {
+		items += len(ids)
+	}
+	f("tracking_total_keys", len(s.tracking.table))
+	f("tracking_total_items", items) // client entries over all keys, as Redis counts them
+	f("tracking_total_prefixes", len(s.tracking.bcast))
 	f("total_error_replies", s.stats.errorReplies)
 	f("unexpected_error_replies", 0)
 	f("total_reads_processed", in)

@@ -396,3 +396,40 @@ func TestTrackingTableShrinksWhileIdleAsRedis(t *testing.T) {
 		}
 	}
 }
+
+// INFO stats counts the tracking table as Redis does: keys, client entries over all keys, BCAST
+// prefixes; FLUSHALL ASYNC empties it at once (unit/tracking "Test ASYNC flushall" read
+// tracking_total_keys, which iocache did not have).
+func TestTrackingInfoCountsAsRedis(t *testing.T) {
+	transcript := func(addr string) string {
+		a, b, bc, w := dialPeer(t, addr), dialPeer(t, addr), dialPeer(t, addr), dialPeer(t, addr)
+		for _, p := range []*peerConn{a, b, bc} {
+			p.do("HELLO", "3")
+		}
+		a.do("CLIENT", "TRACKING", "ON")
+		b.do("CLIENT", "TRACKING", "ON")
+		bc.do("CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "x", "PREFIX", "y")
+		a.do("GET", "key1")
+		a.do("GET", "key2")
+		b.do("GET", "key1")
+		var out strings.Builder
+		counts := func() {
+			info := w.do("INFO", "stats")
+			for _, f := range []string{"tracking_total_keys", "tracking_total_items", "tracking_total_prefixes"} {
+				fmt.Fprintf(&out, "%s=%s ", f, regexpFind(f+`:(\d+)`, info))
+			}
+		}
+		counts()
+		w.do("FLUSHALL", "ASYNC")
+		counts()
+		return out.String()
+	}
+	_, addr := startServer(t, nil)
+	want, got := transcript(startRedisPeer(t)), transcript(addr)
+	if want != got {
+		t.Fatalf("INFO stats differ:\n redis:   %s\n iocache: %s", want, got)
+	}
+	if !strings.HasPrefix(got, "tracking_total_keys=2 tracking_total_items=3 tracking_total_prefixes=2 tracking_total_keys=0 ") {
+		t.Errorf("counts: %s", got)
+	}
+}
