@@ -225,7 +225,7 @@ func (s *Server) callCommand(c *client, cmd *command, argv [][]byte) {
 	// Evict before every command, as Redis's processCommand does, not only before those that may
 	// be refused: a read after a write that passed maxmemory makes room too, and the clients
 	// tracking the evicted keys hear of it before that read's reply.
-	if s.cfg.MaxMemory > 0 && !c.scriptAllowOOM && !c.isMaster && !s.freeMemoryIfNeeded() && s.rejectsOnOOM(c, cmd) {
+	if s.cfg.MaxMemory > 0 && !c.scriptAllowOOM && !c.isMaster && !s.freeMemoryIfNeeded() && s.rejectsOnOOM(c, cmd, argv) {
 		if cmd.name == "exec" {
 			// Redis's execCommandAbort: the whole transaction goes.
 			s.discardTransaction(c)
@@ -298,11 +298,29 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 	}
 }
 
+// deniedOnOOM reports whether a command is one Redis flags deny-oom: by its own flags, or, for
+// a container, by its subcommand's (FUNCTION LOAD and RESTORE, XGROUP CREATE and CREATECONSUMER).
+func deniedOnOOM(cmd *command, argv [][]byte) bool {
+	if cmd.flags&cmdDenyOOM != 0 {
+		return true
+	}
+	if len(argv) < 2 {
+		return false
+	}
+	switch cmd.name {
+	case "function":
+		return equalFold(argv[1], "load") || equalFold(argv[1], "restore")
+	case "xgroup":
+		return equalFold(argv[1], "create") || equalFold(argv[1], "createconsumer")
+	}
+	return false
+}
+
 // rejectsOnOOM reports whether cmd is refused when memory stays over maxmemory, as Redis's
 // processCommand decides: a denyoom command, EXEC of a transaction holding one, and inside MULTI
 // any command but EXEC, DISCARD, QUIT and RESET, since queueing grows memory without bound.
-func (s *Server) rejectsOnOOM(c *client, cmd *command) bool {
-	if cmd.flags&cmdDenyOOM != 0 {
+func (s *Server) rejectsOnOOM(c *client, cmd *command, argv [][]byte) bool {
+	if deniedOnOOM(cmd, argv) {
 		return true
 	}
 	if c.flags&flagMulti == 0 {
@@ -311,7 +329,7 @@ func (s *Server) rejectsOnOOM(c *client, cmd *command) bool {
 	switch cmd.name {
 	case "exec":
 		for _, q := range c.multiQueue {
-			if q.cmd.flags&cmdDenyOOM != 0 {
+			if deniedOnOOM(q.cmd, q.argv) {
 				return true
 			}
 		}

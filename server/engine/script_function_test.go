@@ -187,3 +187,20 @@ func TestFunctionNamesIgnoreCaseAsRedis(t *testing.T) {
 		{"FUNCTION", "DELETE", "mylib"}, {"FCALL", "test", "0"}, {"FUNCTION", "LOAD", other}, {"FCALL", "TEST", "0"},
 	})
 }
+
+// FUNCTION LOAD and RESTORE, XGROUP CREATE and CREATECONSUMER are refused over maxmemory as in
+// Redis, whose commands flag them deny-oom. iocache loaded the library, so Redis 7.0's
+// unit/functions failed "verify OOM on function load and function restore" and, with the
+// library and maxmemory 1 left behind, aborted on the next test's "Function f1 already exists".
+func TestDenyOOMSubcommandsAsRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	lib := "#!lua name=test\nredis.register_function('f1', function() return 1 end)"
+	differential(t, addr, [][]string{
+		{"FUNCTION", "FLUSH"}, {"FUNCTION", "LOAD", "REPLACE", lib}, {"XADD", "s", "1-1", "f", "v"},
+		{"XGROUP", "CREATE", "s", "g", "$"}, {"CONFIG", "SET", "maxmemory", "1"},
+		{"FUNCTION", "FLUSH"}, {"FUNCTION", "LOAD", "REPLACE", lib}, {"FUNCTION", "LIST"},
+		{"XGROUP", "CREATE", "s", "g2", "$"}, {"XGROUP", "CREATECONSUMER", "s", "g", "c"},
+		{"XGROUP", "SETID", "s", "g", "0"}, {"MULTI"}, {"FUNCTION", "LOAD", lib}, {"EXEC"},
+		{"CONFIG", "SET", "maxmemory", "0"}, {"FUNCTION", "LOAD", lib},
+	})
+}
