@@ -9,6 +9,7 @@ import (
 
 	"github.com/iocache/iocache/server/glob"
 	"github.com/iocache/iocache/server/rdb"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // Redis 7.0 functions: FUNCTION LOAD|LIST|DELETE|FLUSH|DUMP|RESTORE|STATS|KILL and FCALL,
@@ -111,16 +112,21 @@ func parseLibraryHeader(code []byte) (string, []byte, string) {
 	if nl < 0 {
 		return "", nil, "ERR Invalid library metadata"
 	}
-	parts := strings.Fields(string(code[2:nl]))
-	if len(parts) == 0 {
+	// Split as Redis splits it (sdssplitargs): name="foo" is foo. SplitArgs works in place.
+	args, ok := resp.SplitArgs(bytes.Clone(code[2:nl]), nil)
+	if !ok || len(args) == 0 {
 		return "", nil, "ERR Invalid library metadata"
+	}
+	parts := make([]string, len(args))
+	for i, a := range args {
+		parts[i] = string(a)
 	}
 	name, named := "", false
 	for _, p := range parts[1:] {
-		v, ok := strings.CutPrefix(p, "name=")
-		if !ok {
+		if len(p) < 5 || !strings.EqualFold(p[:5], "name=") {
 			return "", nil, "ERR Invalid metadata value given: " + p
 		}
+		v := p[5:]
 		if named {
 			return "", nil, "ERR Invalid metadata value, name argument was given multiple times"
 		}

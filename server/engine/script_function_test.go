@@ -204,3 +204,17 @@ func TestDenyOOMSubcommandsAsRedis(t *testing.T) {
 		{"CONFIG", "SET", "maxmemory", "0"}, {"FUNCTION", "LOAD", lib},
 	})
 }
+
+// A library's "#!lua" line is split as Redis splits it (sdssplitargs): quotes are taken off a
+// name, "NAME=" is a name too, unbalanced quotes are invalid metadata (unit/functions "function
+// test name with quotes" aborted the file on iocache).
+func TestLibraryHeaderSplitAsRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	body := "\nredis.register_function('foo', function() return 1 end)"
+	var cmds [][]string
+	for _, header := range []string{`#!lua name="foo"`, `#!lua NAME=foo`, `#!lua name="fo o"`, `#!lua name="foo`,
+		`#!lua "name=foo"`, `#!"lua" name=foo`, `#!lua name=foo x="a b"`, `#!lua   name=foo  `, `#!lua name='foo'`} {
+		cmds = append(cmds, []string{"FUNCTION", "FLUSH"}, []string{"FUNCTION", "LOAD", header + body})
+	}
+	differential(t, addr, cmds)
+}
