@@ -14,6 +14,9 @@ func (s *Server) cron() {
 		hz = 10
 	}
 	s.nextCron = s.nowMs + int64(1000/hz)
+	if s.cronPaused {
+		return
+	}
 	s.stats.sampleOps(s.nowMs)
 	for _, db := range s.dbs {
 		db.ShrinkLists()

@@ -40,6 +40,12 @@ func cmdDebug(s *Server, c *client, argv [][]byte) {
 		n, _ := parseInt(argv[2])
 		s.activeExpireOff = n == 0
 		c.w.OK()
+	case equalFold(sub, "pause-cron") && len(argv) == 3:
+		// As Redis's atoi: a non-zero integer pauses what cron does (tests use it to hold the
+		// expire cycle, memory measurement and eviction still).
+		n, _ := parseInt(argv[2])
+		s.cronPaused = n != 0
+		c.w.OK()
 	case equalFold(sub, "set-disable-deny-scripts") && len(argv) == 3:
 		// Lets scripts call commands they may not (DEBUG among them), as Redis's test suite does.
 		n, _ := parseInt(argv[2])
@@ -73,6 +79,7 @@ func cmdDebug(s *Server, c *client, argv [][]byte) {
 			"POPULATE <count> [<prefix>] [<size>]", "    Create <count> string keys named key:<num>. If <prefix> is specified then",
 			"    it is used instead of the 'key' prefix. These are not propagated to",
 			"    replicas. Cache master will be dirty.",
+			"PAUSE-CRON <0|1>", "    Stop periodic cron job processing.",
 			"PROTOCOL <type>", "    Reply with a test value of the specified type. <type> can be: string,",
 			"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,", "    true, false.",
 			"QUICKLIST-PACKED-THRESHOLD <size>", "    Accepted for compatibility; iocache lists have no packed nodes.",
@@ -81,6 +88,7 @@ func cmdDebug(s *Server, c *client, argv [][]byte) {
 			"    * NOFLUSH: Do not empty the current database before loading the RDB file.", "    * NOSAVE: the database will be loaded from an existing RDB file.",
 			"SET-ACTIVE-EXPIRE <0|1>", "    Setting it to 0 disables expiring keys in background when they are not",
 			"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the", "    default.",
+			"SET-DISABLE-DENY-SCRIPTS <0|1>", "    Enable/disable the deny scripts flag of commands (DEBUG among them) in scripts.",
 			"SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed."})
 	default:
 		s.subcommandError(c, argv)

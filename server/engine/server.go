@@ -124,6 +124,7 @@ type Server struct {
 	// then go only when accessed, which tests of lazy expiry rely on.
 	activeExpireOff bool
 	scriptDenyOff   bool // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call no-script commands
+	cronPaused      bool // DEBUG PAUSE-CRON 1: cron does nothing, as Redis's serverCron then
 	// evictionBacklog is set when an eviction pass ran out of time over maxmemory.
 	evictionBacklog bool
 

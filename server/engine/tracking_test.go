@@ -433,3 +433,30 @@ func TestTrackingInfoCountsAsRedis(t *testing.T) {
 		t.Errorf("counts: %s", got)
 	}
 }
+
+// DEBUG PAUSE-CRON holds cron's work; a tracking table over a lowered limit is still trimmed
+// before the next command, whose client hears of it first (unit/tracking "Regression test for
+// #11715" aborted on iocache, which had no DEBUG PAUSE-CRON).
+func TestPauseCronTrackingTrimAsRedis(t *testing.T) {
+	transcript := func(addr string) string {
+		r, rd := dialPeer(t, addr), dialPeer(t, addr)
+		var out strings.Builder
+		out.WriteString(r.do("CONFIG", "SET", "tracking-table-max-keys", "2"))
+		out.WriteString(r.do("DEBUG", "PAUSE-CRON", "1"))
+		rd.do("HELLO", "3")
+		out.WriteString(rd.do("CLIENT", "TRACKING", "ON"))
+		out.WriteString(rd.do("MGET", "1", "2"))
+		out.WriteString(rd.do("MULTI"))
+		out.WriteString(r.do("CONFIG", "SET", "tracking-table-max-keys", "1"))
+		rd.send("PING")
+		rd.send("EXEC")
+		out.WriteString(regexp.MustCompile(`\$1\r\n[12]\r\n`).ReplaceAllString(rd.readUntil("*1\r\n+PONG\r\n"), "$$1\r\nK\r\n"))
+		out.WriteString(r.do("DEBUG", "PAUSE-CRON", "0"))
+		out.WriteString(r.do("DEBUG", "PAUSE-CRON"))
+		return out.String()
+	}
+	_, addr := startServer(t, func(c *config.Config) { c.EnableDebugCommand = "yes" })
+	if want, got := transcript(startRedisPeer(t, "--enable-debug-command", "yes")), transcript(addr); want != got {
+		t.Fatalf("transcripts differ:\n redis:   %q\n iocache: %q", want, got)
+	}
+}
