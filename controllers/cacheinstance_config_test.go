@@ -96,6 +96,11 @@ var configCases = []struct {
 	{"persistence-rdb-and-aof", newInstance(2, withRDB, func(ci *cachev1alpha1.CacheInstance) {
 		ci.Spec.Persistence.Mode = cachev1alpha1.PersistenceRDBAndAOF
 	})},
+	{"tls-secret", newInstance(2, withTLSSecret)},
+	{"tls-cert-manager-replicated-required", newInstance(2, withTLSCertManager, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Replicas = ptr.To[int32](3)
+		ci.Spec.TLS.AuthClients = cachev1alpha1.TLSAuthClientsRequired
+	})},
 }
 
 func TestRenderConfigGolden(t *testing.T) {

@@ -87,6 +87,8 @@ type instance struct {
 	// claimTemplateSize is the data claim size the existing StatefulSet was made with (nil without
 	// one); the claims are expanded from it when persistence.size grows.
 	claimTemplateSize *resource.Quantity
+	// tls is what the TLS step found, with spec.tls (else nil).
+	tls *tlsState
 	// replication is what the replication step found, for a replicated instance (else nil).
 	replication *replicationState
 	// recheck is how soon the instance must be looked at again though nothing it watches changes
@@ -123,6 +125,9 @@ func (i *instance) recheckIn(d time.Duration) {
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;create;patch;delete
+// With spec.tls.certManager it applies a cert-manager Certificate (server-side apply: patch), one by
+// one without a watch, because cert-manager's CRD may be missing; cert-manager writes the Secret.
+// +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // It watches the server pods (only those: the cache selects them by label) to report why one does
 // not serve; labels them with their replication role, which the Services select; and deletes the
@@ -169,11 +174,17 @@ func (r *CacheInstanceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 
 	var statusRecheck time.Duration
 	wasDegraded := meta.FindStatusCondition(ci.Status.Conditions, cachev1alpha1.ConditionDegraded)
+	var expiring string
 	serr := r.updateStatus(ctx, ci, func(st *cachev1alpha1.CacheInstanceStatus) {
+		was := meta.IsStatusConditionTrue(st.Conditions, cachev1alpha1.ConditionCertificateExpiring)
 		statusRecheck = setStatus(st, inst, err, time.Now())
+		expiring = newlyExpiring(was, st.Conditions)
 	})
 	switch {
 	case serr == nil || apierrors.IsNotFound(serr):
+		if expiring != "" {
+			r.Recorder.Eventf(ci, nil, corev1.EventTypeWarning, reasonCertificateExpiring, "CheckCertificate", "%s", expiring)
+		}
 		if p := inst.podProblem; p != nil && (wasDegraded == nil || wasDegraded.Status != metav1.ConditionTrue || wasDegraded.Reason != p.reason) {
 			r.Recorder.Eventf(ci, nil, corev1.EventTypeWarning, p.reason, "ReadPodStatus", "%s", eventNote(p.message))
 		}
@@ -205,12 +216,14 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 	for _, step := range []func(context.Context, *instance) (*ctrl.Result, error){
 		r.reconcileConfig,
 		r.reconcileSecret,
+		r.reconcileTLS,
 		r.reconcileConfigMap,
 		r.reconcileServices,
 		r.reconcileStatefulSet,
 		r.reconcilePods,
 		r.reconcileReplication,
 		r.reconcileLiveConfig,
+		r.reconcileTLSRotation,
 		r.reconcileRollout,
 		r.reconcilePDB,
 		r.reconcileNetworkPolicy,

@@ -125,6 +125,7 @@ func setStatus(st *cachev1alpha1.CacheInstanceStatus, inst *instance, passErr er
 
 	setConfigApplied(st, inst, set)
 	setReplicationStatus(st, inst, set)
+	setTLSStatus(st, inst, now, set)
 
 	var recheck time.Duration
 	switch {
