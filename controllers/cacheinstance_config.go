@@ -230,7 +230,7 @@ func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads fu
 	cfg.Hash = directivesHash(cfg.Text)
 	var restart strings.Builder
 	for _, d := range directives(cfg.Text) {
-		if liveDirective(d[0]) {
+		if liveDirective(d[0]) && !slices.Contains(podShapeDirectives, d[0]) {
 			cfg.Live = append(cfg.Live, d)
 		} else {
 			fmt.Fprintf(&restart, "%s %s\n", d[0], d[1])
@@ -254,6 +254,12 @@ func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads fu
 // cpulists become live when the server takes them through CONFIG SET (issue 14); port, bind, dir,
 // metrics-port, cpulist-mode and requirepass-file are read at start only.
 func liveDirective(name string) bool { return config.Live(name) }
+
+// podShapeDirectives are where the pod template puts things: the TLS port the container port,
+// Services and probes name, and the paths where the volume mounts the certificate. The server
+// could change them live, but they are the same for every spec, so they go with the pod template;
+// a renewed certificate's content is reloaded by the TLS rotation step (cacheinstance_tls.go).
+var podShapeDirectives = []string{"tls-port", "tls-cert-file", "tls-key-file", "tls-ca-cert-file"}
 
 // directives splits a rendered config into name/value pairs, comments left out.
 func directives(text string) [][2]string {

@@ -372,11 +372,24 @@ func servedFingerprint(ctx context.Context, addr string, cfg *tls.Config) ([32]b
 	return sha256.Sum256(certs[0].Raw), nil
 }
 
-// reloadTLSFiles has a server read its certificate files again: CONFIG SET of the same paths.
+// reloadTLSFiles has a server read its certificate files again: CONFIG SET of the paths it has
+// (those the volume mounts), which rebuilds its TLS material even when they are unchanged.
 func reloadTLSFiles(ctx context.Context, addr string, creds serverCreds) error {
 	rdb := serverClient(addr, creds)
 	defer func() { _ = rdb.Close() }()
-	if err := rdb.Do(ctx, "CONFIG", "SET", "tls-cert-file", tlsCertPath, "tls-key-file", tlsKeyPath, "tls-ca-cert-file", tlsCAPath).Err(); err != nil {
+	names := []string{"tls-cert-file", "tls-key-file", "tls-ca-cert-file"}
+	have, err := rdb.ConfigGet(ctx, "tls-*-file").Result()
+	if err != nil {
+		return fmt.Errorf("CONFIG GET of the certificate files: %w", err)
+	}
+	set := []any{"CONFIG", "SET"}
+	for _, n := range names {
+		if have[n] == "" {
+			return fmt.Errorf("the server has no %s", n)
+		}
+		set = append(set, n, have[n])
+	}
+	if err := rdb.Do(ctx, set...).Err(); err != nil {
 		return fmt.Errorf("CONFIG SET of the certificate files: %w", err)
 	}
 	return nil
@@ -441,9 +454,9 @@ func setTLSStatus(st *cachev1alpha1.CacheInstanceStatus, inst *instance, now tim
 		set(cachev1alpha1.ConditionTLSReady, metav1.ConditionFalse, reasonRotating,
 			"Not every pod serves the certificate of Secret %s (valid until %s) yet: %s",
 			s.secretName, s.leaf.NotAfter.UTC().Format(time.RFC3339), strings.Join(s.rotating, "; "))
-	case !s.checked:
+	case !s.checked || s.served == 0:
 		set(cachev1alpha1.ConditionTLSReady, metav1.ConditionUnknown, reasonNotChecked,
-			"The certificate of Secret %s is valid until %s; no pod has been checked yet", s.secretName, s.leaf.NotAfter.UTC().Format(time.RFC3339))
+			"The certificate of Secret %s is valid until %s; no ready pod has been checked yet", s.secretName, s.leaf.NotAfter.UTC().Format(time.RFC3339))
 	default:
 		set(cachev1alpha1.ConditionTLSReady, metav1.ConditionTrue, reasonCertificateServed,
 			"%d ready pods serve the certificate of Secret %s (%s), valid until %s",

@@ -114,7 +114,7 @@ const (
 	// cert-manager Certificate CRD is not installed), or Rotating (the Secret holds a new
 	// certificate that a pod does not serve yet: the kubelet updates mounted Secrets within
 	// about a minute, then the operator has the server reload its files). Unknown (reason
-	// NotChecked) before the first check.
+	// NotChecked) while no ready pod has been checked.
 	ConditionTLSReady = "TLSReady"
 	// ConditionCertificateExpiring is present when spec.tls is set. True (reason ExpiresSoon)
 	// when less than 7 days or a quarter of the certificate's lifetime is left, whichever is
