@@ -25,8 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
-	"github.com/iocache/iocache/server/testpeer"
 	"github.com/iocache/iocache/server/bench"
+	"github.com/iocache/iocache/server/testpeer"
 )
 
 // benchResult is a result as iocache-bench writes it for a run at ops/s with a p99 of p99ms, the
