@@ -396,3 +396,87 @@ func TestTLSSpecValidation(t *testing.T) {
 		t.Fatalf("a replicated instance created with TLS: %v", err)
 	}
 }
+
+// newTLSPodServer is a podServer as spec.tls renders a replicated instance's server: TLS only on
+// its port, requiring client certificates, replicating over TLS.
+func newTLSPodServer(t *testing.T, password string, certs *testpeer.Certs) *podServer {
+	port := fmt.Sprint(testpeer.FreePort(t))
+	ps := &podServer{t: t, port: port, password: password, dir: t.TempDir(),
+		extra: append([]string{"--port", "0", "--tls-auth-clients", "yes", "--tls-replication", "yes"}, certs.ServerArgs(port)...)}
+	ps.start()
+	t.Cleanup(ps.kill)
+	return ps
+}
+
+// A replicated instance with spec.tls over three real TLS-only servers: the operator reads roles
+// and points the replicas at the primary through TLS connections that present the Secret's
+// certificate, and the replicas follow their primary over TLS (tls-replication yes) on its one
+// port.
+func TestTLSReplication(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three servers")
+	}
+	cl := startEnv(t)
+	ns := cl.namespace(t)
+	ctx := context.Background()
+	const password = "tls-replication-password"
+	certs := testpeer.NewCerts(t)
+	if err := cl.c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cache-auth", Namespace: ns},
+		Data: map[string][]byte{"password": []byte(password)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.c.Create(ctx, tlsSecret(t, ns, "cache-tls", certs, certs.CertFile, certs.KeyFile)); err != nil {
+		t.Fatal(err)
+	}
+	servers := []*podServer{newTLSPodServer(t, password, certs), newTLSPodServer(t, password, certs), newTLSPodServer(t, password, certs)}
+	ci := instanceIn(ns, "cache", 1, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Replicas = ptr.To[int32](3)
+		ci.Spec.Auth = &cachev1alpha1.AuthSpec{ExistingSecret: "cache-auth"}
+		ci.Spec.TLS = &cachev1alpha1.TLSSpec{SecretName: "cache-tls", AuthClients: cachev1alpha1.TLSAuthClientsRequired}
+		ci.Spec.Benchmark.ValidateOnChange = ptr.To(false)
+	})
+	if err := cl.c.Create(ctx, ci); err != nil {
+		t.Fatal(err)
+	}
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionReady, metav1.ConditionFalse, "RollingOut")
+	sts := &appsv1.StatefulSet{}
+	if err := cl.get(t, ns, "cache", sts); err != nil {
+		t.Fatal(err)
+	}
+	if cmd := sts.Spec.Template.Spec.Containers[0].Lifecycle.PreStop.Exec.Command; !slices.Contains(cmd, "--tls") {
+		t.Errorf("preStop hook %v does not speak TLS", cmd)
+	}
+	for i, ps := range servers {
+		cl.servePodAt(t, ns, "cache", i, fmt.Sprintf("cache-%d", sts.Generation), ps)
+	}
+	cl.simulateRollout(t, ns, "cache")
+	ci = cl.waitPrimary(t, ns, "cache", "", true)
+	ci = cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionTLSReady, metav1.ConditionTrue, "CertificateServed")
+	if ci.Status.TLS.ServedBy != 3 {
+		t.Errorf("status.tls.servedBy %d, want 3", ci.Status.TLS.ServedBy)
+	}
+	primary := servers[ordinalSuffix(ci.Status.Replication.Primary)]
+	client := func(ps *podServer) *redis.Client {
+		c := redis.NewClient(&redis.Options{Addr: ps.addr(), Password: password, TLSConfig: certs.ClientConfig(t, true), Protocol: 2})
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	if err := client(primary).Set(ctx, "k", "over tls", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, ps := range servers {
+		if ps == primary {
+			continue
+		}
+		c := client(ps)
+		eventually(t, "the replica has the primary's write", func() error {
+			if v, err := c.Get(ctx, "k").Result(); err != nil || v != "over tls" {
+				return fmt.Errorf("GET k on %s: %q %v", ps.addr(), v, err)
+			}
+			return nil
+		})
+		if info := c.Info(ctx, "replication").Val(); !strings.Contains(info, "master_link_status:up") || !strings.Contains(info, "master_port:"+primary.port) {
+			t.Errorf("replica %s:\n%s", ps.addr(), info)
+		}
+	}
+}
