@@ -451,10 +451,14 @@ func TestTLSReplication(t *testing.T) {
 	}
 	cl.simulateRollout(t, ns, "cache")
 	ci = cl.waitPrimary(t, ns, "cache", "", true)
-	ci = cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionTLSReady, metav1.ConditionTrue, "CertificateServed")
-	if ci.Status.TLS.ServedBy != 3 {
-		t.Errorf("status.tls.servedBy %d, want 3", ci.Status.TLS.ServedBy)
-	}
+	// A pass may have seen only some of the pods: wait for all three.
+	eventually(t, "every pod serves the certificate", func() error {
+		ci = cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionTLSReady, metav1.ConditionTrue, "CertificateServed")
+		if ci.Status.TLS.ServedBy != 3 {
+			return fmt.Errorf("status.tls.servedBy %d, want 3", ci.Status.TLS.ServedBy)
+		}
+		return nil
+	})
 	primary := servers[ordinalSuffix(ci.Status.Replication.Primary)]
 	client := func(ps *podServer) *redis.Client {
 		c := redis.NewClient(&redis.Options{Addr: ps.addr(), Password: password, TLSConfig: certs.ClientConfig(t, true), Protocol: 2})
