@@ -281,7 +281,9 @@ func keyPairError(err error) string {
 	return s
 }
 
-// verifyChainOnly checks a peer's chain against roots, with no host name.
+// verifyChainOnly checks that roots signed a peer's chain, with no host name, at a moment within
+// the leaf's validity: a server whose certificate expired is still the instance's own, and the
+// operator must reach it to have it load the renewed files (TLSReady reports the expiry).
 func verifyChainOnly(roots *x509.CertPool) func([][]byte, [][]*x509.Certificate) error {
 	return func(raw [][]byte, _ [][]*x509.Certificate) error {
 		if len(raw) == 0 {
@@ -299,7 +301,11 @@ func verifyChainOnly(roots *x509.CertPool) func([][]byte, [][]*x509.Certificate)
 		for _, c := range certs[1:] {
 			inter.AddCert(c)
 		}
-		_, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+		at := time.Now()
+		if leaf := certs[0]; at.After(leaf.NotAfter) {
+			at = leaf.NotAfter
+		}
+		_, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, CurrentTime: at})
 		return err
 	}
 }

@@ -114,6 +114,28 @@ func TestServerClientOverTLS(t *testing.T) {
 	if fp, err := servedFingerprint(ctx, addr, cfg); err != nil || fp != sha256.Sum256(leafOfPEM(t, b2)) {
 		t.Fatalf("after the reload: %v", err)
 	}
+
+	// A server whose certificate expired (its renewal came late) is still reached, to be told to
+	// load the renewed files; a certificate from another CA is not.
+	expCert, expKey := certs.IssueValid(t, "expired", time.Now().Add(-50*time.Minute), time.Now().Add(-time.Minute))
+	for src, dst := range map[string]string{expCert: certs.CertFile, expKey: certs.KeyFile} {
+		b, _ := os.ReadFile(src)
+		if err := os.WriteFile(dst, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := reloadTLSFiles(ctx, addr, creds); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := servedFingerprint(ctx, addr, cfg); err != nil {
+		t.Errorf("a server serving an expired certificate of the CA: %v", err)
+	}
+	if err := reloadTLSFiles(ctx, addr, creds); err != nil {
+		t.Errorf("reloading the files of a server serving an expired certificate: %v", err)
+	}
+	if _, err := servedFingerprint(ctx, addr, otherCfg); err == nil {
+		t.Error("an expired certificate was taken from a CA the Secret does not name")
+	}
 }
 
 // leafOfPEM is the DER of the first certificate in PEM text.
