@@ -28,15 +28,15 @@ const bgsaveRetryDelay = 5
 
 // persistState is the main thread's record of saves, as INFO persistence reports it.
 type persistState struct {
-	lastSave        int64 // unix seconds of the last successful save (start time before any)
-	lastBgsaveOK    bool
-	lastBgsaveSec   int64 // duration of the last BGSAVE, -1 before any
+	lastSave      int64 // unix seconds of the last successful save (start time before any)
+	lastBgsaveOK  bool
+	lastBgsaveSec int64 // duration of the last BGSAVE, -1 before any
 	// lastSaveBytes and lastSaveMs are the size of the file and the duration of the last
 	// successful save (SAVE or BGSAVE), -1 before any: INFO persistence's rdb_last_save_bytes and
 	// rdb_last_save_duration_ms, iocache's own fields, which the operator puts in the instance's
 	// status (Redis reports neither).
-	lastSaveBytes int64
-	lastSaveMs    int64
+	lastSaveBytes   int64
+	lastSaveMs      int64
 	lastBgsaveTry   int64 // unix seconds of the last BGSAVE attempt
 	saves           int64
 	bgsaveScheduled bool
