@@ -91,6 +91,9 @@ type instance struct {
 	tls *tlsState
 	// replication is what the replication step found, for a replicated instance (else nil).
 	replication *replicationState
+	// persistence is the snapshots' status as the snapshot step left it, or nil when it did not
+	// look (the status keeps what it had).
+	persistence *cachev1alpha1.PersistenceStatus
 	// recheck is how soon the instance must be looked at again though nothing it watches changes
 	// (a retry waiting out its backoff), or 0.
 	recheck time.Duration
@@ -228,6 +231,7 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 		r.reconcilePDB,
 		r.reconcileNetworkPolicy,
 		r.reconcileVolumes,
+		r.reconcileSnapshots,
 		r.reconcileBenchmarks,
 		r.pruneValidations,
 		r.reconcileServiceMonitor,
@@ -250,7 +254,7 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 func (r *CacheInstanceReconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&cachev1alpha1.CacheInstance{}, builder.WithPredicates(predicate.Or[client.Object](
-			predicate.GenerationChangedPredicate{}, benchmarkInputsChanged))).
+			predicate.GenerationChangedPredicate{}, benchmarkInputsChanged, snapshotRequested))).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).
 		Owns(&appsv1.StatefulSet{}).

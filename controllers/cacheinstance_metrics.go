@@ -73,8 +73,10 @@ func exportConditions(namespace, name string, conditions []metav1.Condition) {
 	}
 }
 
-// forgetInstance drops a deleted instance's series, so deleted instances do not pile up.
+// forgetInstance drops a deleted instance's series, and what the operator keeps of it in memory, so
+// deleted instances do not pile up.
 func forgetInstance(namespace, name string) {
+	lastSaveRead.Delete(namespace + "/" + name)
 	reconcilesTotal.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "name": name})
 	for _, v := range []*prometheus.MetricVec{instanceCondition.MetricVec, primaryChanges.MetricVec, benchmarkOpsPerSecond.MetricVec,
 		benchmarkLatency.MetricVec, benchmarkRuns.MetricVec, tlsCertificateExpiry.MetricVec} {

@@ -637,6 +637,10 @@ type CacheInstanceStatus struct {
 	// Replication is which pod is the primary and how far each replica is, for replicas above 1.
 	// +optional
 	Replication *ReplicationStatus `json:"replication,omitempty"`
+	// Persistence reports the snapshots of a persistent instance: the last save, and the last one
+	// the operator took on schedule or on request.
+	// +optional
+	Persistence *PersistenceStatus `json:"persistence,omitempty"`
 	// TLS is the certificate the instance serves, with spec.tls.
 	// +optional
 	TLS *TLSStatus `json:"tls,omitempty"`

@@ -40,6 +40,33 @@ func testWarmRestart(ctx context.Context, t *testing.T, e *e2eutil.Env, local bo
 		t.Fatal(err)
 	}
 	fmt.Printf("  before the roll: %s\n", before)
+
+	// A snapshot on demand, through the annotation: the status reports it on the real node.
+	if err := e.Client.Get(ctx, client.ObjectKeyFromObject(ci), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Annotations == nil {
+		got.Annotations = map[string]string{}
+	}
+	got.Annotations[cachev1alpha1.AnnotationSnapshotRequest] = "e2e-before-the-roll"
+	if err := e.Client.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	snapshotted := func(c *cachev1alpha1.CacheInstance) bool {
+		p := c.Status.Persistence
+		return p != nil && p.LastSnapshot != nil && p.LastSnapshot.Request == "e2e-before-the-roll"
+	}
+	requestedAt := time.Now()
+	got, err = e.WaitInstance(ctx, client.ObjectKeyFromObject(ci), time.Minute, snapshotted)
+	if err != nil {
+		t.Fatalf("no snapshot on request: %v\n%s", err, e.Describe(ctx, ci))
+	}
+	if ls := got.Status.Persistence.LastSnapshot; ls.Result != cachev1alpha1.SnapshotSucceeded || ls.Saved == nil || ls.Saved.SizeBytes <= 0 {
+		t.Errorf("the requested snapshot: %+v", ls)
+	} else {
+		fmt.Printf("  snapshot on request: %d bytes written in %d ms, reported %.1f s after the annotation\n",
+			ls.Saved.SizeBytes, ls.Saved.DurationMilliseconds, time.Since(requestedAt).Seconds())
+	}
 	oldPod, err := e.ServerPod(ctx, got)
 	if err != nil {
 		t.Fatal(err)
