@@ -175,7 +175,7 @@ func (r *CacheInstanceReconciler) reconcileTLS(ctx context.Context, inst *instan
 			return nil, fmt.Errorf("looking up the cert-manager Certificate API: %w", err)
 		}
 		if !installed {
-			return r.tlsBlocked(inst, reasonCertManagerMissing, certManagerRecheck,
+			return r.tlsBlocked(inst, reasonCertManagerMissing, certManagerRecheck, true,
 				"spec.tls.certManager needs cert-manager, but its Certificate CRD (cert-manager.io/v1) is not installed: install cert-manager, or use spec.tls.secretName with a Secret of your own")
 		}
 		if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(desiredCertificate(inst.CacheInstance)),
@@ -187,11 +187,11 @@ func (r *CacheInstanceReconciler) reconcileTLS(ctx context.Context, inst *instan
 	err := r.Get(ctx, client.ObjectKey{Namespace: inst.Namespace, Name: st.secretName}, &sec)
 	switch {
 	case apierrors.IsNotFound(err) && t.CertManager != nil:
-		return r.tlsBlocked(inst, reasonTLSSecretMissing, certificateIssueWait, fmt.Sprintf(
+		return r.tlsBlocked(inst, reasonTLSSecretMissing, certificateIssueWait, false, fmt.Sprintf(
 			"Waiting for cert-manager to issue Certificate %s into Secret %s (kubectl describe certificate %s -n %s says how far it is)",
 			st.secretName, st.secretName, st.secretName, inst.Namespace))
 	case apierrors.IsNotFound(err):
-		return r.tlsBlocked(inst, reasonTLSSecretMissing, secretPollInterval, fmt.Sprintf(
+		return r.tlsBlocked(inst, reasonTLSSecretMissing, secretPollInterval, true, fmt.Sprintf(
 			"Secret %s does not exist: create it with tls.crt, tls.key and ca.crt (cert-manager's layout: kubectl create secret generic %s --from-file=tls.crt --from-file=tls.key --from-file=ca.crt)",
 			st.secretName, st.secretName))
 	case err != nil:
@@ -199,7 +199,7 @@ func (r *CacheInstanceReconciler) reconcileTLS(ctx context.Context, inst *instan
 	}
 	leaf, cfg, err := parseTLSSecret(sec.Data, t.AuthClients == cachev1alpha1.TLSAuthClientsRequired)
 	if err != nil {
-		return r.tlsBlocked(inst, reasonTLSSecretInvalid, secretPollInterval, fmt.Sprintf("Secret %s: %v", st.secretName, err))
+		return r.tlsBlocked(inst, reasonTLSSecretInvalid, secretPollInterval, true, fmt.Sprintf("Secret %s: %v", st.secretName, err))
 	}
 	st.leaf, st.client, st.fingerprint = leaf, cfg, sha256.Sum256(leaf.Raw)
 	setTLSExpiry(inst.Namespace, inst.Name, leaf.NotAfter)
@@ -215,11 +215,13 @@ func (r *CacheInstanceReconciler) reconcileTLS(ctx context.Context, inst *instan
 }
 
 // tlsBlocked stops the pass because the pods cannot use the TLS Secret yet, and looks again after
-// wait.
-func (r *CacheInstanceReconciler) tlsBlocked(inst *instance, reason string, wait time.Duration, msg string) (*ctrl.Result, error) {
+// wait. Waiting for cert-manager to issue is no trouble worth a Warning; the rest is.
+func (r *CacheInstanceReconciler) tlsBlocked(inst *instance, reason string, wait time.Duration, warn bool, msg string) (*ctrl.Result, error) {
 	inst.tls.problem = &blocker{reason: reason, message: msg}
 	inst.block(reason, msg)
-	r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeWarning, reason, "ReadTLSSecret", "%s", msg)
+	if warn {
+		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeWarning, reason, "ReadTLSSecret", "%s", msg)
+	}
 	return &ctrl.Result{RequeueAfter: wait}, nil
 }
 

@@ -242,6 +242,7 @@ func TestTLSSecretProblemsAreDegraded(t *testing.T) {
 	if err := cl.get(t, ns, "cache", &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a StatefulSet whose pods could not mount their Secret: %v", err)
 	}
+	cl.waitEventSaying(t, ns, "cache", "SecretMissing", "Secret cache-tls does not exist")
 
 	certs := testpeer.NewCerts(t)
 	sec := tlsSecret(t, ns, "cache-tls", certs, certs.CertFile, certs.KeyFile)
