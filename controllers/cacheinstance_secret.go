@@ -78,5 +78,5 @@ func (r *CacheInstanceReconciler) reconcileSecret(ctx context.Context, inst *ins
 func (r *CacheInstanceReconciler) secretMissing(inst *instance, msg string) (*ctrl.Result, error) {
 	inst.block(reasonSecretMissing, msg)
 	r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeWarning, "SecretMissing", "ReadSecret", "%s", msg)
-	return &ctrl.Result{RequeueAfter: secretPollInterval}, nil
+	return &ctrl.Result{RequeueAfter: r.secretPoll()}, nil
 }

@@ -262,7 +262,7 @@ func execProbe(ci *cachev1alpha1.CacheInstance, period, failures int32) *corev1a
 }
 
 // configVolume projects the rendered config and, with auth, the password key into one directory:
-// iocache.conf and auth/<key>. One volume avoids mounting the Secret inside the read-only ConfigMap
+// iocache.conf and auth/<key> (and users/users.acl with spec.users). One volume avoids mounting the Secret inside the read-only ConfigMap
 // mount. Files are readable by the fsGroup only.
 func configVolume(ci *cachev1alpha1.CacheInstance) *corev1ac.VolumeApplyConfiguration {
 	sources := []*corev1ac.VolumeProjectionApplyConfiguration{
@@ -274,6 +274,11 @@ func configVolume(ci *cachev1alpha1.CacheInstance) *corev1ac.VolumeApplyConfigur
 		sources = append(sources, corev1ac.VolumeProjection().WithSecret(corev1ac.SecretProjection().
 			WithName(a.ExistingSecret).
 			WithItems(corev1ac.KeyToPath().WithKey(a.Key).WithPath(authSubdir+"/"+a.Key))))
+		if len(ci.Spec.Users) > 0 {
+			sources = append(sources, corev1ac.VolumeProjection().WithSecret(corev1ac.SecretProjection().
+				WithName(usersSecretName(ci)).
+				WithItems(corev1ac.KeyToPath().WithKey(usersFileName).WithPath(usersSubdir+"/"+usersFileName))))
+		}
 	}
 	return corev1ac.Volume().WithName("config").WithProjected(corev1ac.ProjectedVolumeSource().
 		WithDefaultMode(0o440).
