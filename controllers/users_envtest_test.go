@@ -193,6 +193,36 @@ func TestUsersFromSecretsAreAppliedLive(t *testing.T) {
 	}
 }
 
+// With auth.generate, the users file's default line is the generated password's hash from the
+// file's first version on: the pass that creates the password must not render the file with an
+// empty one (a pod that started from that version would refuse the real password).
+func TestUsersFileHasTheGeneratedPassword(t *testing.T) {
+	cl := startEnv(t)
+	ns := cl.namespace(t)
+	ctx := context.Background()
+	if err := cl.c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "app-passwords", Namespace: ns},
+		Data: map[string][]byte{"v1": []byte("app-password")}}); err != nil {
+		t.Fatal(err)
+	}
+	ci := instanceIn(ns, "gen", 1, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Auth = &cachev1alpha1.AuthSpec{Generate: true}
+		ci.Spec.Users = []cachev1alpha1.UserSpec{{Name: "app", PasswordSecret: "app-passwords", Permissions: "~* +@read"}}
+	})
+	if err := cl.c.Create(ctx, ci); err != nil {
+		t.Fatal(err)
+	}
+	usersFile := &corev1.Secret{}
+	eventually(t, "the users file", func() error { return cl.get(t, ns, "gen-users", usersFile) })
+	auth := &corev1.Secret{}
+	if err := cl.get(t, ns, "gen-auth", auth); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(auth.Data["password"])
+	if want := "user default on #" + hex.EncodeToString(sum[:]) + " "; !strings.HasPrefix(string(usersFile.Data["users.acl"]), want) {
+		t.Errorf("the users file's first version:\n%s\nwant it to start with %q", usersFile.Data["users.acl"], want)
+	}
+}
+
 // updateSecret changes a Secret as a user would.
 func (cl *cluster) updateSecret(t *testing.T, ns, name string, mutate func(*corev1.Secret)) {
 	t.Helper()
