@@ -1,18 +1,14 @@
 package controllers_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	appsv1 "k8s.io/api/apps/v1"
@@ -240,36 +236,9 @@ func (cl *cluster) updateSecret(t *testing.T, ns, name string, mutate func(*core
 // pod would start, and returns its address.
 func startServerWithACLFile(t *testing.T, acl string) string {
 	t.Helper()
-	bin, err := serverBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	file := filepath.Join(dir, "users.acl")
+	file := filepath.Join(t.TempDir(), "users.acl")
 	if err := os.WriteFile(file, []byte(acl), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_, port, _ := net.SplitHostPort(addr)
-	l.Close()
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--metrics-port", "0", "--aclfile", file)
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr, cmd.Dir = &log, &log, dir
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return addr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("iocache-server with the users file did not listen:\n%s", log.String())
-		}
-	}
+	return startTestServerWith(t, "--aclfile", file)
 }
