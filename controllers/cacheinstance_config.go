@@ -192,6 +192,10 @@ func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads fu
 	line("benchspace-maxmemory %d", cfg.BenchSpaceMaxMemory)
 	if s.Auth != nil {
 		line("requirepass-file %s", authFilePath(s.Auth))
+		if len(s.Users) > 0 {
+			line("# spec.users: the ACL file the operator renders from the users' Secrets (password hashes only).")
+			line("aclfile %s", usersFilePath)
+		}
 	} else {
 		// Without a password the server's protected mode (on by default, as in Redis) would refuse every client from outside the pod.
 		line("protected-mode no")

@@ -52,6 +52,17 @@ type CacheInstanceReconciler struct {
 	// ValidationRetryBackoff is how long a failed validation waits for its one retry; 0 means
 	// validationRetryBackoff. Tests shorten it.
 	ValidationRetryBackoff time.Duration
+	// SecretPollInterval is how often the Secrets the operator may not watch are read again (a
+	// missing auth Secret, the users' passwords); 0 means secretPollInterval. Tests shorten it.
+	SecretPollInterval time.Duration
+}
+
+// secretPoll is SecretPollInterval or its default.
+func (r *CacheInstanceReconciler) secretPoll() time.Duration {
+	if r.SecretPollInterval > 0 {
+		return r.SecretPollInterval
+	}
+	return secretPollInterval
 }
 
 // instance is a CacheInstance during one pass, with what the steps have learned so far.
@@ -91,6 +102,9 @@ type instance struct {
 	tls *tlsState
 	// replication is what the replication step found, for a replicated instance (else nil).
 	replication *replicationState
+	// users are the ACL users the servers must have (spec.users with their password hashes), in
+	// the order of the users file; nil without spec.users.
+	users []aclUser
 	// persistence is the snapshots' status as the snapshot step left it, or nil when it did not
 	// look (the status keeps what it had).
 	persistence *cachev1alpha1.PersistenceStatus
@@ -123,7 +137,8 @@ func (i *instance) recheckIn(d time.Duration) {
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;patch
 // It deletes the replicas Service of an instance scaled back to one pod.
 // +kubebuilder:rbac:groups="",resources=services,verbs=delete
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
+// It writes the Secret <instance>-users with the users' password hashes (spec.users): patch.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;patch
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
@@ -220,6 +235,7 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 		r.reconcileConfig,
 		r.reconcileSecret,
 		r.reconcileTLS,
+		r.reconcileUsers,
 		r.reconcileConfigMap,
 		r.reconcileServices,
 		r.reconcileStatefulSet,

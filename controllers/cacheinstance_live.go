@@ -88,6 +88,11 @@ func (r *CacheInstanceReconciler) reconcileLiveConfig(ctx context.Context, inst 
 			continue
 		}
 		changes, err := r.applyLive(ctx, r.serverAddress(pod), inst.creds(), cfg.Live)
+		if err == nil && len(inst.users) > 0 {
+			var set []string
+			set, err = applyUsers(ctx, r.serverAddress(pod), inst.creds(), inst.users)
+			changes = append(changes, set...)
+		}
 		if err != nil {
 			inst.liveInEffect = false
 			inst.liveFailure = fmt.Sprintf("pod %s: %v", pod.Name, err)

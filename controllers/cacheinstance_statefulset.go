@@ -276,10 +276,10 @@ func execProbe(ci *cachev1alpha1.CacheInstance, period, failures int32) *corev1a
 		WithFailureThreshold(failures)
 }
 
-// configVolume projects the rendered config, with auth the password key and with tls the
-// certificate, key and CA into one directory: iocache.conf, auth/<key>, tls/{tls.crt,tls.key,ca.crt}.
-// One volume avoids mounting a Secret inside the read-only ConfigMap mount. Files are readable by
-// the fsGroup only.
+// configVolume projects the rendered config, with auth the password key (and with spec.users the
+// users file) and with tls the certificate, key and CA into one directory: iocache.conf,
+// auth/<key>, users/users.acl, tls/{tls.crt,tls.key,ca.crt}. One volume avoids mounting a Secret
+// inside the read-only ConfigMap mount. Files are readable by the fsGroup only.
 func configVolume(ci *cachev1alpha1.CacheInstance) *corev1ac.VolumeApplyConfiguration {
 	sources := []*corev1ac.VolumeProjectionApplyConfiguration{
 		corev1ac.VolumeProjection().WithConfigMap(corev1ac.ConfigMapProjection().
@@ -290,6 +290,11 @@ func configVolume(ci *cachev1alpha1.CacheInstance) *corev1ac.VolumeApplyConfigur
 		sources = append(sources, corev1ac.VolumeProjection().WithSecret(corev1ac.SecretProjection().
 			WithName(a.ExistingSecret).
 			WithItems(corev1ac.KeyToPath().WithKey(a.Key).WithPath(authSubdir+"/"+a.Key))))
+		if len(ci.Spec.Users) > 0 {
+			sources = append(sources, corev1ac.VolumeProjection().WithSecret(corev1ac.SecretProjection().
+				WithName(usersSecretName(ci)).
+				WithItems(corev1ac.KeyToPath().WithKey(usersFileName).WithPath(usersSubdir+"/"+usersFileName))))
+		}
 	}
 	if ci.Spec.TLS != nil {
 		// A projected Secret (no subPath) is updated in place when the Secret changes, so a

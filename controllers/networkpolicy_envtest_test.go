@@ -106,7 +106,7 @@ func TestNetworkPolicyClosesTheInstance(t *testing.T) {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur := &cachev1alpha1.CacheInstance{}
 		if err := cl.get(t, ns, "cache", cur); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		cur.Spec.NetworkPolicy.Clients = []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.300/8"}}}
 		return cl.c.Update(ctx, cur)

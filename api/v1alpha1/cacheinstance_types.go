@@ -206,6 +206,7 @@ type CacheInstanceBenchmarkSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.cpu) || (has(self.cpuMode) && self.cpuMode == 'Shared')",message="cpu is only for cpuMode Shared; an Exclusive instance gets whole cores: set cores instead"
 // +kubebuilder:validation:XValidation:rule="!has(self.cpu) || (quantity(string(self.cpu)).compareTo(quantity('10m')) >= 0 && quantity(string(self.cpu)).compareTo(quantity('64')) <= 0)",message="cpu must be between 10m and 64"
 // +kubebuilder:validation:XValidation:rule="!has(self.cpuMode) || self.cpuMode != 'Shared' || (self.cores == 1 && !has(self.cpuAffinity) && (!has(self.ioThreads) || !has(self.ioThreads.policy) || self.ioThreads.policy == 'Auto'))",message="cpuMode Shared runs one unpinned thread on part of a core: leave cores at 1, remove cpuAffinity and use ioThreads policy Auto"
+// +kubebuilder:validation:XValidation:rule="!has(self.users) || size(self.users) == 0 || has(self.auth)",message="users need auth: without a password the default user lets every client in with every permission"
 // +kubebuilder:validation:XValidation:rule="quantity(string(self.memory)).compareTo(quantity('32Mi')) >= 0",message="memory must be at least 32Mi: the server needs room for its runtime and buffers besides the data"
 // +kubebuilder:validation:XValidation:rule="!has(self.maxMemory) || quantity(string(self.maxMemory)).compareTo(quantity(string(self.memory))) < 0",message="maxMemory must be less than memory: the data may not fill the whole pod, or the kernel kills it before eviction starts"
 // +kubebuilder:validation:XValidation:rule="(!has(self.replicas) || self.replicas <= 1) || has(self.tls) == has(oldSelf.tls)",message="spec.tls cannot be added or removed while replicas is above 1: the pods are replaced one at a time, and a replica cannot follow a primary that speaks the other protocol; scale to 1 replica first, or create a new instance"
@@ -261,6 +262,16 @@ type CacheInstanceSpec struct {
 	// TLS serves the instance over TLS only, with a certificate from a Secret or from cert-manager.
 	// +optional
 	TLS *TLSSpec `json:"tls,omitempty"`
+
+	// Users are ACL users besides the default one, each with passwords from a Secret and the
+	// commands, keys and channels it may use: an application gets what it needs and no more.
+	// Changes, and new passwords in the Secrets, are applied to the running servers live; the
+	// first users of an instance replace its pods once (they mount the users' file).
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Users []UserSpec `json:"users,omitempty"`
 
 	// Config holds extra redis.conf directives (name to value), written as "name value" lines after
 	// the operator's own, so a value may hold several arguments ("client-output-buffer-limit": "pubsub 64mb 16mb 60"). Directives
