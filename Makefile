@@ -98,7 +98,7 @@ bench: build ## Benchmark iocache-server against Debian's redis-server side by s
 	{ go test ./server/... -run '^$$' -bench 'HotPath|FindHit|Request' -benchmem -count 1 && \
 	  go test ./server/engine -run '^$$' -bench 'ActiveExpire|EvictionPass|DelMillion' -benchtime 1x -count 1; } | tee docs/bench-go.txt
 	go run ./hack/benchcmp $(BENCH_ARGS)
-	go run ./hack/bgsavebench | tee docs/bench-bgsave.md
+	go run ./hack/bgsavebench | tee docs/bench-bgsave.md # BGSAVE and BGREWRITEAOF, side by side
 	@if [ "$$(id -u)" = 0 ]; then go run ./hack/memcheck; else echo "memcheck skipped: it needs root to create a memory cgroup"; fi
 
 .PHONY: redis-testsuite

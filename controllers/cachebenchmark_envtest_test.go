@@ -26,6 +26,7 @@ import (
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
 	"github.com/iocache/iocache/server/bench"
+	"github.com/iocache/iocache/server/testpeer"
 )
 
 // benchResult is a result as iocache-bench writes it for a run at ops/s with a p99 of p99ms, the
@@ -657,6 +658,22 @@ func TestOperatorMetricsNamedInChartsExist(t *testing.T) {
 			}
 		}
 		return fmt.Errorf("no iocache_instance_primary_changes_total yet")
+	})
+	// An instance with spec.tls, for the certificate's expiry (its pods need not run either).
+	certs := testpeer.NewCerts(t)
+	if err := cl.c.Create(context.Background(), tlsSecret(t, ns, "tls-cert", certs, certs.CertFile, certs.KeyFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.c.Create(context.Background(), instanceIn(ns, "tls", 1, noValidation, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.TLS = &cachev1alpha1.TLSSpec{SecretName: "tls-cert"}
+	})); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the TLS instance reconciled", func() error {
+		if _, ok := gauge(t, "iocache_instance_tls_certificate_expiry_timestamp_seconds", map[string]string{"namespace": ns, "instance": "tls"}); !ok {
+			return fmt.Errorf("no iocache_instance_tls_certificate_expiry_timestamp_seconds yet")
+		}
+		return nil
 	})
 
 	files, _ := filepath.Glob(filepath.Join("..", "charts", "iocache", "dashboards", "*.json"))

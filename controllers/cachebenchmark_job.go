@@ -23,6 +23,9 @@ const (
 	benchBinary        = "/usr/local/bin/iocache-bench"
 	benchContainerName = "bench"
 	benchAuthDir       = "/etc/iocache-bench/auth"
+	// benchTLSDir holds the instance's TLS Secret (ca.crt, and tls.crt and tls.key for authClients
+	// Required) when it has spec.tls.
+	benchTLSDir = "/etc/iocache-bench/tls"
 	// benchTest is the one test a Job runs: SET and GET at the workload's ratio, as a cache sees them.
 	benchTest = "mixed"
 	// terminationLogPath is where the kubelet reads the container's termination message; iocache-bench
@@ -125,6 +128,12 @@ func benchArgs(ci *cachev1alpha1.CacheInstance, w *cachev1alpha1.WorkloadSpec) [
 	if a := ci.Spec.Auth; a != nil {
 		args = append(args, "--password-file", benchAuthDir+"/"+a.Key)
 	}
+	if t := ci.Spec.TLS; t != nil {
+		args = append(args, "--tls", "--cacert", benchTLSDir+"/"+tlsCAKey)
+		if t.AuthClients == cachev1alpha1.TLSAuthClientsRequired {
+			args = append(args, "--cert", benchTLSDir+"/"+tlsCertKey, "--key", benchTLSDir+"/"+tlsKeyKey)
+		}
+	}
 	return args
 }
 
@@ -181,6 +190,17 @@ func desiredJob(cb *cachev1alpha1.CacheBenchmark, ci *cachev1alpha1.CacheInstanc
 			Items:       []corev1.KeyToPath{{Key: a.Key, Path: a.Key}},
 			DefaultMode: ptr.To[int32](0o440),
 		}}}}
+	}
+	if t := ci.Spec.TLS; t != nil {
+		// The client needs the CA; the server's key only when it must present a certificate.
+		items := []corev1.KeyToPath{{Key: tlsCAKey, Path: tlsCAKey}}
+		if t.AuthClients == cachev1alpha1.TLSAuthClientsRequired {
+			items = append(items, corev1.KeyToPath{Key: tlsCertKey, Path: tlsCertKey}, corev1.KeyToPath{Key: tlsKeyKey, Path: tlsKeyKey})
+		}
+		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "tls", MountPath: benchTLSDir, ReadOnly: true})
+		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: ci.TLSSecretName(), Items: items, DefaultMode: ptr.To[int32](0o440),
+		}}})
 	}
 	pod.Containers = []corev1.Container{container}
 	pod.ImagePullSecrets = append([]corev1.LocalObjectReference(nil), ci.Spec.ImagePullSecrets...)

@@ -38,6 +38,9 @@ func TestDesiredJobGolden(t *testing.T) {
 	goldenYAML(t, "job/sweep-auth.yaml", desiredJob(cb, ci, 3, "registry.example/iocache:v1"))
 	goldenYAML(t, "job/minimal.yaml", desiredJob(newBenchmark(), newInstance(2), 1, "registry.example/iocache:v1"))
 	goldenYAML(t, "job/pull-secrets.yaml", desiredJob(newBenchmark(), newInstance(1, sharedKnobs), 1, "registry.example/iocache:v1"))
+	goldenYAML(t, "job/tls-required-auth.yaml", desiredJob(newBenchmark(), newInstance(1, withAuth, withTLSSecret, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.TLS.AuthClients = cachev1alpha1.TLSAuthClientsRequired
+	}), 1, "registry.example/iocache:v1"))
 }
 
 func TestDesiredJob(t *testing.T) {

@@ -19,17 +19,26 @@ import (
 	"github.com/iocache/iocache/server/cpuset"
 )
 
-// Where the server finds its files: one projected volume at configDir holds the rendered config and,
-// under auth/, the password from the auth Secret.
+// Where the server finds its files: one projected volume at configDir holds the rendered config,
+// under auth/ the password from the auth Secret and, with spec.tls, under tls/ the certificate.
 const (
 	configDir      = "/etc/iocache"
 	configFileName = "iocache.conf"
 	configPath     = configDir + "/" + configFileName
 	authSubdir     = "auth"
 	authDir        = configDir + "/" + authSubdir
-	dataDir        = "/data"
-	serverPort     = 6379
-	serverBinary   = "/usr/local/bin/iocache-server"
+	// tlsSubdir holds the TLS Secret's three files, under their Secret keys (cert-manager's).
+	tlsSubdir    = "tls"
+	tlsDir       = configDir + "/" + tlsSubdir
+	tlsCertKey   = "tls.crt"
+	tlsKeyKey    = "tls.key"
+	tlsCAKey     = "ca.crt"
+	tlsCertPath  = tlsDir + "/" + tlsCertKey
+	tlsKeyPath   = tlsDir + "/" + tlsKeyKey
+	tlsCAPath    = tlsDir + "/" + tlsCAKey
+	dataDir      = "/data"
+	serverPort   = 6379
+	serverBinary = "/usr/local/bin/iocache-server"
 	// benchSpaceCeiling is the most a benchmark's scratch keyspace may take: enough for the default
 	// workload's 100,000 keys of 256 bytes to mostly fit, little beside a large cache.
 	benchSpaceCeiling = 32 << 20
@@ -38,9 +47,11 @@ const (
 // ownedDirectives are rendered from other spec fields (or would break the pod: a log file on a
 // read-only filesystem, daemonizing away from the container's main process), so spec.config may not
 // set them. user and aclfile are refused because their passwords would sit in the ConfigMap (ACL
-// users belong in Secrets), protected-mode because the operator sets it from spec.auth, and the
-// replication directives because the operator chooses the primary (spec.replicas). The CRD's
-// CEL rule on spec.config lists the same names; a test keeps the two in step.
+// users belong in Secrets), protected-mode because the operator sets it from spec.auth, the
+// replication directives because the operator chooses the primary (spec.replicas), and the TLS
+// listener, files and client authentication because spec.tls sets them (tls-protocols and
+// tls-ciphers stay the user's). The CRD's CEL rule on spec.config lists the same names; a test
+// keeps the two in step.
 var ownedDirectives = []string{
 	"port", "bind", "unixsocket",
 	"io-threads", "io-threads-do-reads",
@@ -49,6 +60,8 @@ var ownedDirectives = []string{
 	"maxmemory", "maxmemory-policy", "benchspace-maxmemory",
 	"requirepass", "requirepass-file", "masterauth", "masteruser", "replicaof", "slaveof", "start-as-replica", "user", "aclfile", "protected-mode",
 	"metrics-port", "dir", "logfile", "daemonize", "supervised", "include", "pidfile", "save", "appendonly", "appendfsync",
+	"tls-port", "tls-cert-file", "tls-key-file", "tls-ca-cert-file", "tls-ca-cert-dir", "tls-auth-clients", "tls-replication",
+	"tls-client-cert-file", "tls-client-key-file",
 }
 
 // serverConfig is what the operator resolved from a spec: the rendered iocache.conf and the values
@@ -153,7 +166,22 @@ func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads fu
 	var b strings.Builder
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	line("# Rendered by the iocache operator from the CacheInstance spec; edits are overwritten.")
-	line("port %d", serverPort)
+	if t := s.TLS; t != nil {
+		line("# spec.tls: the client port speaks TLS only; no plaintext port is open. The files come from Secret %s,", ci.TLSSecretName())
+		line("# mounted read-only; after a renewal the operator has the server load them again (CONFIG SET of the same paths).")
+		line("port 0")
+		line("tls-port %d", serverPort)
+		line("tls-cert-file %s", tlsCertPath)
+		line("tls-key-file %s", tlsKeyPath)
+		line("tls-ca-cert-file %s", tlsCAPath)
+		line("tls-auth-clients %s", redisAuthClients(t.AuthClients))
+		if replicated(ci) {
+			line("# Replicas follow the primary over TLS, presenting the same certificate.")
+			line("tls-replication yes")
+		}
+	} else {
+		line("port %d", serverPort)
+	}
 	line("bind * -::*")
 	line("dir %s", dataDir)
 	line("metrics-port %d", s.Metrics.Port)
@@ -164,6 +192,10 @@ func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads fu
 	line("benchspace-maxmemory %d", cfg.BenchSpaceMaxMemory)
 	if s.Auth != nil {
 		line("requirepass-file %s", authFilePath(s.Auth))
+		if len(s.Users) > 0 {
+			line("# spec.users: the ACL file the operator renders from the users' Secrets (password hashes only).")
+			line("aclfile %s", usersFilePath)
+		}
 	} else {
 		// Without a password the server's protected mode (on by default, as in Redis) would refuse every client from outside the pod.
 		line("protected-mode no")
@@ -202,7 +234,7 @@ func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads fu
 	cfg.Hash = directivesHash(cfg.Text)
 	var restart strings.Builder
 	for _, d := range directives(cfg.Text) {
-		if liveDirective(d[0]) {
+		if liveDirective(d[0]) && !slices.Contains(podShapeDirectives, d[0]) {
 			cfg.Live = append(cfg.Live, d)
 		} else {
 			fmt.Fprintf(&restart, "%s %s\n", d[0], d[1])
@@ -226,6 +258,12 @@ func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads fu
 // cpulists become live when the server takes them through CONFIG SET (issue 14); port, bind, dir,
 // metrics-port, cpulist-mode and requirepass-file are read at start only.
 func liveDirective(name string) bool { return config.Live(name) }
+
+// podShapeDirectives are where the pod template puts things: the TLS port the container port,
+// Services and probes name, and the paths where the volume mounts the certificate. The server
+// could change them live, but they are the same for every spec, so they go with the pod template;
+// a renewed certificate's content is reloaded by the TLS rotation step (cacheinstance_tls.go).
+var podShapeDirectives = []string{"tls-port", "tls-cert-file", "tls-key-file", "tls-ca-cert-file"}
 
 // directives splits a rendered config into name/value pairs, comments left out.
 func directives(text string) [][2]string {
@@ -425,6 +463,18 @@ func extraDirectives(config map[string]cachev1alpha1.ConfigValue) ([][2]string, 
 	}
 	slices.SortFunc(out, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
 	return out, nil
+}
+
+// redisAuthClients is spec.tls.authClients as Redis's tls-auth-clients says it.
+func redisAuthClients(a cachev1alpha1.TLSAuthClients) string {
+	switch a {
+	case cachev1alpha1.TLSAuthClientsRequired:
+		return "yes"
+	case cachev1alpha1.TLSAuthClientsOptional:
+		return "optional"
+	default:
+		return "no"
+	}
 }
 
 // authFilePath is where the server reads its password: the auth Secret's key, mounted as a file.

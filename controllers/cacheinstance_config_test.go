@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -96,6 +97,11 @@ var configCases = []struct {
 	{"persistence-rdb-and-aof", newInstance(2, withRDB, func(ci *cachev1alpha1.CacheInstance) {
 		ci.Spec.Persistence.Mode = cachev1alpha1.PersistenceRDBAndAOF
 	})},
+	{"tls-secret", newInstance(2, withTLSSecret)},
+	{"tls-cert-manager-replicated-required", newInstance(2, withTLSCertManager, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Replicas = ptr.To[int32](3)
+		ci.Spec.TLS.AuthClients = cachev1alpha1.TLSAuthClientsRequired
+	})},
 }
 
 func TestRenderConfigGolden(t *testing.T) {
@@ -141,8 +147,16 @@ func TestRenderedConfigLoadsInServer(t *testing.T) {
 			if tc.ci.Spec.Auth != nil && sc.RequirePass != "s3cret" {
 				t.Errorf("server read password %q from requirepass-file, want the file's content", sc.RequirePass)
 			}
-			if sc.MetricsPort != int(tc.ci.Spec.Metrics.Port) || sc.Port != serverPort || sc.Dir != dataDir {
-				t.Errorf("server read metrics-port %d port %d dir %s", sc.MetricsPort, sc.Port, sc.Dir)
+			// With spec.tls the client port is the TLS port, and no plaintext port is open.
+			port, tlsPort := serverPort, "0"
+			if tc.ci.Spec.TLS != nil {
+				port, tlsPort = 0, strconv.Itoa(serverPort)
+			}
+			if sc.MetricsPort != int(tc.ci.Spec.Metrics.Port) || sc.Port != port || sc.CompatValue("tls-port") != tlsPort || sc.Dir != dataDir {
+				t.Errorf("server read metrics-port %d port %d tls-port %s dir %s", sc.MetricsPort, sc.Port, sc.CompatValue("tls-port"), sc.Dir)
+			}
+			if tc.ci.Spec.TLS != nil && (sc.CompatValue("tls-cert-file") != tlsCertPath || sc.CompatValue("tls-ca-cert-file") != tlsCAPath) {
+				t.Errorf("server read tls-cert-file %q tls-ca-cert-file %q", sc.CompatValue("tls-cert-file"), sc.CompatValue("tls-ca-cert-file"))
 			}
 		})
 	}

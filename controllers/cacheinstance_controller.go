@@ -52,6 +52,17 @@ type CacheInstanceReconciler struct {
 	// ValidationRetryBackoff is how long a failed validation waits for its one retry; 0 means
 	// validationRetryBackoff. Tests shorten it.
 	ValidationRetryBackoff time.Duration
+	// SecretPollInterval is how often the Secrets the operator may not watch are read again (a
+	// missing auth Secret, the users' passwords); 0 means secretPollInterval. Tests shorten it.
+	SecretPollInterval time.Duration
+}
+
+// secretPoll is SecretPollInterval or its default.
+func (r *CacheInstanceReconciler) secretPoll() time.Duration {
+	if r.SecretPollInterval > 0 {
+		return r.SecretPollInterval
+	}
+	return secretPollInterval
 }
 
 // instance is a CacheInstance during one pass, with what the steps have learned so far.
@@ -87,8 +98,16 @@ type instance struct {
 	// claimTemplateSize is the data claim size the existing StatefulSet was made with (nil without
 	// one); the claims are expanded from it when persistence.size grows.
 	claimTemplateSize *resource.Quantity
+	// tls is what the TLS step found, with spec.tls (else nil).
+	tls *tlsState
 	// replication is what the replication step found, for a replicated instance (else nil).
 	replication *replicationState
+	// users are the ACL users the servers must have (spec.users with their password hashes), in
+	// the order of the users file; nil without spec.users.
+	users []aclUser
+	// persistence is the snapshots' status as the snapshot step left it, or nil when it did not
+	// look (the status keeps what it had).
+	persistence *cachev1alpha1.PersistenceStatus
 	// recheck is how soon the instance must be looked at again though nothing it watches changes
 	// (a retry waiting out its backoff), or 0.
 	recheck time.Duration
@@ -118,11 +137,15 @@ func (i *instance) recheckIn(d time.Duration) {
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;patch
 // It deletes the replicas Service of an instance scaled back to one pod.
 // +kubebuilder:rbac:groups="",resources=services,verbs=delete
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
+// It writes the Secret <instance>-users with the users' password hashes (spec.users): patch.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;patch
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;create;patch;delete
+// With spec.tls.certManager it applies a cert-manager Certificate (server-side apply: patch), one by
+// one without a watch, because cert-manager's CRD may be missing; cert-manager writes the Secret.
+// +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // It watches the server pods (only those: the cache selects them by label) to report why one does
 // not serve; labels them with their replication role, which the Services select; and deletes the
@@ -169,11 +192,17 @@ func (r *CacheInstanceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 
 	var statusRecheck time.Duration
 	wasDegraded := meta.FindStatusCondition(ci.Status.Conditions, cachev1alpha1.ConditionDegraded)
+	var expiring string
 	serr := r.updateStatus(ctx, ci, func(st *cachev1alpha1.CacheInstanceStatus) {
+		was := meta.IsStatusConditionTrue(st.Conditions, cachev1alpha1.ConditionCertificateExpiring)
 		statusRecheck = setStatus(st, inst, err, time.Now())
+		expiring = newlyExpiring(was, st.Conditions)
 	})
 	switch {
 	case serr == nil || apierrors.IsNotFound(serr):
+		if expiring != "" {
+			r.Recorder.Eventf(ci, nil, corev1.EventTypeWarning, reasonCertificateExpiring, "CheckCertificate", "%s", expiring)
+		}
 		if p := inst.podProblem; p != nil && (wasDegraded == nil || wasDegraded.Status != metav1.ConditionTrue || wasDegraded.Reason != p.reason) {
 			r.Recorder.Eventf(ci, nil, corev1.EventTypeWarning, p.reason, "ReadPodStatus", "%s", eventNote(p.message))
 		}
@@ -205,16 +234,20 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 	for _, step := range []func(context.Context, *instance) (*ctrl.Result, error){
 		r.reconcileConfig,
 		r.reconcileSecret,
+		r.reconcileTLS,
+		r.reconcileUsers,
 		r.reconcileConfigMap,
 		r.reconcileServices,
 		r.reconcileStatefulSet,
 		r.reconcilePods,
 		r.reconcileReplication,
 		r.reconcileLiveConfig,
+		r.reconcileTLSRotation,
 		r.reconcileRollout,
 		r.reconcilePDB,
 		r.reconcileNetworkPolicy,
 		r.reconcileVolumes,
+		r.reconcileSnapshots,
 		r.reconcileBenchmarks,
 		r.pruneValidations,
 		r.reconcileServiceMonitor,
@@ -237,7 +270,7 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 func (r *CacheInstanceReconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&cachev1alpha1.CacheInstance{}, builder.WithPredicates(predicate.Or[client.Object](
-			predicate.GenerationChangedPredicate{}, benchmarkInputsChanged))).
+			predicate.GenerationChangedPredicate{}, benchmarkInputsChanged, snapshotRequested))).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).
 		Owns(&appsv1.StatefulSet{}).

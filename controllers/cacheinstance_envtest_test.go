@@ -761,8 +761,10 @@ func TestPodTroubleIsDegraded(t *testing.T) {
 				ContainerStatuses: []corev1.ContainerStatus{{Name: "server", Ready: true,
 					State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}}
 			cl.simulatePod(t, ns, "cache", recovered)
-			ci = cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionDegraded, metav1.ConditionFalse, "AsExpected")
-			cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionProgressing, metav1.ConditionFalse, "RolloutComplete")
+			cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionDegraded, metav1.ConditionFalse, "AsExpected")
+			// The phase of the status that completed the rollout: Degraded is AsExpected also in
+			// the pass before, while the pods are not ready yet (Progressing).
+			ci = cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionProgressing, metav1.ConditionFalse, "RolloutComplete")
 			if ci.Status.Phase != cachev1alpha1.PhaseReady {
 				t.Errorf("phase %q after recovery, want Ready", ci.Status.Phase)
 			}

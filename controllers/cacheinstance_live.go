@@ -87,7 +87,12 @@ func (r *CacheInstanceReconciler) reconcileLiveConfig(ctx context.Context, inst 
 			inst.podConfigs = append(inst.podConfigs, now)
 			continue
 		}
-		changes, err := r.applyLive(ctx, r.serverAddress(pod), inst.password, cfg.Live)
+		changes, err := r.applyLive(ctx, r.serverAddress(pod), inst.creds(), cfg.Live)
+		if err == nil && len(inst.users) > 0 {
+			var set []string
+			set, err = applyUsers(ctx, r.serverAddress(pod), inst.creds(), inst.users)
+			changes = append(changes, set...)
+		}
 		if err != nil {
 			inst.liveInEffect = false
 			inst.liveFailure = fmt.Sprintf("pod %s: %v", pod.Name, err)
@@ -144,7 +149,7 @@ func serverRestarts(pod *corev1.Pod) int32 {
 // applyLive brings a server's live directives to the rendered values: it reads them with CONFIG
 // GET, sets those that differ in one CONFIG SET (which the server applies all or nothing), and reads
 // them back. It returns the changes made, as "name old -> new".
-func (r *CacheInstanceReconciler) applyLive(ctx context.Context, addr, password string, live [][2]string) ([]string, error) {
+func (r *CacheInstanceReconciler) applyLive(ctx context.Context, addr string, creds serverCreds, live [][2]string) ([]string, error) {
 	want := map[string]string{}
 	names := make([]any, 0, len(live)+2)
 	names = append(names, "CONFIG", "GET")
@@ -156,7 +161,7 @@ func (r *CacheInstanceReconciler) applyLive(ctx context.Context, addr, password 
 		want[d[0]] = v
 		names = append(names, d[0])
 	}
-	rdb := serverClient(addr, password)
+	rdb := serverClient(addr, creds)
 	defer func() { _ = rdb.Close() }()
 	read := func() (map[string]string, error) {
 		pairs, err := rdb.Do(ctx, names...).StringSlice()

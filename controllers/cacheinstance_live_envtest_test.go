@@ -66,6 +66,13 @@ func removeServerBinary() {
 // ends.
 func startTestServer(t *testing.T, password string) string {
 	t.Helper()
+	return startTestServerWith(t, "--requirepass", password)
+}
+
+// startTestServerWith runs iocache-server with these arguments on a free loopback port until the
+// test ends.
+func startTestServerWith(t *testing.T, args ...string) string {
+	t.Helper()
 	bin, err := serverBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +84,7 @@ func startTestServer(t *testing.T, password string) string {
 	addr := l.Addr().String()
 	_, port, _ := net.SplitHostPort(addr)
 	l.Close()
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--metrics-port", "0", "--loglevel", "warning", "--requirepass", password)
+	cmd := exec.Command(bin, append([]string{"--port", port, "--bind", "127.0.0.1", "--metrics-port", "0", "--loglevel", "warning"}, args...)...)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	// The server writes into its working directory (dump.rdb, the AOF directory when a test turns

@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -34,8 +36,24 @@ var primaryChanges = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Changes of primary the operator made per replicated CacheInstance, by reason: PrimaryUnavailable, PrimaryRestarted or Switchover.",
 }, []string{"namespace", "instance", "reason"})
 
+// tlsCertificateExpiry is when the certificate of each instance with spec.tls expires, read from
+// its Secret's tls.crt, so an alert can fire before it does whatever renews it.
+var tlsCertificateExpiry = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "iocache_instance_tls_certificate_expiry_timestamp_seconds",
+	Help: "When the TLS certificate of a CacheInstance with spec.tls expires (notAfter), in seconds since the epoch.",
+}, []string{"namespace", "instance"})
+
 func init() {
-	metrics.Registry.MustRegister(reconcilesTotal, instanceCondition, primaryChanges)
+	metrics.Registry.MustRegister(reconcilesTotal, instanceCondition, primaryChanges, tlsCertificateExpiry)
+}
+
+func setTLSExpiry(namespace, name string, notAfter time.Time) {
+	tlsCertificateExpiry.WithLabelValues(namespace, name).Set(float64(notAfter.Unix()))
+}
+
+// forgetTLSExpiry drops the series of an instance without spec.tls.
+func forgetTLSExpiry(namespace, name string) {
+	tlsCertificateExpiry.DeleteLabelValues(namespace, name)
 }
 
 func countReconcile(namespace, name, result string) {
@@ -55,11 +73,13 @@ func exportConditions(namespace, name string, conditions []metav1.Condition) {
 	}
 }
 
-// forgetInstance drops a deleted instance's series, so deleted instances do not pile up.
+// forgetInstance drops a deleted instance's series, and what the operator keeps of it in memory, so
+// deleted instances do not pile up.
 func forgetInstance(namespace, name string) {
+	lastSaveRead.Delete(namespace + "/" + name)
 	reconcilesTotal.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "name": name})
 	for _, v := range []*prometheus.MetricVec{instanceCondition.MetricVec, primaryChanges.MetricVec, benchmarkOpsPerSecond.MetricVec,
-		benchmarkLatency.MetricVec, benchmarkRuns.MetricVec} {
+		benchmarkLatency.MetricVec, benchmarkRuns.MetricVec, tlsCertificateExpiry.MetricVec} {
 		v.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "instance": name})
 	}
 }

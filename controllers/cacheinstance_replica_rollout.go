@@ -156,7 +156,7 @@ func (r *CacheInstanceReconciler) switchover(ctx context.Context, inst *instance
 		if pod == from || !eligible(pod) || !podReady(pod) {
 			continue
 		}
-		role, offset, primary, linkUp, err := readRole(ctx, r.serverAddress(pod), inst.password)
+		role, offset, primary, linkUp, err := readRole(ctx, r.serverAddress(pod), inst.creds())
 		if err == nil && role == cachev1alpha1.RoleReplica && primary == fromAddr && linkUp && offset > toOffset {
 			to, toOffset = pod, offset
 		}
@@ -172,38 +172,38 @@ func (r *CacheInstanceReconciler) switchover(ctx context.Context, inst *instance
 		inst.recheckIn(replicationRecheck)
 		return nil, nil
 	}
-	offset, err := pauseWrites(ctx, fromAddr, inst.password)
+	offset, err := pauseWrites(ctx, fromAddr, inst.creds())
 	if err != nil {
-		_ = unpause(ctx, fromAddr, inst.password)
+		_ = unpause(ctx, fromAddr, inst.creds())
 		return fail(err)
 	}
-	if err := waitOffset(ctx, toAddr, inst.password, offset); err != nil {
-		_ = unpause(ctx, fromAddr, inst.password)
+	if err := waitOffset(ctx, toAddr, inst.creds(), offset); err != nil {
+		_ = unpause(ctx, fromAddr, inst.creds())
 		return fail(fmt.Errorf("%s did not catch up: %w", to.Name, err))
 	}
 	view := &serverView{pod: to, ordinal: ordinalOf(to.Name), addr: toAddr, offset: offset}
 	if err := r.choosePrimary(ctx, inst, st, view, failoverSwitchover, time.Now()); err != nil {
-		_ = unpause(ctx, fromAddr, inst.password)
+		_ = unpause(ctx, fromAddr, inst.creds())
 		return nil, err
 	}
 	// From here the decision is recorded: a failure below is finished by the next pass's converge.
-	if err := promote(ctx, toAddr, inst.password); err != nil {
-		_ = unpause(ctx, fromAddr, inst.password)
+	if err := promote(ctx, toAddr, inst.creds()); err != nil {
+		_ = unpause(ctx, fromAddr, inst.creds())
 		return fail(err)
 	}
 	if err := r.labelRole(ctx, inst, to.Name, cachev1alpha1.RolePrimary); err != nil {
-		_ = unpause(ctx, fromAddr, inst.password)
+		_ = unpause(ctx, fromAddr, inst.creds())
 		return nil, err
 	}
 	// Hold the old primary's clients until the client Service routes to the new one
 	// (cacheinstance_endpoints.go); the pause is renewed first so that it outlasts the wait.
-	if _, err := pauseWrites(ctx, fromAddr, inst.password); err != nil {
-		_ = unpause(ctx, fromAddr, inst.password)
+	if _, err := pauseWrites(ctx, fromAddr, inst.creds()); err != nil {
+		_ = unpause(ctx, fromAddr, inst.creds())
 		return fail(err)
 	}
 	r.waitServiceRoutesTo(ctx, inst.Namespace, inst.Name, to, from)
-	err = replicateFrom(ctx, fromAddr, toAddr, inst.password, true)
-	if uerr := unpause(ctx, fromAddr, inst.password); err == nil {
+	err = replicateFrom(ctx, fromAddr, toAddr, inst.creds(), true)
+	if uerr := unpause(ctx, fromAddr, inst.creds()); err == nil {
 		err = uerr
 	}
 	if err != nil {

@@ -116,7 +116,7 @@ func (r *CacheInstanceReconciler) observeServers(ctx context.Context, inst *inst
 			continue
 		}
 		v.addr = r.serverAddress(pod)
-		v.role, v.offset, v.primaryAddr, v.linkUp, v.err = readRole(ctx, v.addr, inst.password)
+		v.role, v.offset, v.primaryAddr, v.linkUp, v.err = readRole(ctx, v.addr, inst.creds())
 		v.reached = v.err == nil
 	}
 	return views
@@ -228,7 +228,7 @@ func (r *CacheInstanceReconciler) switchAwayFrom(ctx context.Context, inst *inst
 		return false, nil
 	}
 	addr := r.serverAddress(pv.pod)
-	if role, _, _, _, err := readRole(ctx, addr, inst.password); err != nil || role != cachev1alpha1.RolePrimary {
+	if role, _, _, _, err := readRole(ctx, addr, inst.creds()); err != nil || role != cachev1alpha1.RolePrimary {
 		return false, nil
 	}
 	before := st.status.Primary
@@ -342,7 +342,7 @@ func (r *CacheInstanceReconciler) converge(ctx context.Context, inst *instance, 
 		return nil
 	}
 	if pv.role != cachev1alpha1.RolePrimary {
-		if err := promote(ctx, pv.addr, inst.password); err != nil {
+		if err := promote(ctx, pv.addr, inst.creds()); err != nil {
 			st.set(metav1.ConditionFalse, reasonNoPrimary, "Promoting %s failed: %v", pv.name(), err)
 			inst.recheckIn(replicationRecheck)
 			return nil
@@ -369,7 +369,7 @@ func (r *CacheInstanceReconciler) converge(ctx context.Context, inst *instance, 
 			continue
 		}
 		if v.role != cachev1alpha1.RoleReplica || v.primaryAddr != pv.addr {
-			if err := replicateFrom(ctx, v.addr, pv.addr, inst.password, v.role == cachev1alpha1.RolePrimary); err != nil {
+			if err := replicateFrom(ctx, v.addr, pv.addr, inst.creds(), v.role == cachev1alpha1.RolePrimary); err != nil {
 				behind = append(behind, fmt.Sprintf("%s: REPLICAOF %s failed: %v", v.name(), pv.addr, err))
 				continue
 			}

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"strconv"
@@ -15,19 +16,28 @@ import (
 // The operator's replication commands to a server pod: ROLE to read it, REPLICAOF to point it,
 // CLIENT PAUSE WRITE around a switchover. Each opens its own short connection, as applyLive does.
 
+// serverCreds is how the operator reaches an instance's servers: the password of spec.auth and,
+// with spec.tls, the TLS client configuration built from the instance's Secret (tlsState.client).
+// Neither is ever logged or recorded.
+type serverCreds struct {
+	password string
+	tls      *tls.Config
+}
+
 // serverClient is a one-connection client for the operator's few commands to a pod (live config,
-// replication).
-func serverClient(addr, password string) *redis.Client {
+// replication, certificate reloads).
+func serverClient(addr string, creds serverCreds) *redis.Client {
 	return redis.NewClient(&redis.Options{
-		Addr: addr, Password: password, DialTimeout: liveDialTimeout, ReadTimeout: liveIOTimeout, WriteTimeout: liveIOTimeout,
+		Addr: addr, Password: creds.password, TLSConfig: creds.tls,
+		DialTimeout: liveDialTimeout, ReadTimeout: liveIOTimeout, WriteTimeout: liveIOTimeout,
 		PoolSize: 1, MaxRetries: -1, DisableIdentity: true, Protocol: 2,
 	})
 }
 
 // readRole asks a server its role with ROLE: a primary's offset, or a replica's primary, link and
 // applied offset.
-func readRole(ctx context.Context, addr, password string) (role cachev1alpha1.ReplicationRole, offset int64, primary string, linkUp bool, err error) {
-	rdb := serverClient(addr, password)
+func readRole(ctx context.Context, addr string, creds serverCreds) (role cachev1alpha1.ReplicationRole, offset int64, primary string, linkUp bool, err error) {
+	rdb := serverClient(addr, creds)
 	defer func() { _ = rdb.Close() }()
 	reply, err := rdb.Do(ctx, "ROLE").Slice()
 	if err != nil {
@@ -60,8 +70,8 @@ func readRole(ctx context.Context, addr, password string) (role cachev1alpha1.Re
 
 // promote makes a server a primary: REPLICAOF NO ONE, which keeps its data and its history, so
 // the replicas pointed at it next continue with a partial resync.
-func promote(ctx context.Context, addr, password string) error {
-	rdb := serverClient(addr, password)
+func promote(ctx context.Context, addr string, creds serverCreds) error {
+	rdb := serverClient(addr, creds)
 	defer func() { _ = rdb.Close() }()
 	if err := rdb.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
 		return fmt.Errorf("REPLICAOF NO ONE: %w", err)
@@ -73,15 +83,15 @@ func promote(ctx context.Context, addr, password string) error {
 // live, never in the ConfigMap. A server that was a primary (demoted) then drops its clients, as
 // Redis Sentinel does: connections the client Service gave it would otherwise get READONLY for as
 // long as they live, while reconnecting through the Service reaches the new primary.
-func replicateFrom(ctx context.Context, addr, primary, password string, demoted bool) error {
+func replicateFrom(ctx context.Context, addr, primary string, creds serverCreds, demoted bool) error {
 	host, port, err := net.SplitHostPort(primary)
 	if err != nil {
 		return err
 	}
-	rdb := serverClient(addr, password)
+	rdb := serverClient(addr, creds)
 	defer func() { _ = rdb.Close() }()
-	if password != "" {
-		if err := rdb.Do(ctx, "CONFIG", "SET", "masterauth", password).Err(); err != nil {
+	if creds.password != "" {
+		if err := rdb.Do(ctx, "CONFIG", "SET", "masterauth", creds.password).Err(); err != nil {
 			return fmt.Errorf("CONFIG SET masterauth: %w", err)
 		}
 	}
@@ -108,13 +118,13 @@ const switchoverCatchUp = 5 * time.Second
 
 // pauseWrites holds a primary's writes (CLIENT PAUSE WRITE, reads go on) and returns its offset
 // once no write can move it any more.
-func pauseWrites(ctx context.Context, addr, password string) (int64, error) {
-	rdb := serverClient(addr, password)
+func pauseWrites(ctx context.Context, addr string, creds serverCreds) (int64, error) {
+	rdb := serverClient(addr, creds)
 	defer func() { _ = rdb.Close() }()
 	if err := rdb.Do(ctx, "CLIENT", "PAUSE", switchoverPause.Milliseconds(), "WRITE").Err(); err != nil {
 		return 0, fmt.Errorf("CLIENT PAUSE: %w", err)
 	}
-	role, offset, _, _, err := readRole(ctx, addr, password)
+	role, offset, _, _, err := readRole(ctx, addr, creds)
 	if err != nil {
 		return 0, err
 	}
@@ -125,17 +135,17 @@ func pauseWrites(ctx context.Context, addr, password string) (int64, error) {
 }
 
 // unpause lifts CLIENT PAUSE.
-func unpause(ctx context.Context, addr, password string) error {
-	rdb := serverClient(addr, password)
+func unpause(ctx context.Context, addr string, creds serverCreds) error {
+	rdb := serverClient(addr, creds)
 	defer func() { _ = rdb.Close() }()
 	return rdb.Do(ctx, "CLIENT", "UNPAUSE").Err()
 }
 
 // waitOffset waits until the server at addr has applied offset, up to switchoverCatchUp.
-func waitOffset(ctx context.Context, addr, password string, offset int64) error {
+func waitOffset(ctx context.Context, addr string, creds serverCreds, offset int64) error {
 	deadline := time.Now().Add(switchoverCatchUp)
 	for {
-		_, got, _, linkUp, err := readRole(ctx, addr, password)
+		_, got, _, linkUp, err := readRole(ctx, addr, creds)
 		if err == nil && linkUp && got >= offset {
 			return nil
 		}

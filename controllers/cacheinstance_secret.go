@@ -52,16 +52,19 @@ func (r *CacheInstanceReconciler) reconcileSecret(ctx context.Context, inst *ins
 	err := r.Get(ctx, client.ObjectKey{Namespace: inst.Namespace, Name: a.ExistingSecret}, &sec)
 	switch {
 	case apierrors.IsNotFound(err) && a.Generate:
-		err := r.Create(ctx, desiredSecret(inst.CacheInstance, generatePassword()))
+		password := generatePassword()
+		err := r.Create(ctx, desiredSecret(inst.CacheInstance, password))
 		if apierrors.IsAlreadyExists(err) {
-			// Created since the read (a concurrent pass): use that one, and look at it next pass.
-			return nil, nil
+			// Created since the read (a concurrent pass): look at that one next pass. Nothing that
+			// needs the password (the users file, the live step) may run on a guess: stop here.
+			return &ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("creating Secret %s: %w", a.ExistingSecret, err)
 		}
 		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, "SecretCreated", "CreateSecret",
 			"Created Secret %s with a random password in key %s", a.ExistingSecret, a.Key)
+		inst.password = password
 		return nil, nil
 	case apierrors.IsNotFound(err):
 		return r.secretMissing(inst, fmt.Sprintf("Secret %s does not exist: create it with the password in key %s, or set auth.generate: true", a.ExistingSecret, a.Key))
@@ -78,5 +81,5 @@ func (r *CacheInstanceReconciler) reconcileSecret(ctx context.Context, inst *ins
 func (r *CacheInstanceReconciler) secretMissing(inst *instance, msg string) (*ctrl.Result, error) {
 	inst.block(reasonSecretMissing, msg)
 	r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeWarning, "SecretMissing", "ReadSecret", "%s", msg)
-	return &ctrl.Result{RequeueAfter: secretPollInterval}, nil
+	return &ctrl.Result{RequeueAfter: r.secretPoll()}, nil
 }

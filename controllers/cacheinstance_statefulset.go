@@ -243,7 +243,21 @@ func preStopCommand(ci *cachev1alpha1.CacheInstance) []string {
 	if ci.Spec.Auth != nil {
 		cmd = append(cmd, "--password-file", authFilePath(ci.Spec.Auth))
 	}
-	return cmd
+	return append(cmd, localTLSArgs(ci)...)
+}
+
+// localTLSArgs are the probe's and the preStop hook's TLS flags: the server's chain is checked
+// against the mounted CA, and with authClients Required the server's own certificate is presented.
+func localTLSArgs(ci *cachev1alpha1.CacheInstance) []string {
+	t := ci.Spec.TLS
+	if t == nil {
+		return nil
+	}
+	args := []string{"--tls", "--cacert", tlsCAPath}
+	if t.AuthClients == cachev1alpha1.TLSAuthClientsRequired {
+		args = append(args, "--cert", tlsCertPath, "--key", tlsKeyPath)
+	}
+	return args
 }
 
 // execProbe runs the server binary's own health check, which sends PING (after AUTH with the
@@ -253,6 +267,7 @@ func execProbe(ci *cachev1alpha1.CacheInstance, period, failures int32) *corev1a
 	if ci.Spec.Auth != nil {
 		cmd = append(cmd, "--password-file", authFilePath(ci.Spec.Auth))
 	}
+	cmd = append(cmd, localTLSArgs(ci)...)
 	return corev1ac.Probe().
 		WithExec(corev1ac.ExecAction().WithCommand(cmd...)).
 		WithPeriodSeconds(period).
@@ -261,9 +276,10 @@ func execProbe(ci *cachev1alpha1.CacheInstance, period, failures int32) *corev1a
 		WithFailureThreshold(failures)
 }
 
-// configVolume projects the rendered config and, with auth, the password key into one directory:
-// iocache.conf and auth/<key>. One volume avoids mounting the Secret inside the read-only ConfigMap
-// mount. Files are readable by the fsGroup only.
+// configVolume projects the rendered config, with auth the password key (and with spec.users the
+// users file) and with tls the certificate, key and CA into one directory: iocache.conf,
+// auth/<key>, users/users.acl, tls/{tls.crt,tls.key,ca.crt}. One volume avoids mounting a Secret
+// inside the read-only ConfigMap mount. Files are readable by the fsGroup only.
 func configVolume(ci *cachev1alpha1.CacheInstance) *corev1ac.VolumeApplyConfiguration {
 	sources := []*corev1ac.VolumeProjectionApplyConfiguration{
 		corev1ac.VolumeProjection().WithConfigMap(corev1ac.ConfigMapProjection().
@@ -274,6 +290,21 @@ func configVolume(ci *cachev1alpha1.CacheInstance) *corev1ac.VolumeApplyConfigur
 		sources = append(sources, corev1ac.VolumeProjection().WithSecret(corev1ac.SecretProjection().
 			WithName(a.ExistingSecret).
 			WithItems(corev1ac.KeyToPath().WithKey(a.Key).WithPath(authSubdir+"/"+a.Key))))
+		if len(ci.Spec.Users) > 0 {
+			sources = append(sources, corev1ac.VolumeProjection().WithSecret(corev1ac.SecretProjection().
+				WithName(usersSecretName(ci)).
+				WithItems(corev1ac.KeyToPath().WithKey(usersFileName).WithPath(usersSubdir+"/"+usersFileName))))
+		}
+	}
+	if ci.Spec.TLS != nil {
+		// A projected Secret (no subPath) is updated in place when the Secret changes, so a
+		// renewed certificate reaches the running pods.
+		sources = append(sources, corev1ac.VolumeProjection().WithSecret(corev1ac.SecretProjection().
+			WithName(ci.TLSSecretName()).
+			WithItems(
+				corev1ac.KeyToPath().WithKey(tlsCertKey).WithPath(tlsSubdir+"/"+tlsCertKey),
+				corev1ac.KeyToPath().WithKey(tlsKeyKey).WithPath(tlsSubdir+"/"+tlsKeyKey),
+				corev1ac.KeyToPath().WithKey(tlsCAKey).WithPath(tlsSubdir+"/"+tlsCAKey))))
 	}
 	return corev1ac.Volume().WithName("config").WithProjected(corev1ac.ProjectedVolumeSource().
 		WithDefaultMode(0o440).

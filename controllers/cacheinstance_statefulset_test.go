@@ -62,6 +62,10 @@ func TestStatefulSetGolden(t *testing.T) {
 		{"auth-scheduling-pod-metadata", newInstance(8, withEverything)},
 		{"shared-pull-secrets-spread", newInstance(1, sharedKnobs)},
 		{"persistence-rdb", newInstance(2, withRDB)},
+		{"tls-auth-replicated-required", newInstance(2, withAuth, withTLSSecret, func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Replicas = ptr.To[int32](2)
+			ci.Spec.TLS.AuthClients = cachev1alpha1.TLSAuthClientsRequired
+		})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := renderConfig(tc.ci)

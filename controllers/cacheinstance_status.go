@@ -125,6 +125,13 @@ func setStatus(st *cachev1alpha1.CacheInstanceStatus, inst *instance, passErr er
 
 	setConfigApplied(st, inst, set)
 	setReplicationStatus(st, inst, set)
+	setTLSStatus(st, inst, now, set)
+	switch {
+	case !inst.Spec.Persistence.Mode.Persistent():
+		st.Persistence = nil
+	case inst.persistence != nil:
+		st.Persistence = inst.persistence.DeepCopy()
+	}
 
 	var recheck time.Duration
 	switch {

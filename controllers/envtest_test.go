@@ -101,7 +101,8 @@ func startCluster() (*cluster, error) {
 		return fail(err)
 	}
 	opts := operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: testImage, MaxConcurrent: 2, ValidationRetryBackoff: testRetryBackoff,
-		ServerAddress: testServerAddress, BenchmarkSettleTime: testSettleTime, OperatorNamespace: testOperatorNamespace}
+		SecretPollInterval: 2 * time.Second,
+		ServerAddress:      testServerAddress, BenchmarkSettleTime: testSettleTime, OperatorNamespace: testOperatorNamespace}
 	stop, err := startManager(opCfg, opts)
 	if err != nil {
 		return fail(err)

@@ -11,6 +11,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
@@ -101,14 +102,15 @@ func TestNetworkPolicyClosesTheInstance(t *testing.T) {
 	}
 
 	// A bad address block is refused by the API server with a sentence, before the operator sees it.
-	err := cl.c.Update(ctx, func() *cachev1alpha1.CacheInstance {
+	// Again on a conflict: the operator writes the status at any time.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur := &cachev1alpha1.CacheInstance{}
 		if err := cl.get(t, ns, "cache", cur); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		cur.Spec.NetworkPolicy.Clients = []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.300/8"}}}
-		return cur
-	}())
+		return cl.c.Update(ctx, cur)
+	})
 	if err == nil || !strings.Contains(err.Error(), "ipBlock.cidr must be an address block such as 10.0.0.0/8") {
 		t.Errorf("a bad CIDR: %v, want the schema's sentence", err)
 	}

@@ -31,9 +31,11 @@ type podServer struct {
 	port     string
 	password string
 	dir      string
-	mu       sync.Mutex
-	cmd      *exec.Cmd
-	log      bytes.Buffer
+	// extra are more arguments, after the usual ones (TLS: newTLSPodServer).
+	extra []string
+	mu    sync.Mutex
+	cmd   *exec.Cmd
+	log   bytes.Buffer
 }
 
 func (ps *podServer) addr() string { return net.JoinHostPort("127.0.0.1", ps.port) }
@@ -49,8 +51,9 @@ func (ps *podServer) start() {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	ps.log.Reset()
-	cmd := exec.Command(bin, "--port", ps.port, "--bind", "127.0.0.1", "--metrics-port", "0", "--loglevel", "warning",
-		"--requirepass", ps.password, "--start-as-replica", "yes", "--save", "")
+	args := append([]string{"--port", ps.port, "--bind", "127.0.0.1", "--metrics-port", "0", "--loglevel", "warning",
+		"--requirepass", ps.password, "--start-as-replica", "yes", "--save", ""}, ps.extra...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = &ps.log, &ps.log
 	cmd.Dir = ps.dir // dump.rdb and the like go to the test's directory, not the checkout
 	if err := cmd.Start(); err != nil {

@@ -24,6 +24,8 @@
 # /run/iocache-cluster. Processes are stopped by the PIDs recorded at start, never by name. `down`
 # keeps the last run's logs in ~/.cache/iocache/cluster-logs for post-mortems and nothing else.
 set -euo pipefail
+# Under pipefail, "cmd | grep -q" fails when grep exits at its first match while cmd still writes
+# (SIGPIPE, status 141), so a test of a command's output reads all of it: grep -c ... >/dev/null.
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # The one place the version is set is hack/envtest/go.mod; k8s-binaries.sh reads it.
@@ -165,10 +167,10 @@ stop() { # NAME [TERM_TIMEOUT_S]: SIGTERM by recorded PID, SIGKILL if it ignores
 
 # ---------- ports ----------
 
-port_busy() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+port_busy() { ss -Hltn "sport = :$1" 2>/dev/null | grep -c . >/dev/null; }
 
 dns_port_busy() { # 53 on the node address, or on every address, in TCP or UDP
-  ss -Hltun "sport = :53" 2>/dev/null | awk '{print $5}' | grep -qE "^(0\.0\.0\.0|\*|\[::\]|$NODE_IP):53$"
+  ss -Hltun "sport = :53" 2>/dev/null | awk '{print $5}' | grep -cE "^(0\.0\.0\.0|\*|\[::\]|$NODE_IP):53$" >/dev/null
 }
 
 check_ports() { # COMPONENT PORT...: only called when the component is not running
@@ -251,7 +253,7 @@ check_clean() { # compare now with $STATE/before; prints differences, returns 1 
 install_packages() {
   local missing=() p
   for p in "${PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -c 'install ok installed' >/dev/null || missing+=("$p")
   done
   [ ${#missing[@]} = 0 ] && return 0
   log "installing Debian packages: ${missing[*]}"
@@ -556,11 +558,11 @@ setup_network() {
     log "bridge $BRIDGE with the node address $NODE_IP/24 (the kernel has no dummy interface)"
     ip link add "$BRIDGE" type bridge
   fi
-  ip addr show dev "$BRIDGE" | grep -q " $NODE_IP/24 " || ip addr add "$NODE_IP/24" dev "$BRIDGE"
+  ip addr show dev "$BRIDGE" | grep -c " $NODE_IP/24 " >/dev/null || ip addr add "$NODE_IP/24" dev "$BRIDGE"
   ip link set "$BRIDGE" up
   # ClusterIPs route onto the bridge: even with no iptables rules at all they never head for the
   # default route.
-  ip route show "$SVC_CIDR" | grep -q . || ip route add "$SVC_CIDR" dev "$BRIDGE"
+  ip route show "$SVC_CIDR" | grep -c . >/dev/null || ip route add "$SVC_CIDR" dev "$BRIDGE"
   guard_install
   # Pods reach each other through the bridge and the host through the gateway; forwarding is off
   # on this machine by default (restored by down).
@@ -583,7 +585,7 @@ api() { # PATH: GET from the API server as the admin
 }
 
 node_ready() {
-  api "/api/v1/nodes/$NODE_NAME" | tr -d ' \n' | grep -q '"type":"Ready","status":"True"'
+  api "/api/v1/nodes/$NODE_NAME" | tr -d ' \n' | grep -c '"type":"Ready","status":"True"' >/dev/null
 }
 
 make_pause_image() {
@@ -653,7 +655,7 @@ up() {
     start containerd "$(command -v containerd)" --config "$STATE/containerd.toml"
   fi
   wait_for containerd "answering on $SOCK" 30 ctr --address "$SOCK" version
-  if ! ctr_ images ls -q | grep -qxF "$PAUSE_IMAGE"; then
+  if ! ctr_ images ls -q | grep -cxF "$PAUSE_IMAGE" >/dev/null; then
     local pause
     pause=$(make_pause_image)
     load_images "$pause"
@@ -803,7 +805,7 @@ down() {
   fi
   stop containerd
   for pid in "${shims[@]}"; do
-    if [ -e "/proc/$pid" ] && readlink "/proc/$pid/exe" | grep -q 'containerd-shim'; then
+    if [ -e "/proc/$pid" ] && readlink "/proc/$pid/exe" | grep -c 'containerd-shim' >/dev/null; then
       log "stopping leftover containerd shim pid $pid (recorded in its shim.pid)"
       kill -KILL "$pid" 2>/dev/null || true
     fi

@@ -64,7 +64,7 @@ ensure_tools() {
   DEBIAN_FRONTEND=noninteractive apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
   # Debian starts redis-server's service on 6379 (make run's port); this run starts its own.
-  if printf '%s\n' "${pkgs[@]}" | grep -qx redis-server && command -v systemctl >/dev/null; then
+  if printf '%s\n' "${pkgs[@]}" | grep -cx redis-server >/dev/null && command -v systemctl >/dev/null; then
     systemctl disable --now redis-server >/dev/null 2>&1 || true
   fi
 }

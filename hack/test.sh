@@ -54,7 +54,7 @@ ensure_peers() {
   # start their own on free ports, so the services this install added are stopped and disabled.
   local unit
   for unit in redis-server prometheus; do
-    if printf '%s\n' "${pkgs[@]}" | grep -qx "$unit" && command -v systemctl >/dev/null; then
+    if printf '%s\n' "${pkgs[@]}" | grep -cx "$unit" >/dev/null && command -v systemctl >/dev/null; then
       systemctl disable --now "$unit" >/dev/null 2>&1 || true
       echo "test: stopped and disabled the $unit service apt started (the tests run their own)"
     fi

@@ -48,6 +48,9 @@ func (c *CacheInstance) SetDefaults() {
 	s.Benchmark.Workload.SetDefaults()
 	s.Persistence.SetDefaults()
 	s.NetworkPolicy.SetDefaults()
+	if s.TLS != nil {
+		s.TLS.SetDefaults()
+	}
 	if s.Auth != nil {
 		if s.Auth.Key == "" {
 			s.Auth.Key = DefaultAuthKey

@@ -206,8 +206,10 @@ type CacheInstanceBenchmarkSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.cpu) || (has(self.cpuMode) && self.cpuMode == 'Shared')",message="cpu is only for cpuMode Shared; an Exclusive instance gets whole cores: set cores instead"
 // +kubebuilder:validation:XValidation:rule="!has(self.cpu) || (quantity(string(self.cpu)).compareTo(quantity('10m')) >= 0 && quantity(string(self.cpu)).compareTo(quantity('64')) <= 0)",message="cpu must be between 10m and 64"
 // +kubebuilder:validation:XValidation:rule="!has(self.cpuMode) || self.cpuMode != 'Shared' || (self.cores == 1 && !has(self.cpuAffinity) && (!has(self.ioThreads) || !has(self.ioThreads.policy) || self.ioThreads.policy == 'Auto'))",message="cpuMode Shared runs one unpinned thread on part of a core: leave cores at 1, remove cpuAffinity and use ioThreads policy Auto"
+// +kubebuilder:validation:XValidation:rule="!has(self.users) || size(self.users) == 0 || has(self.auth)",message="users need auth: without a password the default user lets every client in with every permission"
 // +kubebuilder:validation:XValidation:rule="quantity(string(self.memory)).compareTo(quantity('32Mi')) >= 0",message="memory must be at least 32Mi: the server needs room for its runtime and buffers besides the data"
 // +kubebuilder:validation:XValidation:rule="!has(self.maxMemory) || quantity(string(self.maxMemory)).compareTo(quantity(string(self.memory))) < 0",message="maxMemory must be less than memory: the data may not fill the whole pod, or the kernel kills it before eviction starts"
+// +kubebuilder:validation:XValidation:rule="(!has(self.replicas) || self.replicas <= 1) || has(self.tls) == has(oldSelf.tls)",message="spec.tls cannot be added or removed while replicas is above 1: the pods are replaced one at a time, and a replica cannot follow a primary that speaks the other protocol; scale to 1 replica first, or create a new instance"
 type CacheInstanceSpec struct {
 	// Cores is the number of CPUs the instance gets under cpuMode Exclusive; requests equal limits
 	// (Guaranteed QoS), so a kubelet with the static CPU manager policy gives the pod exclusive
@@ -257,13 +259,27 @@ type CacheInstanceSpec struct {
 	// +optional
 	Auth *AuthSpec `json:"auth,omitempty"`
 
+	// TLS serves the instance over TLS only, with a certificate from a Secret or from cert-manager.
+	// +optional
+	TLS *TLSSpec `json:"tls,omitempty"`
+
+	// Users are ACL users besides the default one, each with passwords from a Secret and the
+	// commands, keys and channels it may use: an application gets what it needs and no more.
+	// Changes, and new passwords in the Secrets, are applied to the running servers live; the
+	// first users of an instance replace its pods once (they mount the users' file).
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Users []UserSpec `json:"users,omitempty"`
+
 	// Config holds extra redis.conf directives (name to value), written as "name value" lines after
 	// the operator's own, so a value may hold several arguments ("client-output-buffer-limit": "pubsub 64mb 16mb 60"). Directives
 	// the operator owns (port, io-threads, the cpulists, maxmemory, requirepass, ...) are refused;
 	// an unknown directive stops the server at startup, as it would stop redis-server.
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-zA-Z][-_a-zA-Z0-9]{0,63}$'))",message="spec.config keys are directive names: a letter, then letters, digits, '-' or '_' (at most 64)"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','benchspace-maxmemory','requirepass','requirepass-file','masterauth','masteruser','replicaof','slaveof','start-as-replica','user','aclfile','protected-mode','metrics-port','dir','logfile','daemonize','supervised','include','pidfile','save','appendonly','appendfsync']))",messageExpression="'spec.config must not set ' + self.filter(k, k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','benchspace-maxmemory','requirepass','requirepass-file','masterauth','masteruser','replicaof','slaveof','start-as-replica','user','aclfile','protected-mode','metrics-port','dir','logfile','daemonize','supervised','include','pidfile','save','appendonly','appendfsync'])[0] + ': the operator sets it from the other spec fields'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','benchspace-maxmemory','requirepass','requirepass-file','masterauth','masteruser','replicaof','slaveof','start-as-replica','user','aclfile','protected-mode','metrics-port','dir','logfile','daemonize','supervised','include','pidfile','save','appendonly','appendfsync','tls-port','tls-cert-file','tls-key-file','tls-ca-cert-file','tls-ca-cert-dir','tls-auth-clients','tls-replication','tls-client-cert-file','tls-client-key-file']))",messageExpression="'spec.config must not set ' + self.filter(k, k.lowerAscii() in ['port','bind','unixsocket','io-threads','io-threads-do-reads','server_cpulist','server-cpulist','bio_cpulist','bio-cpulist','aof_rewrite_cpulist','aof-rewrite-cpulist','bgsave_cpulist','bgsave-cpulist','cpulist-mode','maxmemory','maxmemory-policy','benchspace-maxmemory','requirepass','requirepass-file','masterauth','masteruser','replicaof','slaveof','start-as-replica','user','aclfile','protected-mode','metrics-port','dir','logfile','daemonize','supervised','include','pidfile','save','appendonly','appendfsync','tls-port','tls-cert-file','tls-key-file','tls-ca-cert-file','tls-ca-cert-dir','tls-auth-clients','tls-replication','tls-client-cert-file','tls-client-key-file'])[0] + ': the operator sets it from the other spec fields'"
 	// +optional
 	Config map[string]ConfigValue `json:"config,omitempty"`
 
@@ -632,6 +648,13 @@ type CacheInstanceStatus struct {
 	// Replication is which pod is the primary and how far each replica is, for replicas above 1.
 	// +optional
 	Replication *ReplicationStatus `json:"replication,omitempty"`
+	// Persistence reports the snapshots of a persistent instance: the last save, and the last one
+	// the operator took on schedule or on request.
+	// +optional
+	Persistence *PersistenceStatus `json:"persistence,omitempty"`
+	// TLS is the certificate the instance serves, with spec.tls.
+	// +optional
+	TLS *TLSStatus `json:"tls,omitempty"`
 }
 
 // CacheInstance is a Redis-compatible cache (iocache-server) with a given number of cores, its
@@ -648,6 +671,7 @@ type CacheInstanceStatus struct {
 // +kubebuilder:printcolumn:name="Ops/s",type=integer,JSONPath=`.status.lastBenchmark.opsPerSecond`
 // +kubebuilder:printcolumn:name="Measured-By",type=string,JSONPath=`.status.lastBenchmark.purpose`
 // +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Degraded")].reason`
+// +kubebuilder:printcolumn:name="TLS-Until",type=string,priority=1,JSONPath=`.status.tls.notAfter`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type CacheInstance struct {
 	metav1.TypeMeta   `json:",inline"`

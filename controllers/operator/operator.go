@@ -56,6 +56,9 @@ type Options struct {
 	// ValidationRetryBackoff is how long a failed validation waits for its one retry; 0 keeps the
 	// controller's five minutes. No flag sets it: tests shorten it.
 	ValidationRetryBackoff time.Duration
+	// SecretPollInterval is how often the Secrets the operator may not watch are read again; 0
+	// keeps the default (30 s). Tests shorten it.
+	SecretPollInterval time.Duration
 	// ServerAddress, when set, is where the operator reaches a server pod instead of its pod IP.
 	// No flag sets it: tests point it at servers of their own.
 	ServerAddress func(pod *corev1.Pod) string
@@ -224,6 +227,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Recorder:               recorder,
 		Image:                  opts.Image,
 		ValidationRetryBackoff: opts.ValidationRetryBackoff,
+		SecretPollInterval:     opts.SecretPollInterval,
 		ServerAddress:          opts.ServerAddress,
 		OperatorNamespace:      opts.OperatorNamespace,
 	}

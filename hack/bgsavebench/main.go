@@ -1,9 +1,10 @@
-// Command bgsavebench measures what a BGSAVE costs the clients of redis-server (fork) and of
-// iocache-server (forkless) on the same data: both are filled with the same keys, then writers
-// overwrite random keys with pipelined SETs while a probe client sends PING once a millisecond.
-// It reports the writers' throughput before and during the save and the longest probe round
-// trip during the save (the worst pause a client saw), as a markdown table. `make bench` runs
-// it; pass -keys to change the data set size (1,000,000 by default).
+// Command bgsavebench measures what a background save costs the clients of redis-server (fork)
+// and of iocache-server (forkless) on the same data: a BGSAVE, and a BGREWRITEAOF of a server
+// with appendonly yes. Both servers are filled with the same keys, then writers overwrite random
+// keys with pipelined SETs while a probe client sends PING once a millisecond. It reports the
+// writers' throughput before and during the save and the longest probe round trip during the
+// save (the worst pause a client saw), as a markdown table. `make bench` runs it; pass -keys to
+// change the data set size (1,000,000 by default).
 package main
 
 import (
@@ -22,8 +23,29 @@ import (
 	"time"
 )
 
+// saveKind is one kind of background save: the command that starts it, the reply that says it
+// started, the INFO persistence fields that say it runs and how it ended, and the server
+// arguments it needs.
+type saveKind struct {
+	name, command, started string
+	inProgress, lastStatus string
+	args                   []string
+}
+
+var saveKinds = []saveKind{
+	{name: "BGSAVE", command: "BGSAVE", started: "Background saving started",
+		inProgress: "rdb_bgsave_in_progress:0", lastStatus: "rdb_last_bgsave_status:ok",
+		args: []string{"--appendonly", "no"}},
+	// The log's writes go on while it is rewritten, fsynced every second as most users run it;
+	// the base is an RDB (aof-use-rdb-preamble yes, both servers' default). No automatic rewrite
+	// may start before the measured one.
+	{name: "BGREWRITEAOF", command: "BGREWRITEAOF", started: "Background append only file rewriting started",
+		inProgress: "aof_rewrite_in_progress:0", lastStatus: "aof_last_bgrewrite_status:ok",
+		args: []string{"--appendonly", "yes", "--appendfsync", "everysec", "--auto-aof-rewrite-percentage", "0"}},
+}
+
 type result struct {
-	name                   string
+	name, kind             string
 	before, during         float64 // writes per second
 	worstPause, p99Pause   time.Duration
 	saveSeconds            float64
@@ -41,28 +63,31 @@ func main() {
 	ioBin := flag.String("iocache-server", "bin/iocache-server", "iocache-server binary")
 	flag.Parse()
 	var results []result
-	for _, srv := range []struct{ name, bin string }{{"redis-server (fork)", *redisBin}, {"iocache-server (forkless)", *ioBin}} {
-		results = append(results, measure(srv.name, srv.bin, *keys, *valueSize, *writers, *pipeline, *baseline))
+	for _, kind := range saveKinds {
+		for _, srv := range []struct{ name, bin string }{{"redis-server (fork)", *redisBin}, {"iocache-server (forkless)", *ioBin}} {
+			results = append(results, measure(srv.name, srv.bin, kind, *keys, *valueSize, *writers, *pipeline, *baseline))
+		}
 	}
-	fmt.Printf("# BGSAVE under write load, %d keys of %d bytes\n\n", *keys, *valueSize)
+	fmt.Printf("# Background saves under write load, %d keys of %d bytes\n\n", *keys, *valueSize)
 	fmt.Printf("%d writer connections pipelining %d SETs of random existing keys; a probe sends PING every millisecond.\n", *writers, *pipeline)
+	fmt.Printf("BGREWRITEAOF runs with appendonly yes and appendfsync everysec, before and during the rewrite.\n")
 	fmt.Printf("Pause: the longest PING round trip while the save ran. Machine: %d CPUs, load %s.\n\n", numCPU(), loadavg())
-	fmt.Println("| server | writes/s before | writes/s during save | ratio | worst pause during save | p99 probe during save | worst probe before | save took |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("| save | server | writes/s before | writes/s during save | ratio | worst pause during save | p99 probe during save | worst probe before | save took |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	for _, r := range results {
-		fmt.Printf("| %s | %.0f | %.0f | %.2fx | %.2f ms | %.2f ms | %.2f ms | %.2f s |\n", r.name, r.before, r.during, r.during/r.before,
+		fmt.Printf("| %s | %s | %.0f | %.0f | %.2fx | %.2f ms | %.2f ms | %.2f ms | %.2f s |\n", r.kind, r.name, r.before, r.during, r.during/r.before,
 			ms(r.worstPause), ms(r.p99Pause), ms(r.worstBefore), r.saveSeconds)
 	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
-func measure(name, bin string, keys, valueSize, writers, pipeline int, baseline time.Duration) result {
+func measure(name, bin string, kind saveKind, keys, valueSize, writers, pipeline int, baseline time.Duration) result {
 	dir, err := os.MkdirTemp("", "bgsavebench")
 	check(err)
 	defer func() { _ = os.RemoveAll(dir) }()
 	port := freePort()
-	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--dir", dir}, kind.args...)
 	if strings.Contains(name, "iocache") {
 		args = append(args, "--metrics-port", "0")
 	}
@@ -94,17 +119,17 @@ func measure(name, bin string, keys, valueSize, writers, pipeline int, baseline 
 
 	ctl := dial(addr)
 	saveStart := time.Now()
-	if reply := ctl.do("BGSAVE"); !strings.Contains(reply, "Background saving started") {
-		fail("%s: BGSAVE: %q", name, reply)
+	if reply := ctl.do(kind.command); !strings.Contains(reply, kind.started) {
+		fail("%s: %s: %q", name, kind.command, reply)
 	}
 	o1 := ops.Load()
 	for {
 		time.Sleep(5 * time.Millisecond)
-		if strings.Contains(ctl.do("INFO", "persistence"), "rdb_bgsave_in_progress:0") {
+		if strings.Contains(ctl.do("INFO", "persistence"), kind.inProgress) {
 			break
 		}
 		if time.Since(saveStart) > 5*time.Minute {
-			fail("%s: BGSAVE did not finish", name)
+			fail("%s: %s did not finish", name, kind.command)
 		}
 	}
 	saveTook := time.Since(saveStart)
@@ -112,10 +137,10 @@ func measure(name, bin string, keys, valueSize, writers, pipeline int, baseline 
 	saveRTTs := probe.mark()
 	close(stop)
 	wg.Wait()
-	if !strings.Contains(ctl.do("INFO", "persistence"), "rdb_last_bgsave_status:ok") {
-		fail("%s: BGSAVE failed", name)
+	if !strings.Contains(ctl.do("INFO", "persistence"), kind.lastStatus) {
+		fail("%s: %s failed", name, kind.command)
 	}
-	r := result{name: name, before: before, during: during, saveSeconds: saveTook.Seconds(), probesBefore: len(beforeRTTs), probesIn: len(saveRTTs)}
+	r := result{name: name, kind: kind.name, before: before, during: during, saveSeconds: saveTook.Seconds(), probesBefore: len(beforeRTTs), probesIn: len(saveRTTs)}
 	r.worstBefore = maxOf(beforeRTTs)
 	r.worstPause = maxOf(saveRTTs)
 	r.p99Pause = percentile(saveRTTs, 0.99)

@@ -664,6 +664,10 @@ func TestEndToEnd(t *testing.T) {
 		testCrashSafeAOF(ctx, t, e, local)
 	})
 
+	p.run(t, "spec.tls: probes, a client through the Service over TLS, plaintext refused", func(t *testing.T) {
+		testTLS(ctx, t, e)
+	})
+
 	p.run(t, "replicas under load: the primary's pod deleted, a rollout, a resize in place, a drain; no acknowledged write lost", func(t *testing.T) {
 		testReplication(ctx, t, e)
 	})

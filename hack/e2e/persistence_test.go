@@ -6,9 +6,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -27,9 +29,19 @@ const e2eStorageClass = "iocache-e2e-hostpath"
 // testWarmRestart shows persistence RDB end to end: keys written to an instance survive a change
 // that needs a new pod (more CPU: the static CPU manager resizes no CPU in place, while a memory
 // change is made in place and keeps the pod), because the server saves on SIGTERM to its volume claim and
-// loads the snapshot at start.
+// loads the snapshot at start. The instance has an ACL user, whose file the new pod mounts and
+// loads at start.
 func testWarmRestart(ctx context.Context, t *testing.T, e *e2eutil.Env, local bool) {
-	ci, cleanup := persistentInstance(ctx, t, e, local, "warm", cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceRDB})
+	const appPassword = "e2e-app-password"
+	appSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "warm-app"}, StringData: map[string]string{"pw": appPassword}}
+	if err := e.Client.Create(ctx, appSecret); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = e.Client.Delete(ctx, appSecret) }()
+	ci, cleanup := persistentInstance(ctx, t, e, local, "warm", cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceRDB},
+		func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Users = []cachev1alpha1.UserSpec{{Name: "app", PasswordSecret: "warm-app", Permissions: "~e2e:* +@read +@write -@dangerous"}}
+		})
 	defer cleanup()
 	got, err := e.WaitInstance(ctx, client.ObjectKeyFromObject(ci), 3*time.Minute, e2eutil.Ready)
 	if err != nil {
@@ -40,6 +52,33 @@ func testWarmRestart(ctx context.Context, t *testing.T, e *e2eutil.Env, local bo
 		t.Fatal(err)
 	}
 	fmt.Printf("  before the roll: %s\n", before)
+
+	// A snapshot on demand, through the annotation: the status reports it on the real node.
+	if err := e.Client.Get(ctx, client.ObjectKeyFromObject(ci), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Annotations == nil {
+		got.Annotations = map[string]string{}
+	}
+	got.Annotations[cachev1alpha1.AnnotationSnapshotRequest] = "e2e-before-the-roll"
+	if err := e.Client.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	snapshotted := func(c *cachev1alpha1.CacheInstance) bool {
+		p := c.Status.Persistence
+		return p != nil && p.LastSnapshot != nil && p.LastSnapshot.Request == "e2e-before-the-roll"
+	}
+	requestedAt := time.Now()
+	got, err = e.WaitInstance(ctx, client.ObjectKeyFromObject(ci), time.Minute, snapshotted)
+	if err != nil {
+		t.Fatalf("no snapshot on request: %v\n%s", err, e.Describe(ctx, ci))
+	}
+	if ls := got.Status.Persistence.LastSnapshot; ls.Result != cachev1alpha1.SnapshotSucceeded || ls.Saved == nil || ls.Saved.SizeBytes <= 0 {
+		t.Errorf("the requested snapshot: %+v", ls)
+	} else {
+		fmt.Printf("  snapshot on request: %d bytes written in %d ms, reported %.1f s after the annotation\n",
+			ls.Saved.SizeBytes, ls.Saved.DurationMilliseconds, time.Since(requestedAt).Seconds())
+	}
 	oldPod, err := e.ServerPod(ctx, got)
 	if err != nil {
 		t.Fatal(err)
@@ -80,12 +119,24 @@ func testWarmRestart(ctx context.Context, t *testing.T, e *e2eutil.Env, local bo
 	if info["rdb_last_bgsave_status"] != "ok" {
 		t.Errorf("INFO persistence after the restart: %v", info)
 	}
+
+	// The ACL user on the new pod: its password works, its permissions hold.
+	app := redis.NewClient(&redis.Options{Addr: rdb.Options().Addr, Username: "app", Password: appPassword, PoolSize: 1,
+		Protocol: 2, DisableIdentity: true, DialTimeout: 3 * time.Second, ReadTimeout: 5 * time.Second})
+	defer app.Close()
+	if err := app.Set(ctx, "e2e:app", "x", 0).Err(); err != nil {
+		t.Errorf("app SET e2e:app on the new pod: %v", err)
+	} else if err := app.Set(ctx, "elsewhere", "x", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
+		t.Errorf("app SET elsewhere: %v, want NOPERM", err)
+	} else {
+		fmt.Printf("  ACL user app on the new pod: authenticates, and is refused outside ~e2e:* (%v)\n", err)
+	}
 }
 
 // persistentInstance creates a small Shared instance with auth and the persistence given, on a
 // 128Mi claim that goes with the instance (on the local node, a hostPath volume of its own).
 // cleanup deletes the instance and waits for its claim to go, so that the volume is free.
-func persistentInstance(ctx context.Context, t *testing.T, e *e2eutil.Env, local bool, name string, persistence cachev1alpha1.PersistenceSpec) (*cachev1alpha1.CacheInstance, func()) {
+func persistentInstance(ctx context.Context, t *testing.T, e *e2eutil.Env, local bool, name string, persistence cachev1alpha1.PersistenceSpec, mutate ...func(*cachev1alpha1.CacheInstance)) (*cachev1alpha1.CacheInstance, func()) {
 	t.Helper()
 	persistence.Size = ptr.To(resource.MustParse("128Mi"))
 	persistence.WhenDeleted = cachev1alpha1.DeleteVolumeClaims
@@ -113,6 +164,9 @@ func persistentInstance(ctx context.Context, t *testing.T, e *e2eutil.Env, local
 			Persistence: persistence,
 			Benchmark:   cachev1alpha1.CacheInstanceBenchmarkSpec{ValidateOnChange: ptr.To(false)},
 		},
+	}
+	for _, m := range mutate {
+		m(ci)
 	}
 	if err := e.Client.Create(ctx, ci); err != nil {
 		cleanup()

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +14,7 @@ import (
 )
 
 const usage = `Usage: iocache-bench [--host H] [--port P] [--password PW | --password-file F]
+                     [--tls [--cacert F] [--cert F --key F]]
                      [--clients N] [--threads N]
                      [--pipeline N] [--data-size B] [--keyspace N] [--ratio SET:GET]
                      [--tests mixed,get,set,ping,incr,lpush] [--requests N | --duration D]
@@ -48,6 +51,9 @@ type Options struct {
 	JSONOut    string // also write the compact JSON result to this file (/dev/termination-log)
 	Quiet      bool   // only the per-test lines
 	Timeout    time.Duration
+	// TLS, when set, wraps every connection in TLS (--tls): the server's chain is checked against
+	// --cacert (the system's roots without it), not its name, as Redis's own clients do.
+	TLS *tls.Config
 }
 
 // defaultOptions are the settings the operator runs with unless told otherwise.
@@ -65,7 +71,8 @@ var errHelp = errors.New("help requested")
 type flagSet struct {
 	*flag.FlagSet
 	ratio, tests, passwordFile *string
-	help                       *bool
+	caFile, certFile, keyFile  *string
+	help, useTLS               *bool
 }
 
 func newFlagSet(o *Options) flagSet {
@@ -92,6 +99,10 @@ func newFlagSet(o *Options) flagSet {
 	fs.StringVar(&o.JSONOut, "json-out", "", "also write the compact JSON result to this file")
 	fs.BoolVar(&o.Quiet, "q", false, "print only the per-test lines")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up when the server answers nothing this long")
+	f.useTLS = fs.Bool("tls", false, "connect with TLS (a tls-port), as redis-benchmark --tls")
+	f.caFile = fs.String("cacert", "", "CA certificate file to verify the server with (with --tls)")
+	f.certFile = fs.String("cert", "", "client certificate file, for tls-auth-clients yes (with --tls)")
+	f.keyFile = fs.String("key", "", "client key file (with --tls)")
 	f.help = fs.Bool("help", false, "print this help")
 	fs.BoolVar(f.help, "h", false, "print this help")
 	return f
@@ -132,6 +143,9 @@ func parseArgs(args []string) (Options, error) {
 		}
 		// As iocache-server reads requirepass-file: a trailing line break is not part of it.
 		o.Password = strings.TrimRight(string(b), "\r\n")
+	}
+	if o.TLS, err = tlsConfig(*fs.useTLS, *fs.caFile, *fs.certFile, *fs.keyFile); err != nil {
+		return o, err
 	}
 	if o.RatioSet, o.RatioGet, err = parseRatio(*fs.ratio); err != nil {
 		return o, err
@@ -207,4 +221,58 @@ func parseTests(s string) ([]string, error) {
 
 func (o *Options) ratioString() string {
 	return strconv.Itoa(o.RatioSet) + ":" + strconv.Itoa(o.RatioGet)
+}
+
+// tlsConfig is the client side of --tls: the server's chain is verified against caFile (the
+// system's roots without it) but not its host name, since a benchmark may reach the server by
+// any name or address (Redis's clients check no name either); certFile and keyFile are presented
+// to a server that asks for a client certificate.
+func tlsConfig(on bool, caFile, certFile, keyFile string) (*tls.Config, error) {
+	if !on {
+		if caFile != "" || certFile != "" || keyFile != "" {
+			return nil, errors.New("--cacert, --cert and --key need --tls")
+		}
+		return nil, nil
+	}
+	var roots *x509.CertPool
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("--cacert: %w", err)
+		}
+		roots = x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--cacert %s: no PEM certificate in it", caFile)
+		}
+	}
+	//nolint:gosec // the chain is verified in VerifyPeerCertificate, without the host name
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: true}
+	cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
+		if len(raw) == 0 {
+			return errors.New("the server sent no certificate")
+		}
+		inter := x509.NewCertPool()
+		var leaf *x509.Certificate
+		for i, b := range raw {
+			c, err := x509.ParseCertificate(b)
+			if err != nil {
+				return err
+			}
+			if i == 0 {
+				leaf = c
+			} else {
+				inter.AddCert(c)
+			}
+		}
+		_, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+		return err
+	}
+	if certFile != "" || keyFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--cert/--key: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
 }

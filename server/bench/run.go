@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"strconv"
@@ -32,6 +33,16 @@ func dial(o *Options) (net.Conn, replyReader, error) {
 	nc, err := net.DialTimeout("tcp", net.JoinHostPort(o.Host, strconv.Itoa(o.Port)), o.Timeout)
 	if err != nil {
 		return nil, rd, err
+	}
+	if o.TLS != nil {
+		tc := tls.Client(nc, o.TLS)
+		_ = tc.SetDeadline(time.Now().Add(o.Timeout))
+		if err := tc.Handshake(); err != nil {
+			nc.Close()
+			return nil, rd, fmt.Errorf("TLS handshake: %w", err)
+		}
+		_ = tc.SetDeadline(time.Time{})
+		nc = tc
 	}
 	if o.Password != "" {
 		c := control{nc: nc, rd: rd}

@@ -179,3 +179,19 @@ func TestSetLiveToTheSameValue(t *testing.T) {
 		}
 	}
 }
+
+// TestDirIsReportedAbsolute: CONFIG GET dir answers an absolute path, as Redis's getcwd does, even
+// when the directive was relative.
+func TestDirIsReportedAbsolute(t *testing.T) {
+	c := New()
+	if err := c.Set("dir", []string{"."}, false); err != nil {
+		t.Fatal(err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Get("dir"); len(got) != 1 || got[0][1] != wd {
+		t.Fatalf("CONFIG GET dir after dir . = %v, want %s", got, wd)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -124,6 +125,19 @@ func stringDirective(name string, mutable bool, field func(*Config) *string) dir
 		set: func(c *Config, a []string) error { *field(c) = a[0]; return nil },
 		get: func(c *Config) string { return *field(c) },
 	}
+}
+
+// dirDirective is dir: CONFIG GET answers the absolute path, as Redis's (which chdirs into it and
+// answers getcwd); iocache joins it to each file name instead of changing the process's directory.
+func dirDirective() directive {
+	d := stringDirective("dir", true, func(c *Config) *string { return &c.Dir })
+	d.get = func(c *Config) string {
+		if abs, err := filepath.Abs(c.Dir); err == nil {
+			return abs
+		}
+		return c.Dir
+	}
+	return d
 }
 
 func enumDirective(name string, mutable bool, values []string, field func(*Config) *string) directive {
@@ -300,7 +314,7 @@ func buildTable() map[string]*directive {
 		boolDirective("latency-tracking", true, func(c *Config) *bool { return &c.LatencyTracking }),
 		intDirective("metrics-port", false, 0, 65535, func(c *Config) *int { return &c.MetricsPort }),
 		memDirective("benchspace-maxmemory", true, 0, func(c *Config) *int64 { return &c.BenchSpaceMaxMemory }),
-		protect(stringDirective("dir", true, func(c *Config) *string { return &c.Dir })),
+		protect(dirDirective()),
 		protect(stringDirective("dbfilename", true, func(c *Config) *string { return &c.DBFilename })),
 		{name: "save", mutable: true, multiArg: true,
 			set: func(c *Config, a []string) error { return setSave(c, a) },

@@ -316,6 +316,7 @@ func (s *Server) finishBGSave(sn *rdbSnapshot) {
 	p.lastBgsaveOK = true
 	p.lastSave = sn.startUnix
 	p.saves++
+	s.recordSave(sn.path, sn.startNs)
 	s.stats.dirty = max(s.stats.dirty-sn.dirty, 0)
 	s.logf(logNotice, "Background saving terminated with success")
 }

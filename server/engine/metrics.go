@@ -96,6 +96,7 @@ type rdbSnap struct {
 	lastSave, saves          int64
 	inProgress, lastOK       bool
 	lastSeconds, currentSecs int64
+	lastBytes                int64
 }
 
 type snapRequest struct {
@@ -153,7 +154,8 @@ func (s *Server) takeSnapshot() *snapshot {
 		expirePause: float64(s.stats.expireCycleMaxNs) / 1e9, evictPause: float64(s.stats.evictionMaxNs) / 1e9,
 		lazyFreed: s.bio.freedCount(),
 		rdb: rdbSnap{lastSave: s.persist.lastSave, saves: s.persist.saves, inProgress: s.persist.running != nil && !s.aofRewriteRunning(),
-			lastOK: s.persist.lastBgsaveOK, lastSeconds: s.persist.lastBgsaveSec, currentSecs: -1},
+			lastOK: s.persist.lastBgsaveOK, lastSeconds: s.persist.lastBgsaveSec, currentSecs: -1,
+			lastBytes: s.persist.lastSaveBytes},
 		aof: aofSnap{enabled: s.aof.on || s.aof.waitRewrite, rewriting: s.aofRewriteRunning(), lastRewriteOK: s.aof.lastRewriteOK,
 			lastWriteOK: s.aofWriteError() == nil, currentSize: s.aof.currentSize, baseSize: s.aof.baseSize, rewrites: s.aof.rewrites},
 	}
@@ -248,6 +250,7 @@ var (
 	dNetOut         = desc("redis_net_output_bytes_total", "Bytes written to clients.")
 	dCPU            = desc("redis_cpu_sys_seconds_total", "System CPU time of the process.")
 	dCPUUser        = desc("redis_cpu_user_seconds_total", "User CPU time of the process.")
+	dLastSaveBytes  = desc("iocache_rdb_last_save_size_bytes", "Size of the snapshot the last successful save wrote (-1 before any).")
 	dInfo           = desc("iocache_info", "Build and thread layout of the server.", "version", "redis_version", "io_threads")
 	dCmdLatency     = desc("iocache_command_duration_seconds", "Execution time per command on the main thread.", "cmd")
 	dThreadReads    = desc("iocache_io_thread_reads_total", "Socket reads per server thread (thread 0 is the main thread).", "thread")
@@ -321,6 +324,7 @@ func (col collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(dBgsaveLast, float64(sn.rdb.lastSeconds))
 	gauge(dBgsaveCurrent, float64(sn.rdb.currentSecs))
 	counter(dRDBSaves, float64(sn.rdb.saves))
+	gauge(dLastSaveBytes, float64(sn.rdb.lastBytes))
 	gauge(dAOFEnabled, float64(boolInt(sn.aof.enabled)))
 	gauge(dAOFRewriting, float64(boolInt(sn.aof.rewriting)))
 	gauge(dAOFRewriteOK, float64(boolInt(sn.aof.lastRewriteOK)))

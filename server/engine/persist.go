@@ -28,9 +28,15 @@ const bgsaveRetryDelay = 5
 
 // persistState is the main thread's record of saves, as INFO persistence reports it.
 type persistState struct {
-	lastSave        int64 // unix seconds of the last successful save (start time before any)
-	lastBgsaveOK    bool
-	lastBgsaveSec   int64 // duration of the last BGSAVE, -1 before any
+	lastSave      int64 // unix seconds of the last successful save (start time before any)
+	lastBgsaveOK  bool
+	lastBgsaveSec int64 // duration of the last BGSAVE, -1 before any
+	// lastSaveBytes and lastSaveMs are the size of the file and the duration of the last
+	// successful save (SAVE or BGSAVE), -1 before any: INFO persistence's rdb_last_save_bytes and
+	// rdb_last_save_duration_ms, iocache's own fields, which the operator puts in the instance's
+	// status (Redis reports neither).
+	lastSaveBytes   int64
+	lastSaveMs      int64
 	lastBgsaveTry   int64 // unix seconds of the last BGSAVE attempt
 	saves           int64
 	bgsaveScheduled bool
@@ -114,6 +120,7 @@ func (s *Server) keyMeta(db *keyspace.DB, r keyspace.Ref) rdb.KeyMeta {
 // saveRDB writes the whole keyspace to path on the calling (main) thread: SAVE, SHUTDOWN and
 // FLUSHALL's save.
 func (s *Server) saveRDB(path string) error {
+	start := nanotime()
 	err := s.writeKeyspace(path, false)
 	if err != nil {
 		s.logf(logWarning, "Failed saving the DB: %v", err)
@@ -124,7 +131,19 @@ func (s *Server) saveRDB(path string) error {
 	s.persist.lastSave = time.Now().Unix()
 	s.persist.lastBgsaveOK = true
 	s.persist.saves++
+	s.recordSave(path, start)
 	return nil
+}
+
+// recordSave notes the size of the snapshot just written to path and how long it took since
+// startNs.
+func (s *Server) recordSave(path string, startNs int64) {
+	p := &s.persist
+	p.lastSaveMs = (nanotime() - startNs) / 1e6
+	p.lastSaveBytes = -1
+	if fi, err := os.Stat(path); err == nil {
+		p.lastSaveBytes = fi.Size()
+	}
 }
 
 // writeKeyspace writes the whole keyspace in RDB format to path on the calling (main) thread: a
@@ -455,7 +474,13 @@ func (s *Server) infoPersistence(f func(string, any)) {
 	f("rdb_last_load_keys_expired", p.loadExpired)
 	f("rdb_last_load_keys_loaded", p.loadedKeys)
 	s.infoAOF(f)
+	// iocache's own, after Redis's fields (iocacheInfoPersistenceFields).
+	f("rdb_last_save_bytes", p.lastSaveBytes)
+	f("rdb_last_save_duration_ms", p.lastSaveMs)
 }
+
+// iocacheInfoPersistenceFields are the INFO persistence fields Redis 7.0 does not have.
+var iocacheInfoPersistenceFields = []string{"rdb_last_save_bytes", "rdb_last_save_duration_ms"}
 
 func okOrErr(ok bool) string {
 	if ok {

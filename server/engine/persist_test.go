@@ -129,7 +129,8 @@ func TestMisconfMatchesRedis(t *testing.T) {
 	}
 }
 
-// TestInfoPersistenceFields: INFO persistence lists Redis 7.0's fields in its order.
+// TestInfoPersistenceFields: INFO persistence lists Redis 7.0's fields in its order, then
+// iocache's own.
 func TestInfoPersistenceFields(t *testing.T) {
 	_, addr := startServer(t, nil)
 	redisAddr := redisPeerIn(t, t.TempDir())
@@ -143,9 +144,61 @@ func TestInfoPersistenceFields(t *testing.T) {
 		return out
 	}
 	want := names(dialPeer(t, redisAddr).do("INFO", "persistence"))
+	want = append(want, iocacheInfoPersistenceFields...)
 	got := names(dialPeer(t, addr).do("INFO", "persistence"))
 	if strings.Join(want, ",") != strings.Join(got, ",") {
 		t.Fatalf("fields differ:\n redis:   %v\n iocache: %v", want, got)
+	}
+}
+
+// TestInfoReportsTheLastSavesSizeAndDuration: after SAVE and after BGSAVE, INFO persistence's
+// rdb_last_save_bytes is the size of dump.rdb and rdb_last_save_duration_ms a duration; -1
+// before any save. The operator reports both in the instance's status.
+func TestInfoReportsTheLastSavesSizeAndDuration(t *testing.T) {
+	dir := t.TempDir()
+	_, addr := startServer(t, func(c *config.Config) { c.Dir = dir })
+	c := dialPeer(t, addr)
+	field := func(name string) int64 {
+		for _, l := range strings.Split(c.do("INFO", "persistence"), "\r\n") {
+			if v, ok := strings.CutPrefix(l, name+":"); ok {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					t.Fatalf("%s: %q", name, v)
+				}
+				return n
+			}
+		}
+		t.Fatalf("no %s in INFO persistence", name)
+		return 0
+	}
+	if b, ms := field("rdb_last_save_bytes"), field("rdb_last_save_duration_ms"); b != -1 || ms != -1 {
+		t.Fatalf("before any save: bytes %d, ms %d, want -1 -1", b, ms)
+	}
+	fileSize := func() int64 {
+		fi, err := os.Stat(filepath.Join(dir, "dump.rdb"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	c.do("DEBUG", "POPULATE", "1000")
+	if got := c.do("SAVE"); got != "+OK\r\n" {
+		t.Fatalf("SAVE: %q", got)
+	}
+	if b, want := field("rdb_last_save_bytes"), fileSize(); b != want || field("rdb_last_save_duration_ms") < 0 {
+		t.Fatalf("after SAVE: bytes %d (file %d), ms %d", b, want, field("rdb_last_save_duration_ms"))
+	}
+	c.do("DEBUG", "POPULATE", "5000")
+	c.do("BGSAVE")
+	deadline := time.Now().Add(10 * time.Second)
+	for field("rdb_bgsave_in_progress") != 0 || field("rdb_saves") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("BGSAVE did not finish")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if b, want := field("rdb_last_save_bytes"), fileSize(); b != want || b <= 0 {
+		t.Fatalf("after BGSAVE: bytes %d, file %d", b, want)
 	}
 }
 

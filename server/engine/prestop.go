@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -22,12 +23,21 @@ func preStop(args []string, stderr io.Writer) int {
 	port := fs.Int("port", 6379, "server port")
 	wait := fs.Duration("wait", 20*time.Second, "how long to wait for the primary to move")
 	passFile := fs.String("password-file", "", "file holding the password (else $IOCACHE_PASSWORD)")
+	useTLS := fs.Bool("tls", false, "connect with TLS (a tls-port), as --check-health --tls")
+	caFile := fs.String("cacert", "", "CA certificate file to verify the server with (with --tls)")
+	certFile := fs.String("cert", "", "client certificate file, for tls-auth-clients yes (with --tls)")
+	keyFile := fs.String("key", "", "client key file (with --tls)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	deadline := time.Now().Add(*wait)
-	conn, r, err := dialLocal("127.0.0.1", *port, *passFile, 2*time.Second, nil)
+	var secure func(net.Conn) (net.Conn, error)
+	if *useTLS {
+		secure = func(c net.Conn) (net.Conn, error) { return healthTLS(c, *caFile, *certFile, *keyFile, 2*time.Second) }
+	}
+	conn, r, err := dialLocal("127.0.0.1", *port, *passFile, 2*time.Second, secure)
 	if err != nil {
+		fmt.Fprintln(stderr, "pre-stop: not waiting, the server did not answer:", err)
 		return 0
 	}
 	defer conn.Close()
@@ -35,6 +45,9 @@ func preStop(args []string, stderr io.Writer) int {
 	for {
 		primary, replicas, err := readRoleReply(conn, r)
 		if err != nil || !primary || replicas == 0 || time.Now().After(deadline) {
+			if err != nil {
+				fmt.Fprintln(stderr, "pre-stop: not waiting, the server did not answer ROLE:", err)
+			}
 			if primary && replicas > 0 {
 				fmt.Fprintf(stderr, "pre-stop: still a primary with %d replicas after %s\n", replicas, *wait)
 			}

@@ -54,3 +54,20 @@ func TestPreStopWaitsWhileAPrimaryHasReplicas(t *testing.T) {
 		t.Fatalf("pre-stop returned after %s; want it right after the switchover at 0.5s", took)
 	}
 }
+
+// The preStop hook reaches a TLS-only server (spec.tls: port 0, tls-port) with --tls, presenting
+// the client certificate that tls-auth-clients yes requires; without --tls it cannot, and says so.
+func TestPreStopOverTLS(t *testing.T) {
+	certs := testpeer.NewCerts(t)
+	_, addr := startTLSServer(t, certs, nil)
+	_, port, _ := net.SplitHostPort(addr)
+	var stderr bytes.Buffer
+	args := []string{"--port", port, "--wait", "1s", "--tls", "--cacert", certs.CAFile, "--cert", certs.CertFile, "--key", certs.KeyFile}
+	if code := preStop(args, &stderr); code != 0 || stderr.Len() != 0 {
+		t.Fatalf("pre-stop over TLS exited %d: %s", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := preStop([]string{"--port", port, "--wait", "1s"}, &stderr); code != 0 || !strings.Contains(stderr.String(), "not waiting") {
+		t.Fatalf("pre-stop in plaintext against the TLS port exited %d: %q", code, stderr.String())
+	}
+}

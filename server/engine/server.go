@@ -172,7 +172,7 @@ func New(cfg *config.Config) (*Server, error) {
 		return nil, err
 	}
 	s.updateClock(time.Now())
-	s.persist = persistState{lastSave: s.unixtime, lastBgsaveOK: true, lastBgsaveSec: -1}
+	s.persist = persistState{lastSave: s.unixtime, lastBgsaveOK: true, lastBgsaveSec: -1, lastSaveBytes: -1, lastSaveMs: -1}
 	s.bio = newBio(s, s.plan.Bio)
 	if err := s.loadAtStart(); err != nil {
 		return nil, err

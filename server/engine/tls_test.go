@@ -902,6 +902,18 @@ func TestTLSHealthCheck(t *testing.T) {
 	if rc, _ := probe(); rc == 0 {
 		t.Error("a plaintext probe of the tls-port passed")
 	}
+
+	// An expired certificate does not fail the probe: liveness would restart the container and
+	// empty the cache. Its CA must still have signed it.
+	expiredCert, expiredKey := certs.IssueValid(t, "expired", time.Now().Add(-50*time.Minute), time.Now().Add(-time.Minute))
+	_, addr = startTLSServer(t, certs, nil, "--tls-cert-file", expiredCert, "--tls-key-file", expiredKey)
+	_, port, _ = net.SplitHostPort(addr)
+	if rc, out := probe("--tls", "--cacert", certs.CAFile, "--cert", certs.ClientCertFile, "--key", certs.ClientKeyFile); rc != 0 {
+		t.Errorf("TLS probe of a server with an expired certificate: %d %s", rc, out)
+	}
+	if rc, _ := probe("--tls", "--cacert", other.CAFile, "--cert", certs.ClientCertFile, "--key", certs.ClientKeyFile); rc == 0 {
+		t.Error("an expired certificate from another CA passed")
+	}
 }
 
 // TestTLSTurnedOnAndOffLive: a plaintext server starts serving TLS with CONFIG SET (files

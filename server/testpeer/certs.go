@@ -63,9 +63,15 @@ func NewCerts(t testing.TB) *Certs {
 // returns its certificate and key files (name.crt, name.key).
 func (c *Certs) Issue(t testing.TB, name string) (certFile, keyFile string) {
 	t.Helper()
+	return c.IssueValid(t, name, time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour))
+}
+
+// IssueValid is Issue with the validity given: an expired certificate, one not valid yet.
+func (c *Certs) IssueValid(t testing.TB, name string, notBefore, notAfter time.Time) (certFile, keyFile string) {
+	t.Helper()
 	key := newKey(t)
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(c.serial.Add(1)), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		NotBefore: notBefore, NotAfter: notAfter,
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"}}
