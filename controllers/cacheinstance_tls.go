@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+	"github.com/iocache/iocache/server/tlschain"
 )
 
 // spec.tls: the certificate the servers serve, where it comes from (a Secret the user provides,
@@ -266,7 +267,7 @@ func parseTLSSecret(data map[string][]byte, presentCert bool) (*x509.Certificate
 		// the chain is checked against ca.crt in VerifyPeerCertificate, without the name, as
 		// Redis's replicas and the probes check it.
 		InsecureSkipVerify:    true, //nolint:gosec // verified below
-		VerifyPeerCertificate: verifyChainOnly(roots),
+		VerifyPeerCertificate: tlschain.Verifier(roots, true),
 	}
 	if presentCert {
 		cfg.Certificates = []tls.Certificate{pair}
@@ -281,35 +282,6 @@ func keyPairError(err error) string {
 		s = s[:i]
 	}
 	return s
-}
-
-// verifyChainOnly checks that roots signed a peer's chain, with no host name, at a moment within
-// the leaf's validity: a server whose certificate expired is still the instance's own, and the
-// operator must reach it to have it load the renewed files (TLSReady reports the expiry).
-func verifyChainOnly(roots *x509.CertPool) func([][]byte, [][]*x509.Certificate) error {
-	return func(raw [][]byte, _ [][]*x509.Certificate) error {
-		if len(raw) == 0 {
-			return errors.New("the server sent no certificate")
-		}
-		certs := make([]*x509.Certificate, len(raw))
-		for i, b := range raw {
-			c, err := x509.ParseCertificate(b)
-			if err != nil {
-				return err
-			}
-			certs[i] = c
-		}
-		inter := x509.NewCertPool()
-		for _, c := range certs[1:] {
-			inter.AddCert(c)
-		}
-		at := time.Now()
-		if leaf := certs[0]; at.After(leaf.NotAfter) {
-			at = leaf.NotAfter
-		}
-		_, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, CurrentTime: at})
-		return err
-	}
 }
 
 // reconcileTLSRotation checks that every ready pod serves the Secret's certificate, and has one

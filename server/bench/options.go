@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/iocache/iocache/server/tlschain"
 )
 
 const usage = `Usage: iocache-bench [--host H] [--port P] [--password PW | --password-file F]
@@ -247,26 +249,7 @@ func tlsConfig(on bool, caFile, certFile, keyFile string) (*tls.Config, error) {
 	}
 	//nolint:gosec // the chain is verified in VerifyPeerCertificate, without the host name
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: true}
-	cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
-		if len(raw) == 0 {
-			return errors.New("the server sent no certificate")
-		}
-		inter := x509.NewCertPool()
-		var leaf *x509.Certificate
-		for i, b := range raw {
-			c, err := x509.ParseCertificate(b)
-			if err != nil {
-				return err
-			}
-			if i == 0 {
-				leaf = c
-			} else {
-				inter.AddCert(c)
-			}
-		}
-		_, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
-		return err
-	}
+	cfg.VerifyPeerCertificate = tlschain.Verifier(roots, false)
 	if certFile != "" || keyFile != "" {
 		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/iocache/iocache/server/tlschain"
 )
 
 // checkHealth is `iocache-server --check-health`: the readiness and liveness probe of the server
@@ -86,7 +87,7 @@ func dialLocal(host string, port int, passFile string, timeout time.Duration, se
 
 // healthTLS runs the TLS handshake of the probe: the server's chain is checked against the CA
 // (not its name: a probe dials 127.0.0.1, the certificate names the pod's Service; nor its expiry,
-// see verifyChainDespiteExpiry), and the client certificate is presented when given.
+// see tlschain.Verifier), and the client certificate is presented when given.
 func healthTLS(conn net.Conn, caFile, certFile, keyFile string, timeout time.Duration) (net.Conn, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: true} //nolint:gosec // the chain is verified below, without the host name
 	var roots *x509.CertPool
@@ -97,7 +98,7 @@ func healthTLS(conn net.Conn, caFile, certFile, keyFile string, timeout time.Dur
 			return nil, err
 		}
 	}
-	cfg.VerifyPeerCertificate = verifyChainDespiteExpiry(roots) // nil roots: the system's
+	cfg.VerifyPeerCertificate = tlschain.Verifier(roots, true) // nil roots: the system's
 	if certFile != "" || keyFile != "" {
 		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 		if err != nil {
@@ -113,34 +114,4 @@ func healthTLS(conn net.Conn, caFile, certFile, keyFile string, timeout time.Dur
 		return nil, err
 	}
 	return tc, nil
-}
-
-// verifyChainDespiteExpiry checks that the CA signed the peer's chain as verifyChain does, but at
-// a moment within the leaf's validity: a server whose certificate expired still answers, and a
-// liveness probe failing on the date would restart the container, emptying the cache without
-// renewing anything (the operator's TLSReady condition and alerts report the expiry).
-func verifyChainDespiteExpiry(roots *x509.CertPool) func([][]byte, [][]*x509.Certificate) error {
-	return func(raw [][]byte, _ [][]*x509.Certificate) error {
-		if len(raw) == 0 {
-			return errors.New("tls: the peer sent no certificate")
-		}
-		certs := make([]*x509.Certificate, len(raw))
-		for i, b := range raw {
-			c, err := x509.ParseCertificate(b)
-			if err != nil {
-				return err
-			}
-			certs[i] = c
-		}
-		inter := x509.NewCertPool()
-		for _, c := range certs[1:] {
-			inter.AddCert(c)
-		}
-		at := time.Now()
-		if leaf := certs[0]; at.After(leaf.NotAfter) {
-			at = leaf.NotAfter
-		}
-		_, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, CurrentTime: at})
-		return err
-	}
 }

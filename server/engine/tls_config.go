@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/tlschain"
 )
 
 // The TLS material: Redis's tls-* directives turned into crypto/tls configurations, the way
@@ -117,7 +118,7 @@ func buildTLS(c *config.Config) (*tlsMaterial, error) {
 	// (it sets no expected host): InsecureSkipVerify turns off Go's check, which always
 	// includes the name, and VerifyPeerCertificate does the chain check alone.
 	cli.InsecureSkipVerify = true
-	cli.VerifyPeerCertificate = verifyChain(roots)
+	cli.VerifyPeerCertificate = tlschain.Verifier(roots, false)
 	return &tlsMaterial{server: srv, client: cli}, nil
 }
 
@@ -246,29 +247,6 @@ func loadCAs(file, dir string) (*x509.CertPool, error) {
 		}
 	}
 	return pool, nil
-}
-
-// verifyChain checks a peer's chain against roots, with no host name.
-func verifyChain(roots *x509.CertPool) func([][]byte, [][]*x509.Certificate) error {
-	return func(raw [][]byte, _ [][]*x509.Certificate) error {
-		if len(raw) == 0 {
-			return errors.New("tls: the peer sent no certificate")
-		}
-		certs := make([]*x509.Certificate, len(raw))
-		for i, b := range raw {
-			c, err := x509.ParseCertificate(b)
-			if err != nil {
-				return err
-			}
-			certs[i] = c
-		}
-		inter := x509.NewCertPool()
-		for _, c := range certs[1:] {
-			inter.AddCert(c)
-		}
-		_, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
-		return err
-	}
 }
 
 // limitTicketAge makes session tickets older than tls-session-cache-timeout seconds useless
