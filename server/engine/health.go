@@ -24,19 +24,12 @@ func checkHealth(args []string, stderr io.Writer) int {
 	host := fs.String("host", "127.0.0.1", "server host")
 	port := fs.Int("port", 6379, "server port")
 	timeout := fs.Duration("timeout", 2*time.Second, "how long to wait")
-	passFile := fs.String("password-file", "", "file holding the password (else $IOCACHE_PASSWORD)")
-	useTLS := fs.Bool("tls", false, "connect with TLS (a tls-port), as redis-cli --tls")
-	caFile := fs.String("cacert", "", "CA certificate file to verify the server with (with --tls)")
-	certFile := fs.String("cert", "", "client certificate file, for tls-auth-clients yes (with --tls)")
-	keyFile := fs.String("key", "", "client key file (with --tls)")
+	var lc localConnFlags
+	lc.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	var secure func(net.Conn) (net.Conn, error)
-	if *useTLS {
-		secure = func(c net.Conn) (net.Conn, error) { return healthTLS(c, *caFile, *certFile, *keyFile, *timeout) }
-	}
-	conn, r, err := dialLocal(*host, *port, *passFile, *timeout, secure)
+	conn, r, err := lc.dial(*host, *port, *timeout)
 	if err != nil {
 		fmt.Fprintln(stderr, "health check:", err)
 		return 1
@@ -50,6 +43,30 @@ func checkHealth(args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// localConnFlags are how the probe and the preStop hook reach their own server: the password file
+// and, for a TLS-only server, the certificates, as redis-cli's --tls flags.
+type localConnFlags struct {
+	passFile, caFile, certFile, keyFile string
+	useTLS                              bool
+}
+
+func (lc *localConnFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&lc.passFile, "password-file", "", "file holding the password (else $IOCACHE_PASSWORD)")
+	fs.BoolVar(&lc.useTLS, "tls", false, "connect with TLS (a tls-port), as redis-cli --tls")
+	fs.StringVar(&lc.caFile, "cacert", "", "CA certificate file to verify the server with (with --tls)")
+	fs.StringVar(&lc.certFile, "cert", "", "client certificate file, for tls-auth-clients yes (with --tls)")
+	fs.StringVar(&lc.keyFile, "key", "", "client key file (with --tls)")
+}
+
+// dial connects and authenticates with dialLocal, over TLS when --tls was given.
+func (lc *localConnFlags) dial(host string, port int, timeout time.Duration) (net.Conn, *bufio.Reader, error) {
+	var secure func(net.Conn) (net.Conn, error)
+	if lc.useTLS {
+		secure = func(c net.Conn) (net.Conn, error) { return healthTLS(c, lc.caFile, lc.certFile, lc.keyFile, timeout) }
+	}
+	return dialLocal(host, port, lc.passFile, timeout, secure)
 }
 
 // dialLocal connects to the server for the probe and the preStop hook, through secure when given

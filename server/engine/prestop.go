@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -22,20 +21,13 @@ func preStop(args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	port := fs.Int("port", 6379, "server port")
 	wait := fs.Duration("wait", 20*time.Second, "how long to wait for the primary to move")
-	passFile := fs.String("password-file", "", "file holding the password (else $IOCACHE_PASSWORD)")
-	useTLS := fs.Bool("tls", false, "connect with TLS (a tls-port), as --check-health --tls")
-	caFile := fs.String("cacert", "", "CA certificate file to verify the server with (with --tls)")
-	certFile := fs.String("cert", "", "client certificate file, for tls-auth-clients yes (with --tls)")
-	keyFile := fs.String("key", "", "client key file (with --tls)")
+	var lc localConnFlags
+	lc.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	deadline := time.Now().Add(*wait)
-	var secure func(net.Conn) (net.Conn, error)
-	if *useTLS {
-		secure = func(c net.Conn) (net.Conn, error) { return healthTLS(c, *caFile, *certFile, *keyFile, 2*time.Second) }
-	}
-	conn, r, err := dialLocal("127.0.0.1", *port, *passFile, 2*time.Second, secure)
+	conn, r, err := lc.dial("127.0.0.1", *port, 2*time.Second)
 	if err != nil {
 		fmt.Fprintln(stderr, "pre-stop: not waiting, the server did not answer:", err)
 		return 0
