@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+	"github.com/iocache/iocache/server/bench"
 )
 
 // What a benchmark Job runs and where it finds its files.
@@ -125,9 +126,9 @@ func benchArgs(ci *cachev1alpha1.CacheInstance, w *cachev1alpha1.WorkloadSpec) [
 		"--json",
 		"--json-out", terminationLogPath,
 	}
-	if a := ci.Spec.Auth; a != nil {
-		args = append(args, "--password-file", benchAuthDir+"/"+a.Key)
-	}
+	// As the bench user, whose ACL lets it name no key outside the prefix
+	// (cacheinstance_benchuser.go): a second fence around the user's data after the bench space.
+	args = append(args, "--user", bench.UserName, "--password-file", benchAuthDir+"/"+benchSecretKey, "--key-prefix", bench.KeyPrefix)
 	if t := ci.Spec.TLS; t != nil {
 		args = append(args, "--tls", "--cacert", benchTLSDir+"/"+tlsCAKey)
 		if t.AuthClients == cachev1alpha1.TLSAuthClientsRequired {
@@ -183,14 +184,13 @@ func desiredJob(cb *cachev1alpha1.CacheBenchmark, ci *cachev1alpha1.CacheInstanc
 			}},
 		}},
 	}
-	if a := ci.Spec.Auth; a != nil {
-		container.VolumeMounts = []corev1.VolumeMount{{Name: "auth", MountPath: benchAuthDir, ReadOnly: true}}
-		pod.Volumes = []corev1.Volume{{Name: "auth", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName:  a.ExistingSecret,
-			Items:       []corev1.KeyToPath{{Key: a.Key, Path: a.Key}},
-			DefaultMode: ptr.To[int32](0o440),
-		}}}}
-	}
+	// The bench user's password, never the instance's.
+	container.VolumeMounts = []corev1.VolumeMount{{Name: "auth", MountPath: benchAuthDir, ReadOnly: true}}
+	pod.Volumes = []corev1.Volume{{Name: "auth", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName:  benchSecretName(ci),
+		Items:       []corev1.KeyToPath{{Key: benchSecretKey, Path: benchSecretKey}},
+		DefaultMode: ptr.To[int32](0o440),
+	}}}}
 	if t := ci.Spec.TLS; t != nil {
 		// The client needs the CA; the server's key only when it must present a certificate.
 		items := []corev1.KeyToPath{{Key: tlsCAKey, Path: tlsCAKey}}

@@ -55,7 +55,8 @@ func TestDesiredJob(t *testing.T) {
 	args := strings.Join(c.Command, " ")
 	for _, want := range []string{
 		"/usr/local/bin/iocache-bench --host cache.ns.svc --port 6379 --clients 200 --threads 6 --pipeline 16 --data-size 1024 --keyspace 5000 --ratio 1:3 --tests mixed --warmup 10s --duration 1m0s",
-		"--json-out /dev/termination-log", "--password-file /etc/iocache-bench/auth/pw",
+		"--json-out /dev/termination-log",
+		"--user iocache-bench --password-file /etc/iocache-bench/auth/password --key-prefix iocache-bench:",
 	} {
 		if !strings.Contains(args, want) {
 			t.Errorf("command %q lacks %q", args, want)
@@ -67,8 +68,9 @@ func TestDesiredJob(t *testing.T) {
 	if len(c.Env) != 0 || len(c.EnvFrom) != 0 {
 		t.Errorf("the container has environment variables %v %v; the password travels as a file only", c.Env, c.EnvFrom)
 	}
-	if len(pod.Volumes) != 1 || pod.Volumes[0].Secret == nil || pod.Volumes[0].Secret.SecretName != "cache-password" ||
-		pod.Volumes[0].Secret.Items[0].Key != "pw" || c.VolumeMounts[0].MountPath != "/etc/iocache-bench/auth" || !c.VolumeMounts[0].ReadOnly {
+	// The bench user's password, never the instance's (cache-password).
+	if len(pod.Volumes) != 1 || pod.Volumes[0].Secret == nil || pod.Volumes[0].Secret.SecretName != "cache-bench" ||
+		pod.Volumes[0].Secret.Items[0].Key != "password" || c.VolumeMounts[0].MountPath != "/etc/iocache-bench/auth" || !c.VolumeMounts[0].ReadOnly {
 		t.Errorf("auth volume %+v mounts %+v", pod.Volumes, c.VolumeMounts)
 	}
 	if c.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError || c.TerminationMessagePath != "/dev/termination-log" {

@@ -102,9 +102,11 @@ type instance struct {
 	tls *tlsState
 	// replication is what the replication step found, for a replicated instance (else nil).
 	replication *replicationState
-	// users are the ACL users the servers must have (spec.users with their password hashes), in
-	// the order of the users file; nil without spec.users.
+	// users are the ACL users the servers must have: the bench user, then spec.users with their
+	// password hashes, in the order of the users file.
 	users []aclUser
+	// usersHash stands for users' rules: status.pods[].usersHash of a pod that has them.
+	usersHash string
 	// persistence is the snapshots' status as the snapshot step left it, or nil when it did not
 	// look (the status keeps what it had).
 	persistence *cachev1alpha1.PersistenceStatus
@@ -137,7 +139,8 @@ func (i *instance) recheckIn(d time.Duration) {
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;patch
 // It deletes the replicas Service of an instance scaled back to one pod.
 // +kubebuilder:rbac:groups="",resources=services,verbs=delete
-// It writes the Secret <instance>-users with the users' password hashes (spec.users): patch.
+// It writes the Secret <instance>-users with the users' password hashes (spec.users), and gives
+// the bench user's Secret <instance>-bench a new password when it was emptied: patch.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;patch
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch

@@ -82,16 +82,20 @@ func (r *CacheInstanceReconciler) reconcileLiveConfig(ctx context.Context, inst 
 			inst.liveInEffect = false
 			continue
 		}
-		now := cachev1alpha1.PodConfigStatus{Name: pod.Name, UID: string(pod.UID), Restarts: serverRestarts(pod), ConfigHash: cfg.Hash}
-		if k, ok := known[pod.Name]; ok && k.UID == now.UID && k.Restarts == now.Restarts && k.ConfigHash == cfg.Hash {
+		now := cachev1alpha1.PodConfigStatus{Name: pod.Name, UID: string(pod.UID), Restarts: serverRestarts(pod), ConfigHash: cfg.Hash, UsersHash: inst.usersHash}
+		if k, ok := known[pod.Name]; ok && k == now {
 			inst.podConfigs = append(inst.podConfigs, now)
 			continue
 		}
 		changes, err := r.applyLive(ctx, r.serverAddress(pod), inst.creds(), cfg.Live)
 		if err == nil && len(inst.users) > 0 {
 			var set []string
-			set, err = applyUsers(ctx, r.serverAddress(pod), inst.creds(), inst.users)
-			changes = append(changes, set...)
+			set, err = applyUsers(ctx, r.serverAddress(pod), inst.creds(), inst.users, inst.managesUsers())
+			// A change of users on a running server is news; setting them on a pod that just
+			// started (or restarted) is part of its start, not a change.
+			if k, ok := known[pod.Name]; ok && k.UID == now.UID && k.Restarts == now.Restarts && k.UsersHash != now.UsersHash {
+				changes = append(changes, set...)
+			}
 		}
 		if err != nil {
 			inst.liveInEffect = false

@@ -22,8 +22,9 @@ import (
 // file, users.acl, in a Secret of its own (<instance>-users) that the pods mount and the server
 // loads at start (aclfile), so a pod that restarts has its users before it serves. Changes reach
 // the running servers live: ACL SETUSER for every user, ACL DELUSER for users no longer listed,
-// on each pod, verified with the rest of the live config (the users file is part of the config
-// hash). The users' Secrets are read every secretPollInterval: the operator may not list or watch
+// on each pod, with the rest of the live config (each pod's status records the users' hash next to
+// the config's, so a pod is done again when either changes, or when it restarts). The file and the pruning are spec.users' only; the bench user is set live on every
+// instance (cacheinstance_benchuser.go). The users' Secrets are read every secretPollInterval: the operator may not list or watch
 // Secrets, so a new password is in effect within that time.
 
 // Where the users file is mounted, inside the config volume.
@@ -51,16 +52,49 @@ func hashPassword(password string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// reconcileUsers reads the users' Secrets, renders the ACL file into the users Secret, and makes
-// the users part of the config hash, so that the live step applies a change to every pod.
+// reconcileUsers puts the bench user (cacheinstance_benchuser.go) and spec.users among the users
+// the servers must have; for spec.users it reads their Secrets and renders the ACL file into the
+// users Secret. Their hash (usersHash) tells the live step which pods must get them again.
 func (r *CacheInstanceReconciler) reconcileUsers(ctx context.Context, inst *instance) (*ctrl.Result, error) {
-	users := inst.Spec.Users
-	if len(users) == 0 || inst.Spec.Auth == nil {
-		return nil, nil
+	benchUser, ok, err := r.benchUser(ctx, inst.CacheInstance)
+	if err != nil || !ok {
+		return &ctrl.Result{RequeueAfter: conflictRetry}, err
 	}
-	// The default user first: an ACL file that left it out would give it no password.
-	file := []string{"user default on #" + hashPassword(inst.password) + " ~* &* +@all"}
-	sorted := slices.Clone(users)
+	inst.users = []aclUser{benchUser}
+	if inst.managesUsers() {
+		if res, err := r.readSpecUsers(ctx, inst); res != nil || err != nil {
+			return res, err
+		}
+		// The default user first: an ACL file that left it out would give it no password.
+		file := []string{"user default on #" + hashPassword(inst.password) + " ~* &* +@all"}
+		for _, u := range inst.users {
+			file = append(file, "user "+u.name+" "+strings.Join(u.rules, " "))
+		}
+		text := strings.Join(file, "\n") + "\n"
+		if err := r.Apply(ctx, desiredUsersSecret(inst.CacheInstance, text), client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
+			return nil, fmt.Errorf("applying Secret %s: %w", usersSecretName(inst.CacheInstance), err)
+		}
+		inst.recheckIn(r.secretPoll())
+	}
+	// A new password or rule changes the hash the pods are verified against: the live step then
+	// applies the users to each of them.
+	h := sha256.New()
+	for _, u := range inst.users {
+		h.Write([]byte("user " + u.name + " " + strings.Join(u.rules, " ") + "\n"))
+	}
+	inst.usersHash = hex.EncodeToString(h.Sum(nil)[:8])
+	return nil, nil
+}
+
+// managesUsers is true when the operator owns the servers' ACL users (spec.users, which needs
+// spec.auth): it renders the users file and deletes users nobody listed. Otherwise it only adds
+// its own and leaves users made by hand alone.
+func (i *instance) managesUsers() bool { return len(i.Spec.Users) > 0 && i.Spec.Auth != nil }
+
+// readSpecUsers appends spec.users to inst.users, sorted by name, each with the hashes of the
+// passwords in its Secret.
+func (r *CacheInstanceReconciler) readSpecUsers(ctx context.Context, inst *instance) (*ctrl.Result, error) {
+	sorted := slices.Clone(inst.Spec.Users)
 	slices.SortFunc(sorted, func(a, b cachev1alpha1.UserSpec) int { return strings.Compare(a.Name, b.Name) })
 	for _, u := range sorted {
 		var sec corev1.Secret
@@ -89,17 +123,7 @@ func (r *CacheInstanceReconciler) reconcileUsers(ctx context.Context, inst *inst
 		rules := append([]string{state}, hashes...)
 		rules = append(rules, strings.Fields(u.Permissions)...)
 		inst.users = append(inst.users, aclUser{name: u.Name, rules: rules})
-		file = append(file, "user "+u.Name+" "+strings.Join(rules, " "))
 	}
-	text := strings.Join(file, "\n") + "\n"
-	if err := r.Apply(ctx, desiredUsersSecret(inst.CacheInstance, text), client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
-		return nil, fmt.Errorf("applying Secret %s: %w", usersSecretName(inst.CacheInstance), err)
-	}
-	// A new password or rule changes the hash the pods are verified against: the live step then
-	// applies the users to each of them.
-	sum := sha256.Sum256([]byte(inst.config.Hash + "\n" + text))
-	inst.config.Hash = hex.EncodeToString(sum[:8])
-	inst.recheckIn(r.secretPoll())
 	return nil, nil
 }
 
@@ -119,9 +143,10 @@ func desiredUsersSecret(ci *cachev1alpha1.CacheInstance, text string) *corev1ac.
 }
 
 // applyUsers brings a server's users to the listed ones: ACL SETUSER with reset and the whole
-// rule set for each (idempotent; connections stay and follow the new rules), ACL DELUSER for the
-// others but default. It returns the changes, as words for the event.
-func applyUsers(ctx context.Context, addr string, creds serverCreds, users []aclUser) ([]string, error) {
+// rule set for each (idempotent; connections stay and follow the new rules) and, with prune, ACL
+// DELUSER for the others but default and the operator's own. It returns the changes, as words for
+// the event.
+func applyUsers(ctx context.Context, addr string, creds serverCreds, users []aclUser, prune bool) ([]string, error) {
 	rdb := serverClient(addr, creds)
 	defer func() { _ = rdb.Close() }()
 	existing, err := rdb.Do(ctx, "ACL", "USERS").StringSlice()
@@ -143,7 +168,7 @@ func applyUsers(ctx context.Context, addr string, creds serverCreds, users []acl
 	}
 	changes = append(changes, "ACL users set: "+strings.Join(set, ", "))
 	for _, name := range existing {
-		if listed[name] {
+		if !prune || listed[name] || isReservedUser(name) {
 			continue
 		}
 		if err := rdb.Do(ctx, "ACL", "DELUSER", name).Err(); err != nil {

@@ -48,6 +48,10 @@ func TestUsersFromSecretsAreAppliedLive(t *testing.T) {
 			ci.Spec.Auth = &cachev1alpha1.AuthSpec{Generate: true}
 			ci.Spec.Users = []cachev1alpha1.UserSpec{{Name: "default", PasswordSecret: "app-passwords"}}
 		}, "users[].name cannot be default"},
+		{"a name of the operator's", func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Auth = &cachev1alpha1.AuthSpec{Generate: true}
+			ci.Spec.Users = []cachev1alpha1.UserSpec{{Name: "iocache-bench", PasswordSecret: "app-passwords"}}
+		}, "cannot start with iocache-"},
 	} {
 		bad := instanceIn(ns, "bad", 1, tc.mutate)
 		if err := cl.c.Create(ctx, bad); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
@@ -216,6 +220,97 @@ func TestUsersFileHasTheGeneratedPassword(t *testing.T) {
 	sum := sha256.Sum256(auth.Data["password"])
 	if want := "user default on #" + hex.EncodeToString(sum[:]) + " "; !strings.HasPrefix(string(usersFile.Data["users.acl"]), want) {
 		t.Errorf("the users file's first version:\n%s\nwant it to start with %q", usersFile.Data["users.acl"], want)
+	}
+}
+
+// Every instance, with or without auth and spec.users, gets the benchmark Jobs' user live: its
+// password in a Secret of its own (the one the Jobs mount), and on a real server (standing in for
+// the pod) the rules that keep it to the bench space's keys and commands. A user made by hand on
+// an instance without spec.users is left alone; a password emptied by hand is replaced.
+func TestBenchUserIsSetLiveAndConfined(t *testing.T) {
+	cl := startEnv(t)
+	ns := cl.namespace(t)
+	ctx := context.Background()
+	addr := startTestServerWith(t)
+	admin := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, MaxRetries: -1, DisableIdentity: true})
+	defer admin.Close()
+	if err := admin.Do(ctx, "ACL", "SETUSER", "by-hand", "on", ">hand-pw", "~*", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Set(ctx, "user:1", "precious", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	ci := instanceIn(ns, "plain", 2, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Benchmark.ValidateOnChange = ptr.To(false)
+		ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"hz": "10"}
+	})
+	if err := cl.c.Create(ctx, ci); err != nil {
+		t.Fatal(err)
+	}
+	cl.waitCondition(t, ns, "plain", cachev1alpha1.ConditionReady, metav1.ConditionFalse, "RollingOut")
+	cl.servePod(t, ns, "plain", addr)
+	cl.simulateRollout(t, ns, "plain")
+	sec := &corev1.Secret{}
+	eventually(t, "the bench user's Secret", func() error { return cl.get(t, ns, "plain-bench", sec) })
+	password := string(sec.Data["password"])
+	if len(password) < 32 {
+		t.Fatalf("bench password of %d characters", len(password))
+	}
+	if ref := metav1.GetControllerOf(sec); ref == nil || ref.Kind != "CacheInstance" || ref.Name != "plain" {
+		t.Errorf("the bench Secret's owner %+v: it must go with the instance", sec.OwnerReferences)
+	}
+	asBench := func(pw string) *redis.Client {
+		return redis.NewClient(&redis.Options{Addr: addr, Username: "iocache-bench", Password: pw, Protocol: 2, PoolSize: 1, MaxRetries: -1, DisableIdentity: true})
+	}
+	eventually(t, "the bench user on the server", func() error {
+		c := asBench(password)
+		defer c.Close()
+		return c.Ping(ctx).Err()
+	})
+	bc := asBench(password)
+	defer bc.Close()
+	for _, cmd := range [][]any{{"GET", "user:1"}, {"SET", "user:1", "x"}, {"FLUSHALL"}, {"CONFIG", "SET", "maxmemory", "1"}, {"KEYS", "*"}, {"ACL", "LIST"}, {"SUBSCRIBE", "news"}} {
+		if err := bc.Do(ctx, cmd...).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
+			t.Errorf("bench user %v: %v, want NOPERM", cmd, err)
+		}
+	}
+	if err := bc.Do(ctx, "BENCHSPACE", "ENTER").Err(); err != nil {
+		t.Fatalf("BENCHSPACE ENTER: %v", err)
+	}
+	if err := bc.Set(ctx, "iocache-bench:key:000000000001", "v", 0).Err(); err != nil {
+		t.Errorf("the bench user in the bench space: %v", err)
+	}
+	if v, err := admin.Get(ctx, "user:1").Result(); v != "precious" || err != nil {
+		t.Errorf("user:1 = %q, %v", v, err)
+	}
+	if n, err := admin.Exists(ctx, "iocache-bench:key:000000000001").Result(); n != 0 || err != nil {
+		t.Errorf("the bench space's key is in the user's keyspace: %d %v", n, err)
+	}
+	if err := admin.Do(ctx, "AUTH", "by-hand", "hand-pw").Err(); err != nil {
+		t.Errorf("the user made by hand: %v (an instance without spec.users must leave it alone)", err)
+	}
+
+	// Emptied by hand: a new password, live, at the instance's next pass (the operator watches no
+	// Secret; a benchmark's hold on the instance is such a pass, here a live change of hz).
+	cl.updateSecret(t, ns, "plain-bench", func(s *corev1.Secret) { s.Data["password"] = nil })
+	cl.update(t, ns, "plain", func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"hz": "20"}
+	})
+	eventually(t, "a new bench password", func() error {
+		if err := cl.get(t, ns, "plain-bench", sec); err != nil {
+			return err
+		}
+		if len(sec.Data["password"]) == 0 {
+			return fmt.Errorf("still empty")
+		}
+		c := asBench(string(sec.Data["password"]))
+		defer c.Close()
+		return c.Ping(ctx).Err()
+	})
+	old := asBench(password)
+	defer old.Close()
+	if err := old.Ping(ctx).Err(); err == nil || !strings.HasPrefix(err.Error(), "WRONGPASS") {
+		t.Errorf("the replaced password: %v, want WRONGPASS", err)
 	}
 }
 

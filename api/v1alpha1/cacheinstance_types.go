@@ -576,6 +576,11 @@ type PodConfigStatus struct {
 	Restarts int32 `json:"restarts,omitempty"`
 	// ConfigHash is the config the pod runs, verified with CONFIG GET.
 	ConfigHash string `json:"configHash"`
+	// UsersHash stands for the ACL users the operator set on the pod (the benchmark Jobs' user and
+	// spec.users): a hash of their rules, kept apart from configHash so that a new password is
+	// applied live without counting as a new config (no new validation benchmark for it).
+	// +optional
+	UsersHash string `json:"usersHash,omitempty"`
 }
 
 // CacheInstanceStatus is what the operator resolved and observed.

@@ -2,6 +2,7 @@ package v1alpha1
 
 // UserSpec is an ACL user of the instance, besides the default user that spec.auth protects.
 // +kubebuilder:validation:XValidation:rule="self.name != 'default'",message="users[].name cannot be default: the default user is the one spec.auth's password protects"
+// +kubebuilder:validation:XValidation:rule="!self.name.startsWith('iocache-')",message="users[].name cannot start with iocache-: the operator keeps those names for its own users (iocache-bench, the benchmark Jobs' user)"
 // +kubebuilder:validation:XValidation:rule="!has(self.permissions) || self.permissions.split(' ').all(r, !(r.startsWith('>') || r.startsWith('<') || r.startsWith('#') || r.startsWith('!') || r.lowerAscii() in ['nopass', 'resetpass', 'on', 'off', 'reset']))",message="users[].permissions are ACL rules for commands, keys and channels (such as ~cache:* +@read -@dangerous); passwords come from passwordSecret, and on/off from enabled, so >, <, #, !, nopass, resetpass, on, off and reset are not allowed here"
 type UserSpec struct {
 	// Name of the user, as clients send it: AUTH <name> <password>, HELLO 3 AUTH <name> <password>.

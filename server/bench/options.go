@@ -15,12 +15,13 @@ import (
 	"github.com/iocache/iocache/server/tlschain"
 )
 
-const usage = `Usage: iocache-bench [--host H] [--port P] [--password PW | --password-file F]
+const usage = `Usage: iocache-bench [--host H] [--port P] [--user U] [--password PW | --password-file F]
                      [--tls [--cacert F] [--cert F --key F]]
                      [--clients N] [--threads N]
                      [--pipeline N] [--data-size B] [--keyspace N] [--ratio SET:GET]
                      [--tests mixed,get,set,ping,incr,lpush] [--requests N | --duration D]
-                     [--warmup D] [--benchspace] [--json | --json-full] [--json-out FILE] [-q]
+                     [--warmup D] [--benchspace] [--key-prefix P]
+                     [--json | --json-full] [--json-out FILE] [-q]
 
 Load generator for Redis-compatible servers (iocache-server, redis-server). Prints one line per
 test as redis-benchmark -q does, or with --json a result an operator can parse (see docs/bench.md).
@@ -32,6 +33,7 @@ Exits 1 when the run failed (no connection, every request errored), 2 on a usage
 type Options struct {
 	Host     string
 	Port     int
+	User     string // AUTH user password when set, else AUTH password (the default user)
 	Password string
 	Clients  int // connections, each driven by exactly one goroutine
 	Threads  int // goroutines that drive the connections
@@ -48,11 +50,14 @@ type Options struct {
 	// ENTER), a scratch keyspace apart from the user's data, so a run against a live instance
 	// leaves its keys, evictions and hit/miss statistics as they were.
 	BenchSpace bool
-	JSON       bool   // print the compact JSON result instead of the table
-	JSONFull   bool   // print the full JSON result (raw INFO text too)
-	JSONOut    string // also write the compact JSON result to this file (/dev/termination-log)
-	Quiet      bool   // only the per-test lines
-	Timeout    time.Duration
+	// KeyPrefix goes before every key the tests name (key:, counter:, mylist), so an ACL key
+	// pattern can confine a run's user to keys no application uses.
+	KeyPrefix string
+	JSON      bool   // print the compact JSON result instead of the table
+	JSONFull  bool   // print the full JSON result (raw INFO text too)
+	JSONOut   string // also write the compact JSON result to this file (/dev/termination-log)
+	Quiet     bool   // only the per-test lines
+	Timeout   time.Duration
 	// TLS, when set, wraps every connection in TLS (--tls): the server's chain is checked against
 	// --cacert (the system's roots without it), not its name, as Redis's own clients do.
 	TLS *tls.Config
@@ -83,7 +88,8 @@ func newFlagSet(o *Options) flagSet {
 	f := flagSet{FlagSet: fs}
 	fs.StringVar(&o.Host, "host", o.Host, "server host")
 	fs.IntVar(&o.Port, "port", o.Port, "server port")
-	fs.StringVar(&o.Password, "password", "", "AUTH password (requirepass)")
+	fs.StringVar(&o.User, "user", "", "ACL user to authenticate as (AUTH user password); the default user without it")
+	fs.StringVar(&o.Password, "password", "", "AUTH password (requirepass, or --user's)")
 	f.passwordFile = fs.String("password-file", "", "read the AUTH password from this file (a mounted Secret), so it is on no command line")
 	fs.IntVar(&o.Clients, "clients", o.Clients, "connections")
 	fs.IntVar(&o.Threads, "threads", o.Threads, "goroutines driving the connections, each its own share")
@@ -96,6 +102,7 @@ func newFlagSet(o *Options) flagSet {
 	fs.DurationVar(&o.Duration, "duration", 0, "run each test this long instead of --requests")
 	fs.DurationVar(&o.Warmup, "warmup", 0, "fill the keyspace with SETs this long before measuring")
 	fs.BoolVar(&o.BenchSpace, "benchspace", false, "work in iocache-server's bench space (BENCHSPACE ENTER), never touching the user's keys")
+	fs.StringVar(&o.KeyPrefix, "key-prefix", "", "put this before every key name (for an ACL user confined to ~PREFIX*)")
 	fs.BoolVar(&o.JSON, "json", false, "print the compact JSON result (at most 4096 bytes)")
 	fs.BoolVar(&o.JSONFull, "json-full", false, "print the full JSON result, raw INFO text included")
 	fs.StringVar(&o.JSONOut, "json-out", "", "also write the compact JSON result to this file")
@@ -178,6 +185,10 @@ func (o *Options) validate() error {
 		return errors.New("give --requests or --duration, not both")
 	case o.Timeout <= 0:
 		return errors.New("--timeout must be positive")
+	case o.User != "" && o.Password == "":
+		return errors.New("--user needs --password or --password-file")
+	case strings.ContainsAny(o.KeyPrefix, " \r\n"):
+		return errors.New("--key-prefix must not contain spaces or line breaks")
 	}
 	if o.Threads > o.Clients {
 		o.Threads = o.Clients // a goroutine without a connection would only add noise

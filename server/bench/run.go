@@ -46,7 +46,11 @@ func dial(o *Options) (net.Conn, replyReader, error) {
 	}
 	if o.Password != "" {
 		c := control{nc: nc, rd: rd}
-		if _, err := c.call(o.Timeout, "AUTH", o.Password); err != nil {
+		auth := []string{"AUTH", o.Password}
+		if o.User != "" {
+			auth = []string{"AUTH", o.User, o.Password}
+		}
+		if _, err := c.call(o.Timeout, auth...); err != nil {
 			nc.Close()
 			return nil, rd, fmt.Errorf("AUTH: %w", err)
 		}
@@ -202,7 +206,7 @@ func (r *runner) watchdog(p *plan, done <-chan struct{}) {
 // warmup sends SETs that walk the keyspace in order, so GETs in the tests find their keys.
 func (r *runner) warmup() *Warmup {
 	p := &plan{
-		templates: []template{setTemplate(r.o.DataSize)}, cycle: []uint8{0}, pipeline: r.o.Pipeline,
+		templates: []template{setTemplate(r.o.KeyPrefix, r.o.DataSize)}, cycle: []uint8{0}, pipeline: r.o.Pipeline,
 		keyspace: uint64(r.o.Keyspace), length: r.o.Warmup, seqKeys: new(atomic.Uint64),
 	}
 	out := r.execute(p)

@@ -34,18 +34,20 @@ type testDef struct {
 
 var tests = []testDef{
 	{"mixed", "MIXED", func(o *Options) ([]template, []int) {
-		return []template{setTemplate(o.DataSize), getTemplate()}, []int{o.RatioSet, o.RatioGet}
+		return []template{setTemplate(o.KeyPrefix, o.DataSize), getTemplate(o.KeyPrefix)}, []int{o.RatioSet, o.RatioGet}
 	}},
-	{"get", "GET", func(o *Options) ([]template, []int) { return []template{getTemplate()}, []int{1} }},
-	{"set", "SET", func(o *Options) ([]template, []int) { return []template{setTemplate(o.DataSize)}, []int{1} }},
+	{"get", "GET", func(o *Options) ([]template, []int) { return []template{getTemplate(o.KeyPrefix)}, []int{1} }},
+	{"set", "SET", func(o *Options) ([]template, []int) {
+		return []template{setTemplate(o.KeyPrefix, o.DataSize)}, []int{1}
+	}},
 	{"ping", "PING_MBULK", func(o *Options) ([]template, []int) {
 		return []template{{name: "ping", b: encodeCommand("PING"), keyOff: -1}}, []int{1}
 	}},
 	{"incr", "INCR", func(o *Options) ([]template, []int) {
-		return []template{keyed("incr", "counter:", encodeCommand("INCR", "counter:"+zeroKey()))}, []int{1}
+		return []template{keyed("incr", o.KeyPrefix+"counter:", encodeCommand("INCR", o.KeyPrefix+"counter:"+zeroKey()))}, []int{1}
 	}},
 	{"lpush", "LPUSH", func(o *Options) ([]template, []int) {
-		return []template{{name: "lpush", b: encodeCommand("LPUSH", "mylist", value(o.DataSize)), keyOff: -1}}, []int{1}
+		return []template{{name: "lpush", b: encodeCommand("LPUSH", o.KeyPrefix+"mylist", value(o.DataSize)), keyOff: -1}}, []int{1}
 	}},
 }
 
@@ -71,12 +73,12 @@ func zeroKey() string { return string(bytes.Repeat([]byte{'0'}, keyDigits)) }
 // value is the SET payload: redis-benchmark fills it with 'x'; so does this.
 func value(n int) string { return string(bytes.Repeat([]byte{'x'}, n)) }
 
-func getTemplate() template {
-	return keyed("get", "key:", encodeCommand("GET", "key:"+zeroKey()))
+func getTemplate(prefix string) template {
+	return keyed("get", prefix+"key:", encodeCommand("GET", prefix+"key:"+zeroKey()))
 }
 
-func setTemplate(size int) template {
-	return keyed("set", "key:", encodeCommand("SET", "key:"+zeroKey(), value(size)))
+func setTemplate(prefix string, size int) template {
+	return keyed("set", prefix+"key:", encodeCommand("SET", prefix+"key:"+zeroKey(), value(size)))
 }
 
 // keyed finds the key's digits in an encoded request: right after the first prefix.

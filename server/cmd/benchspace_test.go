@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	benchpkg "github.com/iocache/iocache/server/bench"
 )
 
 // TestBenchmarkLeavesUserDataAlone runs the real programs as the operator does: iocache-server
@@ -49,10 +51,17 @@ func TestBenchmarkLeavesUserDataAlone(t *testing.T) {
 	statsBefore := userStats(t, ctx, rdb)
 	t.Logf("user keyspace: %d keys, used_memory %s of maxmemory %d", keysBefore, statsBefore["used_memory"], maxMemory)
 
+	// The Job's user, with the rules the operator gives it.
+	setUser := append([]any{"ACL", "SETUSER", benchpkg.UserName, "on", ">bench-pw"}, toAny(benchpkg.ACLRules())...)
+	if err := rdb.Do(ctx, setUser...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	asJob := []string{"--user", benchpkg.UserName, "--password", "bench-pw", "--key-prefix", benchpkg.KeyPrefix}
+
 	// A validation Job's workload, scaled down: its keyspace (100000 keys of 256 bytes) is far
 	// larger than the bench space, which must then evict its own keys, never the user's.
-	out := runBench(t, bench, port, "--benchspace", "--password", "s3cret", "--clients", "20", "--threads", "2",
-		"--keyspace", "100000", "--data-size", "256", "--warmup", "1s", "--duration", "2s", "--tests", "mixed,incr,lpush,get")
+	out := runBench(t, bench, port, append(asJob, "--benchspace", "--clients", "20", "--threads", "2",
+		"--keyspace", "100000", "--data-size", "256", "--warmup", "1s", "--duration", "2s", "--tests", "mixed,incr,lpush,get")...)
 	var res struct {
 		OK         bool   `json:"ok"`
 		Error      string `json:"error"`
@@ -98,6 +107,24 @@ func TestBenchmarkLeavesUserDataAlone(t *testing.T) {
 		t.Errorf("the bench space should be dropped once the run's connections closed: %q %v", space, err)
 	}
 
+	// The second fence: the Job's user, outside the bench space and without the key prefix (a
+	// broken Job), is refused every key, and the user's keyspace stays as it was.
+	refused := exec.Command(bench, "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--user", benchpkg.UserName,
+		"--password", "bench-pw", "--clients", "2", "--requests", "100", "--tests", "set,get,incr,lpush")
+	if out, err := refused.CombinedOutput(); err == nil || !strings.Contains(string(out), "NOPERM") {
+		t.Errorf("the bench user outside its prefix: %v, want NOPERM errors:\n%s", err, out)
+	}
+	for _, cmd := range [][]any{{"FLUSHALL"}, {"CONFIG", "SET", "maxmemory", "1"}, {"KEYS", "*"}, {"GET", "user:0000001"}} {
+		c := redis.NewClient(&redis.Options{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Username: benchpkg.UserName, Password: "bench-pw", Protocol: 2})
+		if err := c.Do(ctx, cmd...).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
+			t.Errorf("the bench user's %v: %v, want NOPERM", cmd, err)
+		}
+		_ = c.Close()
+	}
+	if keys, digest := digestUserKeys(t, ctx, rdb); keys != keysBefore || digest != digestBefore {
+		t.Errorf("user keyspace changed by the refused run: %d keys before, %d after", keysBefore, keys)
+	}
+
 	// The same run in the user's keyspace: the comparison must see what it does.
 	runBench(t, bench, port, "--password", "s3cret", "--clients", "20", "--keyspace", "100000",
 		"--data-size", "256", "--warmup", "3s", "--duration", "1s", "--tests", "mixed")
@@ -108,6 +135,14 @@ func TestBenchmarkLeavesUserDataAlone(t *testing.T) {
 	}
 	t.Logf("without --benchspace: keys %d -> %d, evicted_keys %s -> %s", keysAfter, keysDamaged,
 		statsAfter["evicted_keys"], damaged["evicted_keys"])
+}
+
+func toAny(s []string) []any {
+	a := make([]any, len(s))
+	for i, v := range s {
+		a[i] = v
+	}
+	return a
 }
 
 func buildProgram(t *testing.T, dir, name string) string {
