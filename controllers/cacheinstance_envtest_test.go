@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+	"github.com/iocache/iocache/server/testpeer"
 )
 
 func instanceIn(ns, name string, cores int32, mutate ...func(*cachev1alpha1.CacheInstance)) *cachev1alpha1.CacheInstance {
@@ -619,10 +620,20 @@ func TestServiceMonitorFollowsCRDAndSpec(t *testing.T) {
 	})
 }
 
-// The samples users copy must pass validation and reconcile without trouble.
+// The samples users copy must pass validation and reconcile without trouble, once the Secrets
+// their comments tell users to create exist.
 func TestSamplesAreValid(t *testing.T) {
 	cl := startEnv(t)
 	ns := cl.namespace(t)
+	certs := testpeer.NewCerts(t)
+	for _, sec := range []*corev1.Secret{
+		tlsSecret(t, ns, "cacheinstance-tls-cert", certs, certs.CertFile, certs.KeyFile),
+		{ObjectMeta: metav1.ObjectMeta{Name: "app-passwords", Namespace: ns}, Data: map[string][]byte{"v1": []byte("app-password")}},
+	} {
+		if err := cl.c.Create(context.Background(), sec); err != nil {
+			t.Fatal(err)
+		}
+	}
 	files, err := filepath.Glob(filepath.Join("..", "config", "samples", "cache_v1alpha1_cacheinstance*.yaml"))
 	if err != nil || len(files) < 2 {
 		t.Fatalf("want a small and a large CacheInstance sample, found %v (%v)", files, err)

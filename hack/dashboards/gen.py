@@ -106,6 +106,9 @@ operator_panels = [
           "short", 0, 24),
     panel(8, "Work queue depth", "Objects waiting to be reconciled.",
           [('workqueue_depth{name=~"cacheinstance|cachebenchmark"}', "{{name}}")], "short", 12, 24),
+    panel(9, "TLS certificate validity left", "Time until the certificate each TLS instance serves expires (spec.tls). The operator sets CertificateExpiring below 7 days or a quarter of the lifetime; the servers take a renewed certificate without a restart.",
+          [('min by (namespace, instance) (iocache_instance_tls_certificate_expiry_timestamp_seconds{namespace=~"$namespace"}) - time()', "{{namespace}}/{{instance}}")],
+          "s", 0, 32),
 ]
 
 dashboards = {
