@@ -24,9 +24,11 @@ import (
 
 // testTLS shows spec.tls on a real node: the certificate Secret projected into the pod, the exec
 // probes speaking TLS (the pod becomes Ready only if they do), a client through the Service over
-// TLS with the instance's CA, a plaintext client refused on the same port, and the certificate's
-// expiry in the status. The envtests cover rendering, rotation and replication against real
-// servers on this machine; only a pod shows the kubelet's files and the probes.
+// TLS with the instance's CA, a plaintext client refused on the same port, the certificate's
+// expiry in the status, and a rotation: a new certificate in the Secret reaches the running server
+// once the kubelet has updated the projected files (the operator reloads it with CONFIG SET), with
+// no restart and the open connection kept. The envtests cover rendering, rotation and replication
+// against real servers on this machine; only a pod shows the kubelet's files and the probes.
 func testTLS(ctx context.Context, t *testing.T, e *e2eutil.Env) {
 	certs := testpeer.NewCerts(t)
 	read := func(path string) []byte {
@@ -49,6 +51,9 @@ func testTLS(ctx context.Context, t *testing.T, e *e2eutil.Env) {
 			Memory: resource.MustParse("64Mi"), Auth: &cachev1alpha1.AuthSpec{Generate: true},
 			TLS:       &cachev1alpha1.TLSSpec{SecretName: "secure-tls"},
 			Benchmark: cachev1alpha1.CacheInstanceBenchmarkSpec{ValidateOnChange: ptr.To(false)},
+			// Changed live below, to make the operator look at the rotated Secret now rather than
+			// at its next periodic read (every 5 minutes: it watches no Secret).
+			Config: map[string]cachev1alpha1.ConfigValue{"hz": "10"},
 		},
 	}
 	if err := e.Client.Create(ctx, ci); err != nil {
@@ -92,4 +97,56 @@ func testTLS(ctx context.Context, t *testing.T, e *e2eutil.Env) {
 	} else {
 		fmt.Printf("  through %s: SET/GET over TLS; a plaintext client is refused (%v)\n", how, err)
 	}
+
+	// Rotation: a new leaf of the same CA in the Secret.
+	pod := &corev1.Pod{}
+	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "secure-0"}, pod); err != nil {
+		t.Fatal(err)
+	}
+	newCert, newKey := certs.Issue(t, "rotated")
+	secret.Data["tls.crt"], secret.Data["tls.key"] = read(newCert), read(newKey)
+	if err := e.Client.Update(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := e.Client.Get(ctx, client.ObjectKeyFromObject(ci), got); err != nil {
+		t.Fatal(err)
+	}
+	got.Spec.Config = map[string]cachev1alpha1.ConfigValue{"hz": "11"}
+	if err := e.Client.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	rotated := func(c *cachev1alpha1.CacheInstance) bool {
+		return tlsReady(c) && c.Status.TLS != nil && c.Status.TLS.Subject == "CN=rotated" && c.Status.TLS.ServedBy == 1
+	}
+	if _, err := e.WaitInstance(ctx, client.ObjectKeyFromObject(ci), 4*time.Minute, rotated); err != nil {
+		t.Fatalf("the rotated certificate is not served: %v\n%s", err, e.Describe(ctx, ci))
+	}
+	took := time.Since(start)
+	if v, err := secure.Get(ctx, "tls:key").Result(); err != nil || v != "over TLS" {
+		t.Errorf("the connection opened before the rotation: %q %v", v, err)
+	}
+	fresh := redis.NewClient(&redis.Options{Addr: plain.Options().Addr, Password: password, TLSConfig: certs.ClientConfig(t, false),
+		DialTimeout: 3 * time.Second, ReadTimeout: 5 * time.Second})
+	defer fresh.Close()
+	if v, err := fresh.Get(ctx, "tls:key").Result(); err != nil || v != "over TLS" {
+		t.Errorf("a new connection after the rotation: %q %v (the data must have stayed)", v, err)
+	}
+	after := &corev1.Pod{}
+	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "secure-0"}, after); err != nil {
+		t.Fatal(err)
+	}
+	if after.UID != pod.UID || restarts(after) != restarts(pod) {
+		t.Errorf("the pod was replaced or restarted for the rotation (uid %s -> %s, restarts %d -> %d)", pod.UID, after.UID, restarts(pod), restarts(after))
+	}
+	fmt.Printf("  rotation: CN=rotated served %s after the Secret changed (kubelet file update + CONFIG SET), same pod, connection kept\n", took.Round(time.Second))
+}
+
+// restarts counts a pod's container restarts.
+func restarts(p *corev1.Pod) int32 {
+	var n int32
+	for _, cs := range p.Status.ContainerStatuses {
+		n += cs.RestartCount
+	}
+	return n
 }
