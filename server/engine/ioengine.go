@@ -15,6 +15,10 @@ func owner(c *netio.Conn) *client { return c.Owner.(*client) }
 func (e ioEngine) Execute(c *netio.Conn) (held bool) {
 	cl := owner(c)
 	e.s.process(cl)
+	if e.s.tracking.bcastPending != nil {
+		// Before this client's replies can go out: see returnClient.
+		e.s.trackingBroadcast()
+	}
 	if !cl.mainOwned && e.s.aof.holdReplies && len(e.s.aof.buf) > 0 {
 		// This iteration wrote: its replies wait for the AOF write (aof.go).
 		e.s.holdForAOF(cl)

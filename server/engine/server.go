@@ -428,6 +428,13 @@ func (s *Server) pollTimeout() int {
 // returnClient gives a client the main thread executed or held (blocked, paused) back to its
 // thread, which writes the replies.
 func (s *Server) returnClient(c *client) {
+	// Redis writes replies only after beforeSleep has queued the BCAST invalidations, so a client
+	// whose write changed a broadcast prefix cannot read its reply, tell a BCAST client, and have
+	// that client's next reply arrive before the invalidation. Here replies go out as clients are
+	// returned: queue the invalidations first (one nil check when no BCAST client exists).
+	if s.tracking.bcastPending != nil {
+		s.trackingBroadcast()
+	}
 	if s.aof.holdReplies && len(s.aof.buf) > 0 {
 		s.holdForAOF(c)
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"regexp"
 	"strconv"
 	"strings"
@@ -458,5 +459,63 @@ func TestPauseCronTrackingTrimAsRedis(t *testing.T) {
 	_, addr := startServer(t, func(c *config.Config) { c.EnableDebugCommand = "yes" })
 	if want, got := transcript(startRedisPeer(t, "--enable-debug-command", "yes")), transcript(addr); want != got {
 		t.Fatalf("transcripts differ:\n redis:   %q\n iocache: %q", want, got)
+	}
+}
+
+// Redis queues BCAST invalidations before it writes any reply of the same loop iteration, so once a
+// writer has its reply, a BCAST client's next reply comes after the invalidation. Here replies go
+// out as the I/O threads get their conns back: the test searches for a reply that overtakes the
+// invalidation, 1,000 times per mode, while other clients keep the main thread and the I/O threads busy.
+func TestBroadcastInvalidationPrecedesLaterReplies(t *testing.T) {
+	for _, threads := range []int{1, 2} {
+		_, addr := startServer(t, func(c *config.Config) { c.IOThreads = threads })
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() { // load: pipelined writes outside the prefix
+			defer close(done)
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			var batch strings.Builder
+			for i := range 64 {
+				fmt.Fprintf(&batch, "*3\r\n$3\r\nSET\r\n$6\r\nload%02d\r\n$1\r\nx\r\n", i)
+			}
+			buf := make([]byte, 64<<10)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := io.WriteString(c, batch.String()); err != nil {
+					return
+				}
+				for got := 0; got < 64*5; { // +OK\r\n each
+					n, err := c.Read(buf)
+					if err != nil {
+						return
+					}
+					got += n
+				}
+			}
+		}()
+		reader, writer := dialPeer(t, addr), dialPeer(t, addr)
+		reader.do("HELLO", "3")
+		reader.do("CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "user:")
+		for i := range 1000 {
+			key := fmt.Sprintf("user:%d", i)
+			writer.do("SET", key, "v")
+			reader.send("PING")
+			got := reader.readUntil("+PONG\r\n")
+			if !strings.Contains(got, key) {
+				close(stop)
+				<-done
+				t.Fatalf("io-threads %d, round %d: PONG before the invalidation of %s (read %q)", threads, i, key, got)
+			}
+		}
+		close(stop)
+		<-done
 	}
 }
