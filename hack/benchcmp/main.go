@@ -354,10 +354,18 @@ func main() {
 	fmt.Fprintf(&b, "|---|---|---|---|---:|---:|---:|---:|---:|---:|\n")
 
 	type result struct{ redis, iocache sample }
-	own := map[int][]float64{} // iocache rps per io-threads, to compare io-threads settings
+	// iocache's io-threads N is compared with its own io-threads 1 measured in the same minutes:
+	// a baseline server runs next to the two others in every phase after the first, and its runs
+	// alternate with theirs. Comparing with the first phase instead would compare two moments of
+	// a shared machine, whose drift (other work, CPU frequency) is as large as the effect measured.
+	var selfRatios = map[int][]string{}
 	for _, t := range ioThreads {
 		rs := start(redisKind, *redisBin, t)
 		is := start(iocacheKind, *ioBin, t)
+		var base *server
+		if t != 1 {
+			base = start(iocacheKind, *ioBin, 1)
+		}
 		for _, c := range cells {
 			if c.ioThreads != t {
 				continue
@@ -366,15 +374,20 @@ func main() {
 			if c.pipeline > 1 {
 				n *= 10 // a pipelined run of 1M requests still lasts about 2 s
 			}
-			var rr, ir, rc, ic []float64
+			var rr, ir, rc, ic, br []float64
 			for i := 0; i < *runs; i++ {
 				a := run(*benchBin, rs, c, n, *clientThreads)
 				z := run(*benchBin, is, c, n, *clientThreads)
 				rr, rc = append(rr, a.rps), append(rc, a.rpsCPU)
 				ir, ic = append(ir, z.rps), append(ic, z.rpsCPU)
+				if base != nil {
+					br = append(br, run(*benchBin, base, c, n, *clientThreads).rps)
+				}
 			}
 			res := result{sample{median(rr), median(rc)}, sample{median(ir), median(ic)}}
-			own[t] = append(own[t], res.iocache.rps)
+			if base != nil {
+				selfRatios[t] = append(selfRatios[t], fmt.Sprintf("%.2f", res.iocache.rps/median(br)))
+			}
 			line := fmt.Sprintf("| %d | %s | %s | %d B | %.0f | %.0f | %.2f× | %.0f | %.0f | %.2f× |\n", t, c.load(), c.test, c.size,
 				res.redis.rps, res.iocache.rps, res.iocache.rps/res.redis.rps, res.redis.rpsCPU, res.iocache.rpsCPU, res.iocache.rpsCPU/res.redis.rpsCPU)
 			b.WriteString(line)
@@ -382,14 +395,15 @@ func main() {
 		}
 		rs.stop()
 		is.stop()
+		if base != nil {
+			base.stop()
+		}
 	}
-	if base, ok := own[1]; ok {
-		for _, t := range ioThreads[1:] {
-			var ratios []string
-			for i := range own[t] {
-				ratios = append(ratios, fmt.Sprintf("%.2f", own[t][i]/base[i]))
-			}
-			fmt.Fprintf(&b, "\niocache `io-threads %d` vs its own `io-threads 1`, cell by cell (rps): %s.\n", t, strings.Join(ratios, ", "))
+	for _, t := range ioThreads {
+		if r := selfRatios[t]; len(r) > 0 {
+			fmt.Fprintf(&b, "\niocache `io-threads %d` vs its own `io-threads 1`, cell by cell (rps; medians of %d runs each, an io-threads 1 server's runs alternating with the table's in the same phase): %s.\n",
+				t, *runs, strings.Join(r, ", "))
+			fmt.Printf("io-threads %d vs 1: %s\n", t, strings.Join(r, ", "))
 		}
 	}
 	fmt.Fprintf(&b, "\nLoad average at the end of the runs: %s (other work on the machine lowers both servers' rps alike; rps/CPU is steadier).\n", loadavg())
