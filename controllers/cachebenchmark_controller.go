@@ -39,6 +39,7 @@ const (
 	reasonQueued           = "Queued"
 	reasonMeasuring        = "Measuring"
 	reasonSettling         = "Settling"
+	reasonAwaitingCert     = "AwaitingCertificate"
 )
 
 // settleTime is how long an instance's pods must have been ready before a benchmark Job starts.
@@ -263,6 +264,9 @@ func (r *CacheBenchmarkReconciler) step(ctx context.Context, cb *cachev1alpha1.C
 			})
 			return false, ctrl.Result{RequeueAfter: wait}, err
 		}
+		if waiting, res, err := r.awaitBenchCertificate(ctx, cb, ci, cur, now); waiting || err != nil {
+			return false, res, err
+		}
 		// The client from the image the server runs, as upgradePolicy chose it.
 		image := ci.Spec.Image
 		if image == "" {
@@ -335,6 +339,35 @@ func readyWith(ci *cachev1alpha1.CacheInstance, hash string) bool {
 	c := meta.FindStatusCondition(ci.Status.Conditions, cachev1alpha1.ConditionReady)
 	return ci.Status.ConfigHash == hash && ci.Status.AppliedConfigHash == hash && ci.Status.ObservedGeneration == ci.Generation &&
 		c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == ci.Generation
+}
+
+// awaitBenchCertificate holds a Job back until cert-manager has issued its client certificate
+// (benchClientCertificate): a pod mounting a Secret that does not exist would wait at
+// ContainerCreating until its deadline and fail for a reason the Job does not tell.
+func (r *CacheBenchmarkReconciler) awaitBenchCertificate(ctx context.Context, cb *cachev1alpha1.CacheBenchmark, ci *cachev1alpha1.CacheInstance,
+	cur *cachev1alpha1.BenchmarkStep, now time.Time) (bool, ctrl.Result, error) {
+	if !benchClientCertificate(ci) {
+		return false, ctrl.Result{}, nil
+	}
+	name := benchCertificateName(ci)
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: ci.Namespace, Name: name}, &corev1.Secret{}); {
+	case err == nil:
+		return false, ctrl.Result{}, nil
+	case !apierrors.IsNotFound(err):
+		return true, ctrl.Result{}, fmt.Errorf("reading Secret %s: %w", name, err)
+	}
+	waited := now.Sub(cur.Since.Time)
+	if waited >= awaitDeadline {
+		return true, ctrl.Result{}, r.fail(ctx, cb, ci, failure{reasonInstanceNotReady,
+			fmt.Sprintf("cert-manager did not issue the benchmark client certificate %s within %s (kubectl describe certificate %s -n %s says why)",
+				name, awaitDeadline, name, ci.Namespace)})
+	}
+	err := r.writeBenchmark(ctx, cb, func(st *cachev1alpha1.CacheBenchmarkStatus) {
+		running(st, cur, ci, now)
+		setComplete(st, cb, metav1.ConditionUnknown, reasonAwaitingCert,
+			fmt.Sprintf("Waiting for cert-manager to issue the benchmark Job's client certificate into Secret %s", name))
+	})
+	return true, ctrl.Result{RequeueAfter: certificateIssueWait}, err
 }
 
 func (r *CacheBenchmarkReconciler) settle() time.Duration {

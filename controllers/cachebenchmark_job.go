@@ -192,14 +192,15 @@ func desiredJob(cb *cachev1alpha1.CacheBenchmark, ci *cachev1alpha1.CacheInstanc
 		DefaultMode: ptr.To[int32](0o440),
 	}}}}
 	if t := ci.Spec.TLS; t != nil {
-		// The client needs the CA; the server's key only when it must present a certificate.
+		// The client needs the CA; a certificate only when it must present one: its own when
+		// cert-manager issues it one (the same issuer, so the same CA), else the server's.
 		items := []corev1.KeyToPath{{Key: tlsCAKey, Path: tlsCAKey}}
 		if t.AuthClients == cachev1alpha1.TLSAuthClientsRequired {
 			items = append(items, corev1.KeyToPath{Key: tlsCertKey, Path: tlsCertKey}, corev1.KeyToPath{Key: tlsKeyKey, Path: tlsKeyKey})
 		}
 		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "tls", MountPath: benchTLSDir, ReadOnly: true})
 		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: ci.TLSSecretName(), Items: items, DefaultMode: ptr.To[int32](0o440),
+			SecretName: benchTLSSecretName(ci), Items: items, DefaultMode: ptr.To[int32](0o440),
 		}}})
 	}
 	pod.Containers = []corev1.Container{container}
@@ -226,6 +227,15 @@ func desiredJob(cb *cachev1alpha1.CacheBenchmark, ci *cachev1alpha1.CacheInstanc
 			},
 		},
 	}
+}
+
+// benchTLSSecretName is the Secret a Job's TLS files come from: the Jobs' own client certificate
+// when cert-manager issues one (cacheinstance_tls.go), else the instance's.
+func benchTLSSecretName(ci *cachev1alpha1.CacheInstance) string {
+	if benchClientCertificate(ci) {
+		return benchCertificateName(ci)
+	}
+	return ci.TLSSecretName()
 }
 
 // jobFinished reports whether the Job is over, and whether it succeeded. Failed carries the Job

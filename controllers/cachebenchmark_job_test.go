@@ -41,6 +41,12 @@ func TestDesiredJobGolden(t *testing.T) {
 	goldenYAML(t, "job/tls-required-auth.yaml", desiredJob(newBenchmark(), newInstance(1, withAuth, withTLSSecret, func(ci *cachev1alpha1.CacheInstance) {
 		ci.Spec.TLS.AuthClients = cachev1alpha1.TLSAuthClientsRequired
 	}), 1, "registry.example/iocache:v1"))
+	// cert-manager issues the Jobs a client certificate of their own: they mount it, not the
+	// servers' key.
+	goldenYAML(t, "job/tls-certmanager-required.yaml", desiredJob(newBenchmark(), newInstance(1, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.TLS = &cachev1alpha1.TLSSpec{CertManager: &cachev1alpha1.CertManagerSpec{IssuerRef: cachev1alpha1.IssuerReference{Name: "ca"}},
+			AuthClients: cachev1alpha1.TLSAuthClientsRequired}
+	}), 1, "registry.example/iocache:v1"))
 }
 
 func TestDesiredJob(t *testing.T) {

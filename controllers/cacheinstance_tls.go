@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+	"github.com/iocache/iocache/server/bench"
 	"github.com/iocache/iocache/server/tlschain"
 )
 
@@ -115,24 +116,51 @@ func certificateDNSNames(ci *cachev1alpha1.CacheInstance) []string {
 // good for client authentication too: replicas and the operator present it under authClients
 // Required, and a replica always presents it to its primary.
 func desiredCertificate(ci *cachev1alpha1.CacheInstance) *unstructured.Unstructured {
+	dns := []any{}
+	for _, n := range certificateDNSNames(ci) {
+		dns = append(dns, n)
+	}
+	return certificateObject(ci, ci.TLSSecretName(), map[string]any{
+		"dnsNames": dns,
+		"usages":   []any{"digital signature", "key encipherment", "server auth", "client auth"},
+	})
+}
+
+// benchCertificateName is the benchmark Jobs' client certificate (and its Secret) under
+// spec.tls.certManager with authClients Required: the Jobs present it, not the servers' own, so
+// the servers' private key is mounted in no benchmark pod.
+func benchCertificateName(ci *cachev1alpha1.CacheInstance) string { return ci.Name + "-bench-tls" }
+
+// benchClientCertificate is true when the Jobs get a client certificate of their own: cert-manager
+// can issue one from the instance's issuer. A certificate from a Secret of the user's comes
+// without its CA's key, so there the Jobs present the server's certificate.
+func benchClientCertificate(ci *cachev1alpha1.CacheInstance) bool {
+	t := ci.Spec.TLS
+	return t != nil && t.CertManager != nil && t.AuthClients == cachev1alpha1.TLSAuthClientsRequired
+}
+
+// desiredBenchCertificate is the Jobs' client certificate: client authentication only, named for
+// the bench user.
+func desiredBenchCertificate(ci *cachev1alpha1.CacheInstance) *unstructured.Unstructured {
+	return certificateObject(ci, benchCertificateName(ci), map[string]any{
+		"commonName": bench.UserName,
+		"usages":     []any{"digital signature", "key encipherment", "client auth"},
+	})
+}
+
+// certificateObject is a Certificate of the instance's issuer named name, issued into the Secret
+// of the same name, with the fields of spec added.
+func certificateObject(ci *cachev1alpha1.CacheInstance, name string, spec map[string]any) *unstructured.Unstructured {
 	m := ci.Spec.TLS.CertManager
 	labels := map[string]any{}
 	for k, v := range objectLabels(ci) {
 		labels[k] = v
 	}
-	dns := []any{}
-	for _, n := range certificateDNSNames(ci) {
-		dns = append(dns, n)
-	}
-	spec := map[string]any{
-		"secretName": ci.TLSSecretName(),
-		"dnsNames":   dns,
-		"issuerRef":  map[string]any{"name": m.IssuerRef.Name, "kind": m.IssuerRef.Kind, "group": m.IssuerRef.Group},
-		"usages":     []any{"digital signature", "key encipherment", "server auth", "client auth"},
-		// A fresh key at every renewal, and labels on the Secret that say whose it is.
-		"privateKey":     map[string]any{"algorithm": "ECDSA", "size": int64(256), "rotationPolicy": "Always"},
-		"secretTemplate": map[string]any{"labels": labels},
-	}
+	spec["secretName"] = name
+	spec["issuerRef"] = map[string]any{"name": m.IssuerRef.Name, "kind": m.IssuerRef.Kind, "group": m.IssuerRef.Group}
+	// A fresh key at every renewal, and labels on the Secret that say whose it is.
+	spec["privateKey"] = map[string]any{"algorithm": "ECDSA", "size": int64(256), "rotationPolicy": "Always"}
+	spec["secretTemplate"] = map[string]any{"labels": labels}
 	if m.Duration != nil {
 		spec["duration"] = m.Duration.Duration.String()
 	}
@@ -142,7 +170,7 @@ func desiredCertificate(ci *cachev1alpha1.CacheInstance) *unstructured.Unstructu
 	ref := metav1.NewControllerRef(ci, cachev1alpha1.GroupVersion.WithKind("CacheInstance"))
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"metadata": map[string]any{
-			"name":      ci.TLSSecretName(),
+			"name":      name,
 			"namespace": ci.Namespace,
 			"labels":    labels,
 			"ownerReferences": []any{map[string]any{
@@ -179,9 +207,14 @@ func (r *CacheInstanceReconciler) reconcileTLS(ctx context.Context, inst *instan
 			return r.tlsBlocked(inst, reasonCertManagerMissing, certManagerRecheck, true,
 				"spec.tls.certManager needs cert-manager, but its Certificate CRD (cert-manager.io/v1) is not installed: install cert-manager, or use spec.tls.secretName with a Secret of your own")
 		}
-		if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(desiredCertificate(inst.CacheInstance)),
-			client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
-			return nil, fmt.Errorf("applying cert-manager Certificate %s: %w", st.secretName, err)
+		certificates := []*unstructured.Unstructured{desiredCertificate(inst.CacheInstance)}
+		if benchClientCertificate(inst.CacheInstance) {
+			certificates = append(certificates, desiredBenchCertificate(inst.CacheInstance))
+		}
+		for _, c := range certificates {
+			if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(c), client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
+				return nil, fmt.Errorf("applying cert-manager Certificate %s: %w", c.GetName(), err)
+			}
 		}
 	}
 	var sec corev1.Secret

@@ -297,7 +297,7 @@ func TestTLSCertManagerCertificate(t *testing.T) {
 		ci.Spec.TLS = &cachev1alpha1.TLSSpec{CertManager: &cachev1alpha1.CertManagerSpec{
 			IssuerRef: cachev1alpha1.IssuerReference{Name: "cache-ca"},
 			Duration:  &metav1.Duration{Duration: 2160 * time.Hour},
-		}}
+		}, AuthClients: cachev1alpha1.TLSAuthClientsRequired}
 		ci.Spec.Benchmark.ValidateOnChange = ptr.To(false)
 	})
 	if err := cl.c.Create(ctx, ci); err != nil {
@@ -344,6 +344,53 @@ func TestTLSCertManagerCertificate(t *testing.T) {
 	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionDegraded, metav1.ConditionFalse, "AsExpected")
 	if err := cl.get(t, ns, "cache", &appsv1.StatefulSet{}); err != nil {
 		t.Errorf("no StatefulSet once cert-manager's Secret exists: %v", err)
+	}
+
+	// With authClients Required the benchmark Jobs get a client certificate of their own, from the
+	// same issuer: the servers' key goes into no benchmark pod.
+	benchCert := &unstructured.Unstructured{}
+	benchCert.SetGroupVersionKind(certGVK)
+	if err := cl.get(t, ns, "cache-bench-tls", benchCert); err != nil {
+		t.Fatal(err)
+	}
+	if err := isControlledBy(benchCert, ci); err != nil {
+		t.Error(err)
+	}
+	bspec, _, _ := unstructured.NestedMap(benchCert.Object, "spec")
+	busages, _, _ := unstructured.NestedStringSlice(bspec, "usages")
+	bissuer, _, _ := unstructured.NestedStringMap(bspec, "issuerRef")
+	if bspec["secretName"] != "cache-bench-tls" || bspec["commonName"] != "iocache-bench" || !slices.Contains(busages, "client auth") ||
+		slices.Contains(busages, "server auth") || bissuer["name"] != "cache-ca" || bspec["dnsNames"] != nil {
+		t.Errorf("benchmark Certificate spec %v", bspec)
+	}
+	// A benchmark waits for it to be issued, then its Job mounts it.
+	cl.rollTo(t, ns, "cache", 0)
+	if err := cl.c.Create(ctx, benchmarkOf(ns, "once", "cache")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the benchmark waits for its certificate", func() error {
+		cb := &cachev1alpha1.CacheBenchmark{}
+		if err := cl.get(t, ns, "once", cb); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(cb.Status.Conditions, cachev1alpha1.ConditionComplete); c == nil || c.Reason != "AwaitingCertificate" {
+			return fmt.Errorf("Complete %+v", c)
+		}
+		return nil
+	})
+	clientCert, clientKey := certs.Issue(t, "iocache-bench")
+	if err := cl.c.Create(ctx, tlsSecret(t, ns, "cache-bench-tls", certs, clientCert, clientKey)); err != nil {
+		t.Fatal(err)
+	}
+	job := cl.waitJob(t, ns, "once-run")
+	var tlsVolume *corev1.SecretVolumeSource
+	for _, v := range job.Spec.Template.Spec.Volumes {
+		if v.Name == "tls" {
+			tlsVolume = v.Secret
+		}
+	}
+	if tlsVolume == nil || tlsVolume.SecretName != "cache-bench-tls" || len(tlsVolume.Items) != 3 {
+		t.Errorf("the Job's TLS volume %+v: want the Job's own certificate, cache-bench-tls", tlsVolume)
 	}
 }
 

@@ -127,8 +127,8 @@ const (
 	// It is Unknown while the benchmark waits or runs: reasons Queued (another benchmark holds the
 	// instance), RollingOut (waiting for the pods to run the setting), Settling (the pods are ready
 	// but became so only moments ago: every run starts on a settled instance, never in a rollout's
-	// aftermath, so that validation and sweep figures measure the same state), Measuring (the Job
-	// runs).
+	// aftermath, so that validation and sweep figures measure the same state), AwaitingCertificate
+	// (cert-manager has not yet issued the Job's client certificate), Measuring (the Job runs).
 	ConditionComplete = "Complete"
 )
 

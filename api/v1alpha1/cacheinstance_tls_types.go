@@ -44,9 +44,11 @@ type TLSSpec struct {
 	// AuthClients is whether clients must present a certificate: None (the default), Optional or
 	// Required (Redis's tls-auth-clients no, optional, yes). Redis defaults to requiring one; the
 	// operator does not, because every application would then need a certificate from the same CA,
-	// and spec.auth's password already authenticates clients. With Required, probes, replicas,
-	// benchmark Jobs and the operator present the server's own certificate, which is therefore
-	// issued for client authentication too (cert-manager usages "server auth" and "client auth").
+	// and spec.auth's password already authenticates clients. With Required, probes, replicas and
+	// the operator present the server's own certificate, which is therefore issued for client
+	// authentication too (cert-manager usages "server auth" and "client auth"); benchmark Jobs
+	// present a client certificate of their own under certManager (Certificate <name>-bench-tls),
+	// the server's under secretName.
 	// +kubebuilder:default=None
 	// +optional
 	AuthClients TLSAuthClients `json:"authClients,omitempty"`
