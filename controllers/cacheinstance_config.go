@@ -64,6 +64,12 @@ var ownedDirectives = []string{
 	"tls-client-cert-file", "tls-client-key-file",
 }
 
+// operatorCommands are the commands the operator, the probes and preStop hook, replicas and the
+// benchmark Jobs send: a rename-command of one of them would leave the instance unmanageable (a
+// live change failing on every pass, probes failing, replicas unable to sync), so spec.config may
+// not rename them.
+var operatorCommands = []string{"acl", "auth", "benchspace", "bgsave", "client", "config", "hello", "info", "ping", "psync", "replconf", "replicaof", "role"}
+
 // serverConfig is what the operator resolved from a spec: the rendered iocache.conf and the values
 // status reports.
 type serverConfig struct {
@@ -458,6 +464,12 @@ func extraDirectives(config map[string]cachev1alpha1.ConfigValue) ([][2]string, 
 		}
 		if strings.TrimSpace(value) == "" || strings.ContainsAny(value, "\r\n") {
 			return nil, fmt.Errorf("spec.config %s needs a value on one line", name)
+		}
+		if strings.EqualFold(name, "rename-command") {
+			if cmd := strings.ToLower(strings.Fields(value)[0]); slices.Contains(operatorCommands, cmd) {
+				return nil, fmt.Errorf("spec.config rename-command must not rename %s: the operator, the probes, replicas or benchmark Jobs send it (they send %s); rename or disable other commands, such as FLUSHALL, KEYS or DEBUG",
+					strings.ToUpper(cmd), strings.ToUpper(strings.Join(operatorCommands, ", ")))
+			}
 		}
 		out = append(out, [2]string{name, value})
 	}

@@ -226,6 +226,9 @@ func TestRenderConfigRefuses(t *testing.T) {
 		{"value spanning lines", "spec.config hz needs a value on one line", newInstance(4, func(ci *cachev1alpha1.CacheInstance) {
 			ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"hz": "10\nrequirepass x"}
 		})},
+		{"renaming a command the operator sends", "spec.config rename-command must not rename CONFIG", newInstance(4, func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"rename-command": `config ""`}
+		})},
 		{"maxMemory not below memory", "spec.maxMemory 1Gi must be positive and less than spec.memory 1Gi", newInstance(4, func(ci *cachev1alpha1.CacheInstance) {
 			ci.Spec.MaxMemory = ptr.To(resource.MustParse("1Gi"))
 		})},
@@ -241,6 +244,16 @@ func TestRenderConfigRefuses(t *testing.T) {
 				t.Fatalf("got error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// Renaming a command nothing of the operator's sends is the user's choice, rendered as written.
+func TestRenameCommandOfOtherCommands(t *testing.T) {
+	cfg, err := renderConfig(newInstance(4, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"rename-command": `FLUSHALL ""`}
+	}))
+	if err != nil || !strings.Contains(cfg.Text, "\nrename-command FLUSHALL \"\"\n") {
+		t.Fatalf("rename-command FLUSHALL: %v\n%s", err, cfg.Text)
 	}
 }
 
