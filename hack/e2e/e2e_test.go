@@ -319,6 +319,30 @@ func TestEndToEnd(t *testing.T) {
 		if c == nil || c.Status != metav1.ConditionTrue {
 			t.Errorf("ThroughputValidated = %+v, want True", c)
 		}
+
+		// The Job ran as the bench user, whose password is in a Secret of its own and whose ACL
+		// keeps it off every user key.
+		rdb, how, closeFn, err := e.Redis(ctx, &got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closeFn()
+		rules, err := rdb.Do(ctx, "ACL", "GETUSER", "iocache-bench").Slice()
+		if err != nil || !strings.Contains(fmt.Sprint(rules), "~iocache-bench:*") {
+			t.Errorf("ACL GETUSER iocache-bench through %s: %v %v", how, rules, err)
+		}
+		var sec corev1.Secret
+		if err := e.Client.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name + "-bench"}, &sec); err != nil {
+			t.Fatal(err)
+		}
+		bench := redis.NewClient(&redis.Options{Addr: rdb.Options().Addr, Username: "iocache-bench", Password: string(sec.Data["password"]),
+			DialTimeout: 3 * time.Second, ReadTimeout: 5 * time.Second, MaxRetries: -1})
+		defer bench.Close()
+		if err := bench.Get(ctx, "e2e:1").Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
+			t.Errorf("the bench user reading a user key: %v, want NOPERM", err)
+		} else {
+			fmt.Printf("  the Job's user iocache-bench: ~iocache-bench:* only; a user key gets %q\n", err)
+		}
 	})
 
 	p.run(t, "a benchmark Job reaches the instance by DNS name, ops/s in its status (Manual, sized for this node)", func(t *testing.T) {
