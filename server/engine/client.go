@@ -36,15 +36,20 @@ type client struct {
 
 	// Main-thread state. mainOwned: the main thread holds the client (executing it, or keeping it
 	// blocked or paused) and owns its conn's Argv and Out.
-	mainOwned     bool
-	nextCmd       int // index into cmdEnds of the next command to run (blocking resumes here)
-	flags         int
-	db            int
-	name          string
-	authed        bool
-	user          *aclUser // the ACL user: the default user until AUTH or HELLO AUTH
-	guest         bool     // in the bench space (benchspace.go)
-	lastCmd       string
+	mainOwned bool
+	nextCmd   int // index into cmdEnds of the next command to run (blocking resumes here)
+	flags     int
+	db        int
+	name      string
+	authed    bool
+	user      *aclUser // the ACL user: the default user until AUTH or HELLO AUTH
+	guest     bool     // in the bench space (benchspace.go)
+	lastCmd   string
+	// The name this client last sent, byte for byte, and the command it named: a pipeline of
+	// one command, the usual case, looks the table up once (lookupFor).
+	lookupName    [16]byte
+	lookupLen     uint8
+	lookupCmd     *command
 	multiQueue    []queuedCommand
 	watched       []watchedKey
 	channels      map[string]struct{}

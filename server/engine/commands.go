@@ -83,6 +83,20 @@ func (s *Server) lookupCommand(name []byte) *command {
 	return s.commands[string(buf[:len(name)])]
 }
 
+// lookupFor is lookupCommand remembering the client's last name: the table never changes
+// after start (rename-command is read from the configuration file only).
+func (s *Server) lookupFor(c *client, name []byte) *command {
+	if len(name) == int(c.lookupLen) && string(name) == string(c.lookupName[:c.lookupLen]) {
+		return c.lookupCmd
+	}
+	cmd := s.lookupCommand(name)
+	if cmd != nil && len(name) <= len(c.lookupName) {
+		c.lookupLen = uint8(copy(c.lookupName[:], name))
+		c.lookupCmd = cmd
+	}
+	return cmd
+}
+
 // process runs the client's parsed commands on the main thread. It stops early when a command
 // blocks the client; the blocking code resumes it.
 func (s *Server) process(c *client) {
@@ -92,12 +106,13 @@ func (s *Server) process(c *client) {
 		start = c.conn.CmdEnds[c.nextCmd-1]
 	}
 	first := c.nextCmd
+	prevEnd := int64(0) // when the previous command of this batch ended, if it executed
 	for c.nextCmd < len(c.conn.CmdEnds) && c.flags&flagCloseASAP == 0 {
 		end := c.conn.CmdEnds[c.nextCmd]
 		argv := c.conn.Argv[start:end]
 		start = end
 		c.nextCmd++
-		cmd := s.lookupCommand(argv[0]) // once per command: callCommand takes it
+		cmd := s.lookupFor(c, argv[0]) // once per command: callCommand takes it
 		if cmd != nil && s.pauseHolds(c, cmd, argv) && !c.isMaster && c.replLink == nil {
 			// Held by CLIENT PAUSE: run this command again when the pause ends. Replication
 			// links are never held, as in Redis.
@@ -107,7 +122,9 @@ func (s *Server) process(c *client) {
 			return
 		}
 		mark := len(c.w.Buf)
+		s.cmdStart, s.cmdEnd = prevEnd, 0
 		s.callCommand(c, cmd, argv)
+		s.cmdStart, prevEnd = 0, s.cmdEnd
 		if c.replyOff || c.replySkip || c.replySkipNext {
 			s.applyReplyMode(c, mark)
 		}
@@ -245,8 +262,11 @@ func (s *Server) callCommand(c *client, cmd *command, argv [][]byte) {
 // execute runs a validated command and accounts for it.
 func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 	// A blocked command that runs again once its key is ready was shown when it first ran.
+	start := s.cmdStart
+	s.cmdStart = 0 // the commands this one runs (EXEC, scripts) read the clock themselves
 	if len(s.pubsub.monitors) > 0 && c.rerunDeadline == 0 && !hiddenFromMonitors(cmd, argv) {
 		s.feedMonitors(c, redactSecrets(argv))
+		start = 0
 	}
 	errsBefore := s.stats.errorReplies
 	// Replication and the AOF: one flag, false until a replica first attaches or the AOF is on
@@ -256,7 +276,9 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 	if feeding {
 		mark = s.propagateBegin()
 	}
-	start := nanotime()
+	if start == 0 {
+		start = nanotime()
+	}
 	prev, prevCmd := s.executing, s.executingCmd
 	s.executing, s.executingCmd = c, cmd
 	cmd.handler(s, c, argv)
@@ -270,7 +292,9 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 	} else if cmd.flags&cmdReadonly != 0 && s.lua != nil && c == s.lua.sc {
 		s.trackingRememberScript()
 	}
-	dur := nanotime() - start
+	end := nanotime()
+	dur := end - start
+	s.cmdEnd = end
 	st := cmd
 	if cmd.subs != nil {
 		// An unknown subcommand is refused before it runs in Redis, and counted nowhere.

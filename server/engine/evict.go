@@ -49,6 +49,7 @@ func (s *Server) freeMemoryIfNeeded() bool {
 		return false
 	}
 	start, budget := nanotime(), s.evictionBudgetNs()
+	s.cmdStart = 0 // eviction is not the next command's time
 	defer func() {
 		d := nanotime() - start
 		if d > s.stats.evictionMaxNs {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/iocache/iocache/server/config"
@@ -22,6 +23,8 @@ var hotPathCases = []struct{ name, req string }{
 	{"HGET", "*3\r\n$4\r\nHGET\r\n$4\r\nhash\r\n$5\r\nfield\r\n"},
 	{"PING_INLINE", "PING\r\n"},
 	{"PING", "*1\r\n$4\r\nPING\r\n"},
+	// A pipeline of 16 GETs in one read, as redis-benchmark -P 16 sends them: one op is 16 requests.
+	{"GET_PIPELINE16", strings.Repeat("*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000042\r\n", 16)},
 }
 
 // hotPathRunner returns a function that serves one request on a server's main thread.
@@ -42,8 +45,16 @@ func hotPathRunner(tb testing.TB) func(req []byte) {
 	var qbuf []byte
 	serve := func(req []byte) {
 		qbuf = append(qbuf[:0], req...)
-		c.conn.Argv, _, _, _ = resp.ParseCommand(qbuf, c.conn.Argv[:0], &lim)
-		c.conn.CmdEnds = append(c.conn.CmdEnds[:0], len(c.conn.Argv))
+		c.conn.Argv, c.conn.CmdEnds = c.conn.Argv[:0], c.conn.CmdEnds[:0]
+		for off := 0; off < len(qbuf); {
+			var n int
+			c.conn.Argv, n, _, _ = resp.ParseCommand(qbuf[off:], c.conn.Argv, &lim)
+			if n == 0 {
+				tb.Fatalf("%q does not parse", qbuf[off:])
+			}
+			off += n
+			c.conn.CmdEnds = append(c.conn.CmdEnds, len(c.conn.Argv))
+		}
 		s.process(c)
 		c.w.Buf = c.w.Buf[:0]
 	}

@@ -120,6 +120,7 @@ func (t *thread) run(wg, started *sync.WaitGroup, cpus []int) {
 		t.g.eng.Warnf("io thread %d: pinning to %s failed: %v", t.id, cpuset.Format(cpus), err)
 	}
 	started.Done()
+	lastYield := nanotime()
 	for {
 		t.sleeping.Store(1)
 		timeout := -1
@@ -140,9 +141,22 @@ func (t *thread) run(wg, started *sync.WaitGroup, cpus []int) {
 		}
 		t.processPending()
 		t.flushBatch()
-		t.publish(nanotime() - start)
+		now := nanotime()
+		t.publish(now - start)
+		if now-lastYield >= YieldEvery {
+			lastYield = now
+			runtime.Gosched()
+		}
 	}
 }
+
+// YieldEvery is how often a thread-locked loop (an I/O thread's, the engine's main loop) yields
+// to the Go scheduler. A goroutine that never yields is preempted by the runtime's monitor after
+// 10 ms; for one locked to its OS thread that costs a signal, a hand-off of its P to another
+// thread and back, and a monitor that then polls every 20 µs for a while. Measured under
+// redis-benchmark on 2 cores: 4.5% of the server's CPU time, and four times the monitor's
+// wake-ups. Yielding first, a little more often than that, avoids the preemption.
+const YieldEvery = int64(5 * time.Millisecond)
 
 func (t *thread) publish(busy int64) {
 	t.counters.reads.Store(t.reads)
