@@ -9,11 +9,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -232,9 +234,67 @@ func (p *infoProbe) commands() int64 {
 	return 0
 }
 
+// pairedCell is one cell's paired ratios (iocache over redis, run by run).
+type pairedCell struct {
+	ioThreads int
+	name      string
+	rps, cpu  []float64
+}
+
+// spread is the range of a cell's paired ratios, as "[min–max]".
+func spread(xs []float64) string {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return fmt.Sprintf("[%.2f–%.2f]", s[0], s[len(s)-1])
+}
+
+// summarize says, per io-threads setting, the geometric mean of the cells' ratios and which
+// cells iocache lost: in most of their runs (a median below 1), and in every run. A cell whose
+// paired ratios straddle 1 is one the machine's noise cannot decide with this many runs.
+func summarize(b *strings.Builder, cells []pairedCell, runs int) {
+	byThreads := map[int][]pairedCell{}
+	var order []int
+	for _, c := range cells {
+		if _, ok := byThreads[c.ioThreads]; !ok {
+			order = append(order, c.ioThreads)
+		}
+		byThreads[c.ioThreads] = append(byThreads[c.ioThreads], c)
+	}
+	for _, t := range order {
+		logSum, logSumCPU := 0.0, 0.0
+		var below, lostAll []string
+		for _, c := range byThreads[t] {
+			m := median(c.rps)
+			logSum += math.Log(m)
+			logSumCPU += math.Log(median(c.cpu))
+			if m < 1 {
+				below = append(below, fmt.Sprintf("%s (%.2f×, %s)", c.name, m, spread(c.rps)))
+			}
+			if slices.Max(c.rps) < 1 {
+				lostAll = append(lostAll, c.name)
+			}
+		}
+		n := float64(len(byThreads[t]))
+		fmt.Fprintf(b, "\n`io-threads %d`: geometric mean of the cells' ratios %.3f× in rps, %.3f× in rps/CPU. ", t, math.Exp(logSum/n), math.Exp(logSumCPU/n))
+		if len(below) == 0 {
+			fmt.Fprintf(b, "iocache's median ratio is at least 1.0× in every cell.")
+		} else {
+			fmt.Fprintf(b, "Cells with a median ratio below 1.0×: %s.", strings.Join(below, "; "))
+		}
+		if len(lostAll) == 0 {
+			fmt.Fprintf(b, " No cell where redis-server was faster in all %d runs.\n", runs)
+		} else {
+			fmt.Fprintf(b, " Cells where redis-server was faster in all %d runs: %s.\n", runs, strings.Join(lostAll, "; "))
+		}
+	}
+}
+
 func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
 	return s[len(s)/2]
 }
 
@@ -348,8 +408,8 @@ func main() {
 	fmt.Fprintf(&b, "- Machine: %s. Client and servers share these CPUs, as in the seed measurements. Load average at start: %s.\n", machine(), loadavg())
 	fmt.Fprintf(&b, "- Peer: %s", strings.TrimSpace(string(redisVersion)))
 	fmt.Fprintf(&b, " started with `--save '' --appendonly no --io-threads N --io-threads-do-reads yes`; iocache-server with `--io-threads N`.\n")
-	fmt.Fprintf(&b, "- Load: `redis-benchmark -t TEST -n %d -c CONNS -P PIPELINE -d SIZE --threads %d` (pipelined runs use -n %d); the two servers alternate run by run; each cell is the median of %d runs.\n", *requests, *clientThreads, *requests*10, *runs)
-	fmt.Fprintf(&b, "- rps = requests per second, the server's own total_commands_processed sampled every 50 ms over the steady part of each run (redis-benchmark's figure with --threads moves in 250 ms steps); rps/CPU = requests per second of server CPU time (user+system from /proc/PID/stat), steadier when client and server share cores. Ratio = iocache / redis.\n\n")
+	fmt.Fprintf(&b, "- Load: `redis-benchmark -t TEST -n %d -c CONNS -P PIPELINE -d SIZE --threads %d` (pipelined runs use -n %d); the two servers alternate run by run, in turns (redis first, then iocache first); each cell is the median of %d runs.\n", *requests, *clientThreads, *requests*10, *runs)
+	fmt.Fprintf(&b, "- rps = requests per second, the server's own total_commands_processed sampled every 50 ms over the steady part of each run (redis-benchmark's figure with --threads moves in 250 ms steps); rps/CPU = requests per second of server CPU time (user+system from /proc/PID/stat), steadier when client and server share cores. Ratio = iocache / redis: the median of the %d paired ratios (each iocache run over the redis run next to it in time, so that the machine's drift between minutes cancels), with their range in brackets.\n\n", *runs)
 	fmt.Fprintf(&b, "| io-threads | load | test | value | redis rps | iocache rps | ratio | redis rps/CPU | iocache rps/CPU | ratio |\n")
 	fmt.Fprintf(&b, "|---|---|---|---|---:|---:|---:|---:|---:|---:|\n")
 
@@ -359,6 +419,7 @@ func main() {
 	// alternate with theirs. Comparing with the first phase instead would compare two moments of
 	// a shared machine, whose drift (other work, CPU frequency) is as large as the effect measured.
 	var selfRatios = map[int][]string{}
+	var cellRatios []pairedCell
 	for _, t := range ioThreads {
 		rs := start(redisKind, *redisBin, t)
 		is := start(iocacheKind, *ioBin, t)
@@ -374,22 +435,34 @@ func main() {
 			if c.pipeline > 1 {
 				n *= 10 // a pipelined run of 1M requests still lasts about 2 s
 			}
-			var rr, ir, rc, ic, br []float64
+			var rr, ir, rc, ic, pr, pc, bp []float64
 			for i := 0; i < *runs; i++ {
-				a := run(*benchBin, rs, c, n, *clientThreads)
-				z := run(*benchBin, is, c, n, *clientThreads)
+				// Each run of one server is paired with the next run of the other, and the order
+				// turns every run (redis first, then iocache first), so that neither server is
+				// always the one measured after the other.
+				var a, z, base1 sample
+				if i%2 == 0 {
+					a = run(*benchBin, rs, c, n, *clientThreads)
+					z = run(*benchBin, is, c, n, *clientThreads)
+				} else {
+					z = run(*benchBin, is, c, n, *clientThreads)
+					a = run(*benchBin, rs, c, n, *clientThreads)
+				}
 				rr, rc = append(rr, a.rps), append(rc, a.rpsCPU)
 				ir, ic = append(ir, z.rps), append(ic, z.rpsCPU)
+				pr, pc = append(pr, z.rps/a.rps), append(pc, z.rpsCPU/a.rpsCPU)
 				if base != nil {
-					br = append(br, run(*benchBin, base, c, n, *clientThreads).rps)
+					base1 = run(*benchBin, base, c, n, *clientThreads)
+					bp = append(bp, z.rps/base1.rps)
 				}
 			}
 			res := result{sample{median(rr), median(rc)}, sample{median(ir), median(ic)}}
 			if base != nil {
-				selfRatios[t] = append(selfRatios[t], fmt.Sprintf("%.2f", res.iocache.rps/median(br)))
+				selfRatios[t] = append(selfRatios[t], fmt.Sprintf("%.2f", median(bp)))
 			}
-			line := fmt.Sprintf("| %d | %s | %s | %d B | %.0f | %.0f | %.2f× | %.0f | %.0f | %.2f× |\n", t, c.load(), c.test, c.size,
-				res.redis.rps, res.iocache.rps, res.iocache.rps/res.redis.rps, res.redis.rpsCPU, res.iocache.rpsCPU, res.iocache.rpsCPU/res.redis.rpsCPU)
+			cellRatios = append(cellRatios, pairedCell{ioThreads: t, name: fmt.Sprintf("%s %s %d B", c.load(), c.test, c.size), rps: pr, cpu: pc})
+			line := fmt.Sprintf("| %d | %s | %s | %d B | %.0f | %.0f | %.2f× %s | %.0f | %.0f | %.2f× %s |\n", t, c.load(), c.test, c.size,
+				res.redis.rps, res.iocache.rps, median(pr), spread(pr), res.redis.rpsCPU, res.iocache.rpsCPU, median(pc), spread(pc))
 			b.WriteString(line)
 			fmt.Print(line)
 		}
@@ -406,6 +479,7 @@ func main() {
 			fmt.Printf("io-threads %d vs 1: %s\n", t, strings.Join(r, ", "))
 		}
 	}
+	summarize(&b, cellRatios, *runs)
 	fmt.Fprintf(&b, "\nLoad average at the end of the runs: %s (other work on the machine lowers both servers' rps alike; rps/CPU is steadier).\n", loadavg())
 	if *keys > 0 {
 		rs := start(redisKind, *redisBin, 1)
