@@ -197,7 +197,10 @@ func (g *Group) OnMainEvent(ev Event) { g.threads[0].onEvent(ev.Fd, ev.Events) }
 // the batches I/O threads handed over (executed through the engine), and conns that must move.
 func (g *Group) Serve() {
 	g.serveHandshakes()
-	g.threads[0].processPending()
+	main := g.threads[0]
+	main.writeReplies()
+	main.processPending()
+	main.writeReplies()
 	g.serveIOThreads()
 	if g.layoutDirty {
 		g.rebalance()
@@ -210,6 +213,7 @@ func (g *Group) Serve() {
 // queued for I/O threads. The main loop calls it before it waits again.
 func (g *Group) Flush() {
 	main := g.threads[0]
+	main.writeReplies() // those of commands run since Serve (none today: a safety net)
 	for i, c := range g.pendingWrite {
 		if c.thread == main && !c.moving && !c.closed && !c.inFlight {
 			main.writeClient(c)

@@ -87,6 +87,9 @@ type thread struct {
 
 	batch    []*Conn // this iteration's clients for the main thread (thread-local)
 	detached []*Conn // this iteration's detached clients for the main thread (thread-local)
+	// replied (main thread only) holds its own clients whose commands ran in this iteration:
+	// their replies are written together once the iteration's input is read (writeReplies).
+	replied []*Conn
 	// pending holds clients with buffered commands or unread socket data (see schedule).
 	pending      []*Conn
 	pendingSpare []*Conn
@@ -151,12 +154,13 @@ func (t *thread) run(wg, started *sync.WaitGroup, cpus []int) {
 }
 
 // YieldEvery is how often a thread-locked loop (an I/O thread's, the engine's main loop) yields
-// to the Go scheduler. A goroutine that never yields is preempted by the runtime's monitor after
-// 10 ms; for one locked to its OS thread that costs a signal, a hand-off of its P to another
-// thread and back, and a monitor that then polls every 20 µs for a while. Measured under
-// redis-benchmark on 2 cores: 4.5% of the server's CPU time, and four times the monitor's
-// wake-ups. Yielding first, a little more often than that, avoids the preemption.
-const YieldEvery = int64(5 * time.Millisecond)
+// to the Go scheduler. A goroutine that has not yielded for 10 ms is preempted by the runtime's
+// monitor; for one locked to its OS thread that costs a signal, a hand-off of its P to another
+// thread and back, and a monitor that then polls every 20 µs for a while (2.9% of the server's
+// CPU samples under redis-benchmark on 2 cores, and four times the monitor's wake-ups). A yield
+// costs a hand-off too, so it comes as late as is safe: 8 ms leaves 2 ms for the iteration in
+// which it falls due, and a longer iteration only brings back the preemption this avoids.
+const YieldEvery = int64(8 * time.Millisecond)
 
 func (t *thread) publish(busy int64) {
 	t.counters.reads.Store(t.reads)
@@ -415,11 +419,26 @@ func (t *thread) parseAndDispatch(c *Conn) {
 	c.inFlight = true
 	if t.id == 0 {
 		if !t.g.eng.Execute(c) {
-			t.afterProcess(c)
+			t.replied = append(t.replied, c)
 		}
 		return
 	}
 	t.batch = append(t.batch, c)
+}
+
+// writeReplies writes the replies of the main thread's own clients whose commands ran since the
+// last call, as Redis's beforeSleep does (handleClientsWithPendingWrites): not each right after
+// its command, which would wake that client (and, on a machine where clients and server share
+// the cores, let it preempt the server) while other clients' requests still wait to be read.
+// Until then a client stays inFlight: output pushed to it meanwhile follows its reply.
+func (t *thread) writeReplies() {
+	for i, c := range t.replied {
+		t.replied[i] = nil
+		if !c.closed {
+			t.afterProcess(c)
+		}
+	}
+	t.replied = t.replied[:0]
 }
 
 // flushBatch hands this iteration's clients to the main thread.
