@@ -371,7 +371,7 @@ func main() {
 	benchBin := flag.String("redis-benchmark", "redis-benchmark", "redis-benchmark binary")
 	ioBin := flag.String("iocache-server", "bin/iocache-server", "iocache-server binary")
 	requests := flag.Int("requests", 100000, "requests per run (pipelined runs use 10x)")
-	runs := flag.Int("runs", 5, "runs per cell; the median is reported (3 left cells of two equal servers 10% apart on a shared 2-core VM)")
+	runs := flag.Int("runs", 7, "runs per cell; the median of the paired ratios is reported (3 left cells of two equal servers 10% apart on a shared 2-core VM)")
 	clientThreads := flag.Int("client-threads", 2, "redis-benchmark --threads")
 	threadsList := flag.String("io-threads", "1,2", "io-threads settings to measure")
 	keys := flag.Int("memory-keys", 1000000, "keys for the memory-per-key measurement (0 skips it)")
