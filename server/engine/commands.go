@@ -261,9 +261,9 @@ func (s *Server) callCommand(c *client, cmd *command, argv [][]byte) {
 
 // execute runs a validated command and accounts for it.
 func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
-	// A blocked command that runs again once its key is ready was shown when it first ran.
 	start := s.cmdStart
 	s.cmdStart = 0 // the commands this one runs (EXEC, scripts) read the clock themselves
+	// A blocked command that runs again once its key is ready was shown when it first ran.
 	if len(s.pubsub.monitors) > 0 && c.rerunDeadline == 0 && !hiddenFromMonitors(cmd, argv) {
 		s.feedMonitors(c, redactSecrets(argv))
 		start = 0

@@ -35,7 +35,7 @@ type Server struct {
 	// rather than twice (it costs ~30 ns on a VM's kvm-clock). cmdEnd is when the last executed
 	// command ended. process sets and clears both (commands.go).
 	cmdStart, cmdEnd int64
-	lastYield        int64 // when the main loop last yielded to the Go scheduler (netio.YieldEvery)
+	lastYield        int64 // when the main loop last yielded to the Go scheduler (netio.YieldIfDue)
 
 	cfg  *config.Config
 	plan cpuset.Plan
@@ -391,10 +391,7 @@ func (s *Server) mainLoop() {
 			s.io.Tick(now, s.nowMs, s.stats.commandsProcessed, s.plan.Cores)
 		}
 		s.io.MainBusy(now - start)
-		if now-s.lastYield >= netio.YieldEvery {
-			s.lastYield = now
-			runtime.Gosched()
-		}
+		netio.YieldIfDue(now, &s.lastYield)
 		s.watchdog.busySince.Store(0)
 	}
 }

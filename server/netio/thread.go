@@ -146,21 +146,27 @@ func (t *thread) run(wg, started *sync.WaitGroup, cpus []int) {
 		t.flushBatch()
 		now := nanotime()
 		t.publish(now - start)
-		if now-lastYield >= YieldEvery {
-			lastYield = now
-			runtime.Gosched()
-		}
+		YieldIfDue(now, &lastYield)
 	}
 }
 
-// YieldEvery is how often a thread-locked loop (an I/O thread's, the engine's main loop) yields
+// YieldIfDue yields to the Go scheduler when yieldEvery has passed since *last (now and *last
+// from the same monotonic clock, in nanoseconds).
+func YieldIfDue(now int64, last *int64) {
+	if now-*last >= yieldEvery {
+		*last = now
+		runtime.Gosched()
+	}
+}
+
+// yieldEvery is how often a thread-locked loop (an I/O thread's, the engine's main loop) yields
 // to the Go scheduler. A goroutine that has not yielded for 10 ms is preempted by the runtime's
 // monitor; for one locked to its OS thread that costs a signal, a hand-off of its P to another
 // thread and back, and a monitor that then polls every 20 µs for a while (2.9% of the server's
 // CPU samples under redis-benchmark on 2 cores, and four times the monitor's wake-ups). A yield
 // costs a hand-off too, so it comes as late as is safe: 8 ms leaves 2 ms for the iteration in
 // which it falls due, and a longer iteration only brings back the preemption this avoids.
-const YieldEvery = int64(8 * time.Millisecond)
+const yieldEvery = int64(8 * time.Millisecond)
 
 func (t *thread) publish(busy int64) {
 	t.counters.reads.Store(t.reads)
