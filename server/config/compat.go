@@ -195,8 +195,6 @@ func compatDirectives() []directive {
 
 		compatMemory("cluster-link-sendbuf-limit", true, 0, longMax, 0),
 		compatMemory("active-defrag-ignore-bytes", true, 1, longMax, 100<<20),
-		alias(compatMemory("hash-max-listpack-value", true, 0, longMax, 64), "hash-max-ziplist-value"),
-		alias(compatMemory("zset-max-listpack-value", true, 0, longMax, 64), "zset-max-ziplist-value"),
 		compatMemory("hll-sparse-max-bytes", true, 0, longMax, 3000),
 		// Redis 7.2's names, taken so that 7.2 config files load; 7.0 does not list them.
 		compatInt("set-max-listpack-entries", true, 0, longMax, 128),

@@ -160,12 +160,15 @@ type Config struct {
 	NotifyKeyspaceEvents string
 	// NotifyFlags are notify-keyspace-events' classes as set: the string above is what CONFIG GET
 	// shows, which, as in Redis 7.0, leaves out "n" when "A" is there.
-	NotifyFlags            int
-	ActiveExpireEffort     int
-	ListMaxListpackSize    int
+	NotifyFlags         int
+	ActiveExpireEffort  int
+	ListMaxListpackSize int
+	// The thresholds of the compact encodings (keyspace.Limits).
 	HashMaxListpackEntries int
+	HashMaxListpackValue   int64
 	SetMaxIntsetEntries    int
 	ZSetMaxListpackEntries int
+	ZSetMaxListpackValue   int64
 	// StreamNodeMaxBytes and StreamNodeMaxEntries bound the nodes a stream is kept in, as in
 	// Redis: XADD and XTRIM with "~" remove whole nodes only.
 	StreamNodeMaxBytes   int64
@@ -266,8 +269,10 @@ func New() *Config {
 		ActiveExpireEffort:      1,
 		ListMaxListpackSize:     -2,
 		HashMaxListpackEntries:  512, // redis-server's own default (redis.conf writes 128)
+		HashMaxListpackValue:    64,
 		SetMaxIntsetEntries:     512,
 		ZSetMaxListpackEntries:  128,
+		ZSetMaxListpackValue:    64,
 		StreamNodeMaxBytes:      4096,
 		StreamNodeMaxEntries:    100,
 		BusyReplyThreshold:      5000,

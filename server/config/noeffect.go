@@ -8,10 +8,7 @@ package config
 // instead, at start and on CONFIG SET. The README lists these;
 // TestEveryDirectiveIsHonouredOrListed keeps the lists complete.
 var noEffect = map[string]string{
-	// Encodings: iocache has one representation per type; OBJECT ENCODING reports Redis's
-	// encoding from the element counts (the *-entries directives), not from value sizes.
-	"hash-max-listpack-value":  "encoding by value size: OBJECT ENCODING looks at entry counts only",
-	"zset-max-listpack-value":  "encoding by value size: OBJECT ENCODING looks at entry counts only",
+	// Encodings: iocache has Redis 7.0's (keyspace.Limits), not 7.2's listpack sets.
 	"set-max-listpack-entries": "Redis 7.2's set listpack encoding, not in 7.0",
 	"set-max-listpack-value":   "Redis 7.2's set listpack encoding, not in 7.0",
 	"list-compress-depth":      "quicklist node compression: lists are not compressed",

@@ -68,24 +68,23 @@ func (b *aofBaseWriter) key(db int, key []byte, typ keyspace.Type, str []byte, o
 		b.command([]byte("SET"), key, str)
 	case keyspace.TypeList:
 		l := obj.(*keyspace.List)
-		for i := 0; i < l.Len(); i++ {
-			items = append(items, l.Index(i))
-		}
+		l.Each(func(v []byte) bool { items = append(items, v); return true })
 		b.batched([][]byte{[]byte("RPUSH"), key}, items, 1)
 	case keyspace.TypeSet:
-		for _, m := range obj.(*keyspace.Set).Members() {
-			items = append(items, []byte(m))
-		}
+		obj.(*keyspace.Set).Each(func(m []byte) bool {
+			items = append(items, append([]byte(nil), m...)) // an intset's member is formatted in a scratch buffer
+			return true
+		})
 		b.batched([][]byte{[]byte("SADD"), key}, items, 1)
 	case keyspace.TypeZSet:
 		obj.(*keyspace.ZSet).Each(func(en keyspace.Entry) bool {
-			items = append(items, formatScore17(en.Score), []byte(en.Member))
+			items = append(items, formatScore17(en.Score), en.Member)
 			return true
 		})
 		b.batched([][]byte{[]byte("ZADD"), key}, items, 2)
 	case keyspace.TypeHash:
-		obj.(*keyspace.Hash).Each(func(f string, v []byte) bool {
-			items = append(items, []byte(f), v)
+		obj.(*keyspace.Hash).Each(func(f, v []byte) bool {
+			items = append(items, f, v)
 			return true
 		})
 		b.batched([][]byte{[]byte("HMSET"), key}, items, 2)

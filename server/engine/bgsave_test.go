@@ -65,20 +65,16 @@ func canonValue(v rdb.Value) string {
 		m.str = &s
 	case *keyspace.Hash:
 		m.hash = map[string]string{}
-		o.Each(func(f string, v []byte) bool { m.hash[f] = string(v); return true })
+		o.Each(func(f, v []byte) bool { m.hash[string(f)] = string(v); return true })
 	case *keyspace.List:
 		m.list = []string{}
-		for i := 0; i < o.Len(); i++ {
-			m.list = append(m.list, string(o.Index(i)))
-		}
+		o.Each(func(v []byte) bool { m.list = append(m.list, string(v)); return true })
 	case *keyspace.Set:
 		m.set = map[string]bool{}
-		for _, x := range o.Members() {
-			m.set[x] = true
-		}
+		o.Each(func(x []byte) bool { m.set[string(x)] = true; return true })
 	case *keyspace.ZSet:
 		m.zset = map[string]float64{}
-		o.Each(func(e keyspace.Entry) bool { m.zset[e.Member] = e.Score; return true })
+		o.Each(func(e keyspace.Entry) bool { m.zset[string(e.Member)] = e.Score; return true })
 	}
 	return m.canon()
 }

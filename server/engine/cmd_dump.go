@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"strconv"
+	"math"
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
@@ -40,13 +40,8 @@ func (s *Server) rdbOptions() rdb.Options {
 	o.ZSetMaxListpackEntries = s.cfg.ZSetMaxListpackEntries
 	o.StreamNodeMaxBytes = int(s.cfg.StreamNodeMaxBytes)
 	o.StreamNodeMaxEntries = int(min(s.cfg.StreamNodeMaxEntries, 1<<31-1))
-	compat := func(name string, dst *int) {
-		if v, err := strconv.Atoi(s.cfg.Compat[name]); err == nil && v >= 0 {
-			*dst = v
-		}
-	}
-	compat("hash-max-listpack-value", &o.HashMaxListpackValue)
-	compat("zset-max-listpack-value", &o.ZSetMaxListpackValue)
+	o.HashMaxListpackValue = int(min(s.cfg.HashMaxListpackValue, math.MaxInt32))
+	o.ZSetMaxListpackValue = int(min(s.cfg.ZSetMaxListpackValue, math.MaxInt32))
 	return o
 }
 

@@ -490,7 +490,7 @@ func geoCollect(z *keyspace.ZSet, sh *geohash.Shape, limit int64) []geoPoint {
 		z.RangeByScore(r, false, func(e keyspace.Entry) bool {
 			lon, lat := geohash.Decode(e.Score)
 			if d, in := sh.Contains(lon, lat); in {
-				points = append(points, geoPoint{member: e.Member, score: e.Score, dist: d, lon: lon, lat: lat})
+				points = append(points, geoPoint{member: string(e.Member), score: e.Score, dist: d, lon: lon, lat: lat})
 			}
 			return limit == 0 || int64(len(points)) < limit
 		})

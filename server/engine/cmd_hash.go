@@ -18,6 +18,8 @@ func hsetGeneric(s *Server, c *client, argv [][]byte, name string, replyOK bool)
 	if !ok {
 		return
 	}
+	h.ConvertForLengths(argv[2:])
+	h.Reserve(argv[2:])
 	added := 0
 	for i := 2; i < len(argv); i += 2 {
 		if h.Set(argv[i], argv[i+1]) {
@@ -102,9 +104,9 @@ func hashDump(s *Server, c *client, argv [][]byte, fields, values bool) {
 	} else {
 		c.w.Array(h.Len())
 	}
-	h.Each(func(f string, v []byte) bool {
+	h.Each(func(f, v []byte) bool {
 		if fields {
-			c.w.BulkString(f)
+			c.w.Bulk(f)
 		}
 		if values {
 			c.w.Bulk(v)
@@ -244,9 +246,9 @@ func cmdHScan(s *Server, c *client, argv [][]byte) {
 	}
 	// Hashes are returned whole in one call, which SCAN's contract allows.
 	var items [][]byte
-	h.Each(func(f string, v []byte) bool {
-		if a.match == nil || glob.Match(a.match, []byte(f), false) {
-			items = append(items, []byte(f))
+	h.Each(func(f, v []byte) bool {
+		if a.match == nil || glob.Match(a.match, f, false) {
+			items = append(items, f)
 			if !a.noValue {
 				items = append(items, v)
 			}
@@ -279,7 +281,7 @@ func cmdHRandField(s *Server, c *client, argv [][]byte) {
 	size := h.Len()
 	if !hasCount {
 		f, _ := h.At(setRand.IntN(size))
-		c.w.BulkString(f)
+		c.w.Bulk(f)
 		return
 	}
 	per := bulkReplySize(max(h.Bytes()/int64(size)-56, 0))
@@ -292,7 +294,7 @@ func cmdHRandField(s *Server, c *client, argv [][]byte) {
 			if withValues && c.w.RESP3 {
 				c.w.Array(2)
 			}
-			c.w.BulkString(f)
+			c.w.Bulk(f)
 			if withValues {
 				c.w.Bulk(v)
 			}

@@ -492,8 +492,10 @@ func cmdMove(s *Server, c *client, argv [][]byte) {
 	c.w.Int(1)
 }
 
-// encodingOf names a value's encoding the way Redis would for a value of its size, so tools that
-// look at OBJECT ENCODING see familiar names.
+// encodingOf names a value's encoding with Redis 7.0's names. A collection's is the one it is
+// stored in; a string's is the one Redis would give it (iocache keeps every string's bytes in
+// its record: "int" and "embstr" say what Redis would do with the value, which is what Redis's
+// own tests check).
 func (s *Server) encodingOf(db *keyspace.DB, r keyspace.Ref) string {
 	switch db.Type(r) {
 	case keyspace.TypeString:
@@ -505,26 +507,8 @@ func (s *Server) encodingOf(db *keyspace.DB, r keyspace.Ref) string {
 			return "embstr"
 		}
 		return "raw"
-	case keyspace.TypeList:
-		if objectLen(db.Obj(r)) <= 128 {
-			return "listpack"
-		}
-		return "quicklist"
-	case keyspace.TypeSet:
-		if objectLen(db.Obj(r)) <= s.cfg.SetMaxIntsetEntries {
-			return "listpack"
-		}
-		return "hashtable"
-	case keyspace.TypeZSet:
-		if objectLen(db.Obj(r)) <= s.cfg.ZSetMaxListpackEntries {
-			return "listpack"
-		}
-		return "skiplist"
-	case keyspace.TypeHash:
-		if objectLen(db.Obj(r)) <= s.cfg.HashMaxListpackEntries {
-			return "listpack"
-		}
-		return "hashtable"
+	case keyspace.TypeList, keyspace.TypeSet, keyspace.TypeZSet, keyspace.TypeHash:
+		return db.Obj(r).(interface{ Encoding() string }).Encoding()
 	case keyspace.TypeStream:
 		return "stream"
 	}

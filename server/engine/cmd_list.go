@@ -56,13 +56,7 @@ func pushGeneric(s *Server, c *client, argv [][]byte, front, onlyExisting bool) 
 		c.w.Int(0)
 		return
 	}
-	for _, v := range argv[2:] {
-		if front {
-			l.PushFront(v)
-		} else {
-			l.PushBack(v)
-		}
-	}
+	l.PushAll(argv[2:], front)
 	s.modified(c.db, argv[1])
 	s.notify(config.NotifyList, pushEvent(front), argv[1], c.db)
 	c.w.Int(int64(l.Len()))

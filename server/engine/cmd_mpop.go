@@ -87,10 +87,10 @@ func (s *Server) zmpop(c *client, keys [][]byte, lowest bool, count int64) bool 
 	c.w.Array(int(n))
 	for i := int64(0); i < n; i++ {
 		e, _ := z.First(!lowest)
-		z.Remove([]byte(e.Member))
 		c.w.Array(2)
-		c.w.BulkString(e.Member)
+		c.w.Bulk(e.Member) // before the removal, which may move the bytes e.Member views
 		c.w.Double(e.Score)
+		z.Remove(e.Member)
 	}
 	s.notify(config.NotifyZSet, zpopEvent(!lowest), k, c.db)
 	s.dropIfEmpty(c, k, z.Len())

@@ -14,12 +14,7 @@ func cmdSAdd(s *Server, c *client, argv [][]byte) {
 	if !ok {
 		return
 	}
-	n := 0
-	for _, m := range argv[2:] {
-		if st.Add(m) {
-			n++
-		}
-	}
+	n := st.AddAll(argv[2:])
 	s.modified(c.db, argv[1])
 	if n > 0 {
 		s.notify(config.NotifySet, "sadd", argv[1], c.db)
@@ -46,6 +41,12 @@ func writeMembers(c *client, members []string) {
 	}
 }
 
+// writeSet replies with every member of st.
+func writeSet(c *client, st *keyspace.Set) {
+	c.w.Set(st.Len())
+	st.Each(func(m []byte) bool { c.w.Bulk(m); return true })
+}
+
 func cmdSMembers(s *Server, c *client, argv [][]byte) {
 	st, ok := s.getSet(c, argv[1], forRead)
 	if !ok {
@@ -55,7 +56,7 @@ func cmdSMembers(s *Server, c *client, argv [][]byte) {
 		c.w.Set(0)
 		return
 	}
-	writeMembers(c, st.Members())
+	writeSet(c, st)
 }
 
 func cmdSIsMember(s *Server, c *client, argv [][]byte) {
@@ -126,9 +127,9 @@ func cmdSPop(s *Server, c *client, argv [][]byte) {
 	}
 	if !hasCount {
 		m := st.Pop(setRand)
-		c.w.BulkString(m)
+		c.w.Bulk(m)
 		if feeding {
-			s.propagateStrings(c.db, "SREM", string(argv[1]), m)
+			s.propagateStrings(c.db, "SREM", string(argv[1]), string(m))
 		}
 	} else {
 		whole := count >= int64(st.Len())
@@ -141,9 +142,9 @@ func cmdSPop(s *Server, c *client, argv [][]byte) {
 		c.w.Set(int(count))
 		for i := int64(0); i < count; i++ {
 			m := st.Pop(setRand)
-			c.w.BulkString(m)
+			c.w.Bulk(m)
 			if feeding && !whole {
-				s.propagateStrings(c.db, "SREM", string(argv[1]), m)
+				s.propagateStrings(c.db, "SREM", string(argv[1]), string(m))
 			}
 		}
 	}
@@ -177,33 +178,32 @@ func cmdSRandMember(s *Server, c *client, argv [][]byte) {
 		}
 		return
 	}
+	var buf [20]byte // an intset's member is formatted here
 	if !hasCount {
-		c.w.BulkString(st.Random(setRand))
+		c.w.Bulk(st.Random(setRand, buf[:0]))
 		return
 	}
-	members := st.Members()
+	size := st.Len()
 	if count < 0 {
 		// Repeats allowed: the reply grows with the count, not with the set.
 		n := -count
-		avg := max(st.Bytes()/int64(len(members))-48, 0)
+		avg := max(st.Bytes()/int64(size)-48, 0)
 		if !s.replyFits(c, n, bulkReplySize(avg)) {
 			return
 		}
 		c.w.Array(int(n))
 		for i := int64(0); i < n; i++ {
-			c.w.BulkString(st.Random(setRand))
+			c.w.Bulk(st.Random(setRand, buf[:0]))
 		}
 		return
 	}
-	if count >= int64(len(members)) {
-		c.w.Array(len(members))
-		for _, m := range members {
-			c.w.BulkString(m)
-		}
+	if count >= int64(size) {
+		c.w.Array(size)
+		st.Each(func(m []byte) bool { c.w.Bulk(m); return true })
 		return
 	}
 	c.w.Array(int(count))
-	sampleDistinct(len(members), int(count), setRand, func(i int) { c.w.BulkString(members[i]) })
+	sampleDistinct(size, int(count), setRand, func(i int) { c.w.Bulk(st.AppendAt(buf[:0], i)) })
 }
 
 func cmdSMove(s *Server, c *client, argv [][]byte) {
@@ -261,47 +261,42 @@ func (s *Server) setOp(c *client, keys [][]byte, op string) ([]string, bool) {
 			}
 		}
 		sort.Slice(sets, func(i, j int) bool { return sets[i].Len() < sets[j].Len() })
-		for _, m := range sets[0].Members() {
-			in := true
+		sets[0].Each(func(m []byte) bool {
 			for _, st := range sets[1:] {
-				if !st.Has([]byte(m)) {
-					in = false
-					break
+				if !st.Has(m) {
+					return true
 				}
 			}
-			if in {
-				out = append(out, m)
-			}
-		}
+			out = append(out, string(m))
+			return true
+		})
 	case "union":
 		seen := map[string]bool{}
 		for _, st := range sets {
 			if st == nil {
 				continue
 			}
-			for _, m := range st.Members() {
-				if !seen[m] {
-					seen[m] = true
-					out = append(out, m)
+			st.Each(func(m []byte) bool {
+				if !seen[string(m)] {
+					seen[string(m)] = true
+					out = append(out, string(m))
 				}
-			}
+				return true
+			})
 		}
 	case "diff":
 		if sets[0] == nil {
 			return nil, true
 		}
-		for _, m := range sets[0].Members() {
-			in := false
+		sets[0].Each(func(m []byte) bool {
 			for _, st := range sets[1:] {
-				if st != nil && st.Has([]byte(m)) {
-					in = true
-					break
+				if st != nil && st.Has(m) {
+					return true
 				}
 			}
-			if !in {
-				out = append(out, m)
-			}
-		}
+			out = append(out, string(m))
+			return true
+		})
 	}
 	return out, true
 }
@@ -392,17 +387,20 @@ func cmdSScan(s *Server, c *client, argv [][]byte) {
 		c.w.EmptyArray()
 		return
 	}
-	// Walk the member slice from the end, like DB.Scan: removals swap the last member into the
-	// hole, so every member present for the whole scan is returned.
-	members := st.Members()
-	pos := len(members) - 1
-	if a.cursor != 0 && int(a.cursor)-1 < pos {
+	// An intset is returned whole in one call, as Redis returns its compact encodings. A
+	// hashtable's member slice is walked from the end, like DB.Scan: removals swap the last
+	// member into the hole, so every member present for the whole scan is returned.
+	size := st.Len()
+	pos, count := size-1, a.count
+	if st.Encoding() == "intset" {
+		count = size
+	} else if a.cursor != 0 && int(a.cursor)-1 < pos {
 		pos = int(a.cursor) - 1
 	}
-	var out []string
-	for n := 0; pos >= 0 && n < a.count; pos, n = pos-1, n+1 {
-		m := members[pos]
-		if a.match == nil || glob.Match(a.match, []byte(m), false) {
+	var out [][]byte
+	for n := 0; pos >= 0 && n < count; pos, n = pos-1, n+1 {
+		m := st.AppendAt(nil, pos)
+		if a.match == nil || glob.Match(a.match, m, false) {
 			out = append(out, m)
 		}
 	}
@@ -413,7 +411,7 @@ func cmdSScan(s *Server, c *client, argv [][]byte) {
 	c.w.BulkInt(next)
 	c.w.Array(len(out))
 	for _, m := range out {
-		c.w.BulkString(m)
+		c.w.Bulk(m)
 	}
 }
 

@@ -81,16 +81,14 @@ func sortGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 		typ = db.Type(r)
 		switch typ {
 		case keyspace.TypeList:
-			l := db.Obj(r).(*keyspace.List)
-			for i := 0; i < l.Len(); i++ {
-				elems = append(elems, l.Index(i))
-			}
+			db.Obj(r).(*keyspace.List).Each(func(v []byte) bool { elems = append(elems, v); return true })
 		case keyspace.TypeSet:
-			for _, m := range db.Obj(r).(*keyspace.Set).Members() {
-				elems = append(elems, []byte(m))
-			}
+			db.Obj(r).(*keyspace.Set).Each(func(m []byte) bool {
+				elems = append(elems, append([]byte(nil), m...)) // an intset's member is formatted in a scratch buffer
+				return true
+			})
 		case keyspace.TypeZSet:
-			db.Obj(r).(*keyspace.ZSet).Each(func(e keyspace.Entry) bool { elems = append(elems, []byte(e.Member)); return true })
+			db.Obj(r).(*keyspace.ZSet).Each(func(e keyspace.Entry) bool { elems = append(elems, e.Member); return true })
 		default:
 			s.wrongType(c)
 			return

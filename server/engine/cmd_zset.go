@@ -62,7 +62,11 @@ pairs:
 	if xx {
 		mode = forWrite // XX never creates
 	}
-	z, ok := s.getZSet(c, argv[1], mode)
+	// A new set starts in its large form when its first member is already too long for the
+	// compact one, as in Redis 7.0's ZADD.
+	z, ok := getObject(s, c, argv[1], keyspace.TypeZSet, mode, func() *keyspace.ZSet {
+		return keyspace.NewZSetFor(0, len(rest[1]))
+	})
 	if !ok {
 		return
 	}
@@ -73,6 +77,9 @@ pairs:
 			c.w.Int(0)
 		}
 		return
+	}
+	if !xx {
+		z.Reserve(rest, scores)
 	}
 	added, changed := 0, 0
 	var incrResult float64
@@ -432,7 +439,7 @@ func writeEntries(c *client, entries []keyspace.Entry, withScores bool) {
 		c.w.Array(len(entries))
 		for _, e := range entries {
 			c.w.Array(2)
-			c.w.BulkString(e.Member)
+			c.w.Bulk(e.Member)
 			c.w.Double(e.Score)
 		}
 		return
@@ -443,7 +450,7 @@ func writeEntries(c *client, entries []keyspace.Entry, withScores bool) {
 	}
 	c.w.Array(n)
 	for _, e := range entries {
-		c.w.BulkString(e.Member)
+		c.w.Bulk(e.Member)
 		if withScores {
 			c.w.Double(e.Score)
 		}
@@ -542,7 +549,8 @@ func zpopGeneric(s *Server, c *client, argv [][]byte, max bool) {
 	if z != nil {
 		for i := int64(0); i < count && z.Len() > 0; i++ {
 			e, _ := z.First(max)
-			z.Remove([]byte(e.Member))
+			e.Member = append([]byte(nil), e.Member...) // the removal may move the bytes it views
+			z.Remove(e.Member)
 			entries = append(entries, e)
 		}
 		if len(entries) > 0 {
@@ -556,7 +564,7 @@ func zpopGeneric(s *Server, c *client, argv [][]byte, max bool) {
 	if !hasCount {
 		c.w.Array(2 * len(entries))
 		for _, e := range entries {
-			c.w.BulkString(e.Member)
+			c.w.Bulk(e.Member)
 			c.w.Double(e.Score)
 		}
 		return
@@ -586,11 +594,11 @@ func bzpopGeneric(s *Server, c *client, argv [][]byte, max bool) {
 	}
 	if found {
 		e, _ := z.First(max)
-		z.Remove([]byte(e.Member))
 		c.w.Array(3)
 		c.w.Bulk(k)
-		c.w.BulkString(e.Member)
+		c.w.Bulk(e.Member) // before the removal, which may move the bytes e.Member views
 		c.w.Double(e.Score)
+		z.Remove(e.Member)
 		s.notify(config.NotifyZSet, zpopEvent(max), k, c.db)
 		s.dropIfEmpty(c, k, z.Len())
 		s.modified(c.db, k)
@@ -623,7 +631,7 @@ func cmdZRemRangeByRank(s *Server, c *client, argv [][]byte) {
 	}
 	var victims []string
 	if lo, hi, ok := clampRange(a, b, z.Len()); ok {
-		z.RangeByRank(lo, hi, false, func(e keyspace.Entry) bool { victims = append(victims, e.Member); return true })
+		z.RangeByRank(lo, hi, false, func(e keyspace.Entry) bool { victims = append(victims, string(e.Member)); return true })
 	}
 	s.zremMembers(c, argv[1], z, victims, "zremrangebyrank")
 }
@@ -654,7 +662,7 @@ func cmdZRemRangeByScore(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	var victims []string
-	z.RangeByScore(r, false, func(e keyspace.Entry) bool { victims = append(victims, e.Member); return true })
+	z.RangeByScore(r, false, func(e keyspace.Entry) bool { victims = append(victims, string(e.Member)); return true })
 	s.zremMembers(c, argv[1], z, victims, "zremrangebyscore")
 }
 
@@ -672,7 +680,7 @@ func cmdZRemRangeByLex(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	var victims []string
-	z.RangeByLex(r, false, func(e keyspace.Entry) bool { victims = append(victims, e.Member); return true })
+	z.RangeByLex(r, false, func(e keyspace.Entry) bool { victims = append(victims, string(e.Member)); return true })
 	s.zremMembers(c, argv[1], z, victims, "zremrangebylex")
 }
 
@@ -690,7 +698,7 @@ func cmdZScan(s *Server, c *client, argv [][]byte) {
 	var entries []keyspace.Entry
 	if z != nil {
 		z.Each(func(e keyspace.Entry) bool {
-			if a.match == nil || glob.Match(a.match, []byte(e.Member), false) {
+			if a.match == nil || glob.Match(a.match, e.Member, false) {
 				entries = append(entries, e)
 			}
 			return true
@@ -698,7 +706,7 @@ func cmdZScan(s *Server, c *client, argv [][]byte) {
 	}
 	c.w.Array(len(entries) * 2)
 	for _, e := range entries {
-		c.w.BulkString(e.Member)
+		c.w.Bulk(e.Member)
 		c.w.Bulk(resp.AppendDouble(nil, e.Score))
 	}
 }
@@ -724,7 +732,7 @@ func cmdZRandMember(s *Server, c *client, argv [][]byte) {
 	}
 	size := z.Len()
 	if !hasCount {
-		c.w.BulkString(z.At(setRand.IntN(size)).Member)
+		c.w.Bulk(z.At(setRand.IntN(size)).Member)
 		return
 	}
 	per := bulkReplySize(max(z.Bytes()/int64(size)-96, 0))
@@ -737,7 +745,7 @@ func cmdZRandMember(s *Server, c *client, argv [][]byte) {
 			if withScores && c.w.RESP3 {
 				c.w.Array(2)
 			}
-			c.w.BulkString(e.Member)
+			c.w.Bulk(e.Member)
 			if withScores {
 				c.w.Double(e.Score)
 			}

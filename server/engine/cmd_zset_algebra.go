@@ -50,11 +50,9 @@ func zsetAlgebra(s *Server, c *client, argv [][]byte, op zsetOp, numkeysAt int, 
 		if exists {
 			switch db.Type(r) {
 			case keyspace.TypeZSet:
-				db.Obj(r).(*keyspace.ZSet).Each(func(e keyspace.Entry) bool { in.members[e.Member] = e.Score; return true })
+				db.Obj(r).(*keyspace.ZSet).Each(func(e keyspace.Entry) bool { in.members[string(e.Member)] = e.Score; return true })
 			case keyspace.TypeSet:
-				for _, m := range db.Obj(r).(*keyspace.Set).Members() {
-					in.members[m] = 1
-				}
+				db.Obj(r).(*keyspace.Set).Each(func(m []byte) bool { in.members[string(m)] = 1; return true })
 			default:
 				s.wrongType(c)
 				return
@@ -260,7 +258,7 @@ func cmdZRangeStore(s *Server, c *client, argv [][]byte) {
 	if len(entries) > 0 {
 		z := keyspace.NewZSet()
 		for _, e := range entries {
-			z.Add([]byte(e.Member), e.Score)
+			z.Add(e.Member, e.Score)
 		}
 		s.storeObject(db, argv[1], keyspace.TypeZSet, z, existed)
 	}

@@ -46,26 +46,21 @@ func valueDigest(d *[20]byte, db *keyspace.DB, r keyspace.Ref) {
 	case keyspace.TypeString:
 		mixDigest(d, db.Str(r))
 	case keyspace.TypeList:
-		l := db.Obj(r).(*keyspace.List)
-		for i := 0; i < l.Len(); i++ {
-			mixDigest(d, l.Index(i))
-		}
+		db.Obj(r).(*keyspace.List).Each(func(v []byte) bool { mixDigest(d, v); return true })
 	case keyspace.TypeSet:
-		for _, m := range db.Obj(r).(*keyspace.Set).Members() {
-			xorDigest(d, []byte(m))
-		}
+		db.Obj(r).(*keyspace.Set).Each(func(m []byte) bool { xorDigest(d, m); return true })
 	case keyspace.TypeZSet:
 		db.Obj(r).(*keyspace.ZSet).Each(func(e keyspace.Entry) bool {
 			var ed [20]byte
-			mixDigest(&ed, []byte(e.Member))
+			mixDigest(&ed, e.Member)
 			mixDigest(&ed, formatScore17(e.Score))
 			xorDigest(d, ed[:])
 			return true
 		})
 	case keyspace.TypeHash:
-		db.Obj(r).(*keyspace.Hash).Each(func(f string, v []byte) bool {
+		db.Obj(r).(*keyspace.Hash).Each(func(f, v []byte) bool {
 			var ed [20]byte
-			mixDigest(&ed, []byte(f))
+			mixDigest(&ed, f)
 			mixDigest(&ed, v)
 			xorDigest(d, ed[:])
 			return true

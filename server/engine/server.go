@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"runtime"
@@ -230,6 +231,16 @@ func (s *Server) applyLiveConfig() {
 	s.tracking.maxKeys, _ = strconv.Atoi(s.cfg.CompatValue("tracking-table-max-keys"))
 	s.resizeBacklog()
 	s.updateWriteGate()
+	// One server per process in production: the encodings' thresholds are the process's, as
+	// they are Redis's server-wide settings.
+	keyspace.SetLimits(keyspace.Limits{
+		HashMaxListpackEntries: s.cfg.HashMaxListpackEntries,
+		HashMaxListpackValue:   int(min(s.cfg.HashMaxListpackValue, math.MaxInt32)),
+		SetMaxIntsetEntries:    s.cfg.SetMaxIntsetEntries,
+		ZSetMaxListpackEntries: s.cfg.ZSetMaxListpackEntries,
+		ZSetMaxListpackValue:   int(min(s.cfg.ZSetMaxListpackValue, math.MaxInt32)),
+		ListMaxListpackSize:    s.cfg.ListMaxListpackSize,
+	})
 	if s.logger != nil {
 		s.logger.setLevel(s.cfg.LogLevel)
 	}

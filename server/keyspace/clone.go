@@ -2,35 +2,44 @@ package keyspace
 
 // Clone returns a deep copy of the list.
 func (l *List) Clone() *List {
-	n := NewList()
-	for i := 0; i < l.n; i++ {
-		n.PushBack(l.Index(i))
+	n := &List{nodes: make([][]byte, len(l.nodes)), n: l.n}
+	for i, nd := range l.nodes {
+		n.nodes[i] = append([]byte(nil), nd...)
 	}
 	return n
 }
 
-// Clone returns a deep copy of the hash, in the same order.
+// Clone returns a deep copy of the hash, in the same order and encoding.
 func (h *Hash) Clone() *Hash {
-	n := &Hash{fields: make([]hashField, len(h.fields)), index: make(map[string]int32, len(h.index)), bytes: h.bytes}
-	for i, f := range h.fields {
-		n.fields[i] = hashField{name: f.name, value: append([]byte(nil), f.value...)}
-		n.index[f.name] = int32(i)
+	if h.big == nil {
+		return &Hash{lp: append([]byte(nil), h.lp...)}
 	}
-	return n
+	t := &hashTable{fields: make([]hashField, len(h.big.fields)), index: make(map[string]int32, len(h.big.index)), bytes: h.big.bytes}
+	for i, f := range h.big.fields {
+		t.fields[i] = hashField{name: f.name, value: append([]byte(nil), f.value...)}
+		t.index[f.name] = int32(i)
+	}
+	return &Hash{big: t}
 }
 
-// Clone returns a deep copy of the set.
+// Clone returns a deep copy of the set, in the same encoding.
 func (s *Set) Clone() *Set {
-	n := NewSet()
-	for _, m := range s.members {
-		n.Add([]byte(m))
+	if s.big == nil {
+		return &Set{ints: append(intset(nil), s.ints...)}
 	}
-	return n
+	t := newSetTable(len(s.big.members))
+	for _, m := range s.big.members {
+		t.add(stringView(m))
+	}
+	return &Set{big: t}
 }
 
-// Clone returns a deep copy of the sorted set.
+// Clone returns a deep copy of the sorted set, in the same encoding.
 func (z *ZSet) Clone() *ZSet {
-	n := NewZSet()
-	z.Each(func(e Entry) bool { n.Add([]byte(e.Member), e.Score); return true })
-	return n
+	if z.big == nil {
+		return &ZSet{lp: append([]byte(nil), z.lp...)}
+	}
+	b := newZSetBig(z.big.zsl.length)
+	z.big.each(func(e Entry) bool { b.add(e.Member, e.Score); return true })
+	return &ZSet{big: b}
 }

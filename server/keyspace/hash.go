@@ -1,10 +1,254 @@
 package keyspace
 
-// Hash is a field → value map whose iteration order is stable: fields sit in a slice indexed by
-// a map, so HGETALL, HKEYS and HVALS list fields in the same order from one call to the next (a
-// Go map would shuffle them on every call, and an application zipping HKEYS with HVALS would
-// pair the wrong values). Deleting moves the last field into the hole.
+import "encoding/binary"
+
+// Hash is a field → value map. Small hashes are compact (encoding "listpack"): the pairs packed
+// in one slice, in insertion order, after a 4-byte count; a hash that passes
+// hash-max-listpack-entries, or is given a field or value longer than hash-max-listpack-value,
+// becomes a hashTable (encoding "hashtable") for good, as in Redis.
 type Hash struct {
+	lp  []byte     // compact form: count (uint32 LE), then field, value, field, value, ...
+	big *hashTable // large form; nil while compact
+}
+
+// NewHash returns an empty, compact hash.
+func NewHash() *Hash { return &Hash{} }
+
+const lpCountSize = 4
+
+func lpCount(lp []byte) int {
+	if len(lp) == 0 {
+		return 0
+	}
+	return int(binary.LittleEndian.Uint32(lp))
+}
+
+func lpSetCount(lp []byte, n int) { binary.LittleEndian.PutUint32(lp, uint32(n)) }
+
+// Compact reports whether the hash is in its compact encoding.
+func (h *Hash) Compact() bool { return h.big == nil }
+
+// Encoding is the name OBJECT ENCODING gives the hash's encoding.
+func (h *Hash) Encoding() string {
+	if h.big == nil {
+		return "listpack"
+	}
+	return "hashtable"
+}
+
+// Len is the number of fields.
+func (h *Hash) Len() int {
+	if h.big != nil {
+		return len(h.big.fields)
+	}
+	return lpCount(h.lp)
+}
+
+// hashHeader is the bytes of the Hash itself and of its reference in the DB's object table.
+const hashHeader = 32 + 16
+
+// Bytes is the memory held, for accounting.
+func (h *Hash) Bytes() int64 {
+	if h.big != nil {
+		return h.big.bytes + hashHeader
+	}
+	return int64(cap(h.lp)) + hashHeader
+}
+
+// find returns the offsets of field's name and of the pair after it, or -1.
+func (h *Hash) find(field []byte) (at, next int) {
+	lp := h.lp
+	for off := lpCountSize; off < len(lp); {
+		f, voff := elemAt(lp, off)
+		_, nxt := elemAt(lp, voff)
+		if string(f) == string(field) {
+			return off, nxt
+		}
+		off = nxt
+	}
+	return -1, 0
+}
+
+// Get returns a field's value (a view, valid until the next write).
+func (h *Hash) Get(field []byte) ([]byte, bool) {
+	if h.big != nil {
+		return h.big.get(field)
+	}
+	at, _ := h.find(field)
+	if at < 0 {
+		return nil, false
+	}
+	_, voff := elemAt(h.lp, at)
+	v, _ := elemAt(h.lp, voff)
+	return v, true
+}
+
+// ConvertForLengths converts a compact hash when any of args is longer than
+// hash-max-listpack-value: HSET, HMSET and HSETNX check their arguments before writing, so a long
+// field or value converts the hash even when the write then changes nothing (HSETNX of an
+// existing field), as Redis's hashTypeTryConversion does.
+func (h *Hash) ConvertForLengths(args [][]byte) {
+	if h.big != nil {
+		return
+	}
+	max := limits.Load().HashMaxListpackValue
+	for _, a := range args {
+		if len(a) > max {
+			h.convert()
+			return
+		}
+	}
+}
+
+// Reserve makes room for extra more bytes of packed pairs, so a command that sets many fields
+// allocates once.
+func (h *Hash) Reserve(pairs [][]byte) {
+	if h.big != nil {
+		return
+	}
+	n := 0
+	for _, a := range pairs {
+		n += elemSize(len(a))
+	}
+	if len(h.lp) == 0 {
+		h.lp = make([]byte, 0, n+lpCountSize) // exactly: most hashes are written once
+		return
+	}
+	h.lp = growPacked(h.lp, n)
+}
+
+// Set stores a copy of value under field and reports whether the field is new.
+func (h *Hash) Set(field, value []byte) bool {
+	if h.big == nil {
+		l := limits.Load()
+		if len(field) > l.HashMaxListpackValue || len(value) > l.HashMaxListpackValue {
+			h.convert()
+		} else if at, next := h.find(field); at >= 0 {
+			_, voff := elemAt(h.lp, at)
+			h.lp = splice(h.lp, voff, next, nil, value)
+			return false
+		} else if lpCount(h.lp)+1 > l.HashMaxListpackEntries {
+			h.convert()
+		} else {
+			if len(h.lp) == 0 {
+				h.lp = growPacked(h.lp, lpCountSize+elemSize(len(field))+elemSize(len(value)))
+				h.lp = h.lp[:lpCountSize]
+			} else {
+				h.lp = growPacked(h.lp, elemSize(len(field))+elemSize(len(value)))
+			}
+			h.lp = appendElem(appendElem(h.lp, field), value)
+			lpSetCount(h.lp, lpCount(h.lp)+1)
+			return true
+		}
+	}
+	return h.big.set(field, value)
+}
+
+// splice replaces lp[from:to] with the packed elements a (when not nil) and b.
+func splice(lp []byte, from, to int, a, b []byte) []byte {
+	size := elemSize(len(b))
+	if a != nil {
+		size += elemSize(len(a))
+	}
+	tail := len(lp) - to
+	newLen := from + size + tail
+	if newLen > cap(lp) {
+		nb := make([]byte, from, packedCap(newLen))
+		copy(nb, lp[:from])
+		if a != nil {
+			nb = appendElem(nb, a)
+		}
+		nb = appendElem(nb, b)
+		return append(nb, lp[to:]...)
+	}
+	old := len(lp)
+	lp = lp[:max(newLen, old)]
+	copy(lp[from+size:], lp[to:old])
+	p := lp[:from]
+	if a != nil {
+		p = appendElem(p, a)
+	}
+	appendElem(p, b)
+	return shrinkPacked(lp[:newLen])
+}
+
+// cut removes lp[from:to].
+func cut(lp []byte, from, to int) []byte {
+	n := copy(lp[from:], lp[to:])
+	return shrinkPacked(lp[:from+n])
+}
+
+// Delete removes field and reports whether it existed.
+func (h *Hash) Delete(field []byte) bool {
+	if h.big != nil {
+		return h.big.delete(field)
+	}
+	at, next := h.find(field)
+	if at < 0 {
+		return false
+	}
+	h.lp = cut(h.lp, at, next)
+	lpSetCount(h.lp, lpCount(h.lp)-1)
+	return true
+}
+
+// Each calls fn for every field, in the hash's stable order, until it returns false. The slices
+// are views: fn must not keep them past a write to the hash.
+func (h *Hash) Each(fn func(field, value []byte) bool) {
+	if h.big != nil {
+		h.big.each(fn)
+		return
+	}
+	lp := h.lp
+	for off := lpCountSize; off < len(lp); {
+		f, voff := elemAt(lp, off)
+		v, next := elemAt(lp, voff)
+		if !fn(f, v) {
+			return
+		}
+		off = next
+	}
+}
+
+// At returns the field at position i (0 <= i < Len) of the stable order, so a random field can
+// be picked without copying the hash: O(1) in the large form, a scan of the compact one.
+func (h *Hash) At(i int) (field, value []byte) {
+	if h.big != nil {
+		f := &h.big.fields[i]
+		return stringView(f.name), f.value
+	}
+	h.Each(func(f, v []byte) bool {
+		if i == 0 {
+			field, value = f, v
+			return false
+		}
+		i--
+		return true
+	})
+	return field, value
+}
+
+// convert moves a compact hash to its large form.
+func (h *Hash) convert() {
+	t := newHashTable(lpCount(h.lp))
+	h.Each(func(f, v []byte) bool { t.set(f, v); return true })
+	h.big, h.lp = t, nil
+}
+
+// Release drops the contents.
+func (h *Hash) Release() {
+	if h.big != nil {
+		clear(h.big.index)
+		h.big.fields = nil
+	}
+	h.lp = nil
+}
+
+// hashTable is a large hash whose iteration order is stable: fields sit in a slice indexed by a
+// map, so HGETALL, HKEYS and HVALS list fields in the same order from one call to the next (a Go
+// map would shuffle them on every call, and an application zipping HKEYS with HVALS would pair
+// the wrong values). Deleting moves the last field into the hole.
+type hashTable struct {
 	fields []hashField
 	index  map[string]int32
 	bytes  int64
@@ -15,17 +259,11 @@ type hashField struct {
 	value []byte
 }
 
-// NewHash returns an empty hash.
-func NewHash() *Hash { return &Hash{index: map[string]int32{}} }
+func newHashTable(n int) *hashTable {
+	return &hashTable{fields: make([]hashField, 0, n), index: make(map[string]int32, n)}
+}
 
-// Len is the number of fields.
-func (h *Hash) Len() int { return len(h.fields) }
-
-// Bytes is the memory held, for accounting.
-func (h *Hash) Bytes() int64 { return h.bytes }
-
-// Get returns a field's value.
-func (h *Hash) Get(field []byte) ([]byte, bool) {
+func (h *hashTable) get(field []byte) ([]byte, bool) {
 	i, ok := h.index[string(field)]
 	if !ok {
 		return nil, false
@@ -33,8 +271,7 @@ func (h *Hash) Get(field []byte) ([]byte, bool) {
 	return h.fields[i].value, true
 }
 
-// Set stores a copy of value under field and reports whether the field is new.
-func (h *Hash) Set(field, value []byte) bool {
+func (h *hashTable) set(field, value []byte) bool {
 	if i, ok := h.index[string(field)]; ok {
 		old := h.fields[i].value
 		if cap(old) >= len(value) {
@@ -52,8 +289,7 @@ func (h *Hash) Set(field, value []byte) bool {
 	return true
 }
 
-// Delete removes field and reports whether it existed.
-func (h *Hash) Delete(field []byte) bool {
+func (h *hashTable) delete(field []byte) bool {
 	i, ok := h.index[string(field)]
 	if !ok {
 		return false
@@ -73,18 +309,10 @@ func (h *Hash) Delete(field []byte) bool {
 	return true
 }
 
-// Each calls fn for every field, in the hash's stable order, until it returns false.
-func (h *Hash) Each(fn func(field string, value []byte) bool) {
+func (h *hashTable) each(fn func(field, value []byte) bool) {
 	for _, f := range h.fields {
-		if !fn(f.name, f.value) {
+		if !fn(stringView(f.name), f.value) {
 			return
 		}
 	}
 }
-
-// At returns the field at position i (0 <= i < Len) of the stable order, so a random field
-// can be picked without copying the hash.
-func (h *Hash) At(i int) (string, []byte) { return h.fields[i].name, h.fields[i].value }
-
-// Release drops the contents.
-func (h *Hash) Release() { clear(h.index); h.fields = nil }

@@ -33,20 +33,21 @@ func TestHashAgainstModel(t *testing.T) {
 		}
 	}
 	var first, second []string
-	h.Each(func(f string, v []byte) bool {
+	h.Each(func(fb, v []byte) bool {
+		f := string(fb)
 		if model[f] != string(v) {
 			t.Fatalf("field %s = %q, model %q", f, v, model[f])
 		}
 		first = append(first, f)
 		return true
 	})
-	h.Each(func(f string, _ []byte) bool { second = append(second, f); return true })
+	h.Each(func(f, _ []byte) bool { second = append(second, string(f)); return true })
 	if len(first) != len(model) || fmt.Sprint(first) != fmt.Sprint(second) {
 		t.Fatalf("Each listed %d fields (model %d), or in a different order the second time", len(first), len(model))
 	}
 	c := h.Clone()
 	var cloned []string
-	c.Each(func(f string, _ []byte) bool { cloned = append(cloned, f); return true })
+	c.Each(func(f, _ []byte) bool { cloned = append(cloned, string(f)); return true })
 	if fmt.Sprint(cloned) != fmt.Sprint(first) {
 		t.Fatal("a clone lists its fields in another order")
 	}

@@ -23,14 +23,12 @@ func canonical(v Value) string {
 		}
 	case *keyspace.Hash:
 		var pairs []string
-		o.Each(func(f string, v []byte) bool { pairs = append(pairs, fmt.Sprintf("%q=%q", f, v)); return true })
+		o.Each(func(f, v []byte) bool { pairs = append(pairs, fmt.Sprintf("%q=%q", f, v)); return true })
 		sort.Strings(pairs)
 		b.WriteString("hash " + strings.Join(pairs, " "))
 	case *keyspace.Set:
-		m := append([]string(nil), o.Members()...)
-		for i := range m {
-			m[i] = strconv.Quote(m[i])
-		}
+		var m []string
+		o.Each(func(x []byte) bool { m = append(m, strconv.Quote(string(x))); return true })
 		sort.Strings(m)
 		b.WriteString("set " + strings.Join(m, " "))
 	case *keyspace.ZSet:

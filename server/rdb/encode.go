@@ -61,19 +61,19 @@ func (e *valueEncoder) typeOf(v Value) byte {
 	case *keyspace.List:
 		return typeListQuicklist2
 	case *keyspace.Hash:
-		if e.hashIsCompact(o) {
+		// Each collection is written in the encoding it has in memory, as Redis writes it, so
+		// redis-server loads a compact one without converting it.
+		if o.Compact() {
 			return typeHashListpack
 		}
 		return typeHash
 	case *keyspace.Set:
-		if o.Len() <= e.opts.SetMaxIntsetEntries {
-			if _, ok := intsetMembers(o.Members(), e.ints); ok {
-				return typeSetIntset
-			}
+		if o.Encoding() == "intset" {
+			return typeSetIntset
 		}
 		return typeSet
 	case *keyspace.ZSet:
-		if e.zsetIsCompact(o) {
+		if o.Encoding() == "listpack" {
 			return typeZSetListpack
 		}
 		return typeZSet2
@@ -81,30 +81,6 @@ func (e *valueEncoder) typeOf(v Value) byte {
 		return typeStreamListpacks2
 	}
 	return typeString
-}
-
-func (e *valueEncoder) hashIsCompact(h *keyspace.Hash) bool {
-	if h.Len() > e.opts.HashMaxListpackEntries {
-		return false
-	}
-	ok := true
-	h.Each(func(f string, v []byte) bool {
-		ok = len(f) <= e.opts.HashMaxListpackValue && len(v) <= e.opts.HashMaxListpackValue
-		return ok
-	})
-	return ok
-}
-
-func (e *valueEncoder) zsetIsCompact(z *keyspace.ZSet) bool {
-	if z.Len() > e.opts.ZSetMaxListpackEntries {
-		return false
-	}
-	ok := true
-	z.Each(func(en keyspace.Entry) bool {
-		ok = len(en.Member) <= e.opts.ZSetMaxListpackValue
-		return ok
-	})
-	return ok
 }
 
 // value writes v's type byte and its encoding.
@@ -124,8 +100,8 @@ func (e *valueEncoder) body(t byte, v Value) {
 		e.list(v.Obj.(*keyspace.List))
 	case typeHashListpack:
 		lp := newListpack(e.lp)
-		v.Obj.(*keyspace.Hash).Each(func(f string, val []byte) bool {
-			lp.appendString([]byte(f))
+		v.Obj.(*keyspace.Hash).Each(func(f, val []byte) bool {
+			lp.appendString(f)
 			lp.appendString(val)
 			return true
 		})
@@ -134,26 +110,24 @@ func (e *valueEncoder) body(t byte, v Value) {
 	case typeHash:
 		h := v.Obj.(*keyspace.Hash)
 		w.length(uint64(h.Len()))
-		h.Each(func(f string, val []byte) bool {
-			w.string([]byte(f))
+		h.Each(func(f, val []byte) bool {
+			w.string(f)
 			w.string(val)
 			return true
 		})
 	case typeSetIntset:
-		vals, _ := intsetMembers(v.Obj.(*keyspace.Set).Members(), e.ints)
+		vals, _ := v.Obj.(*keyspace.Set).AppendInts(e.ints[:0])
 		e.ints = vals
 		e.lp = buildIntset(e.lp, vals)
 		w.string(e.lp)
 	case typeSet:
 		s := v.Obj.(*keyspace.Set)
 		w.length(uint64(s.Len()))
-		for _, m := range s.Members() {
-			w.string([]byte(m))
-		}
+		s.Each(func(m []byte) bool { w.string(m); return true })
 	case typeZSetListpack:
 		lp := newListpack(e.lp)
 		v.Obj.(*keyspace.ZSet).Each(func(en keyspace.Entry) bool {
-			lp.appendString([]byte(en.Member))
+			lp.appendString(en.Member)
 			e.num = formatScore(e.num[:0], en.Score)
 			lp.appendString(e.num)
 			return true
@@ -165,7 +139,7 @@ func (e *valueEncoder) body(t byte, v Value) {
 		z := v.Obj.(*keyspace.ZSet)
 		w.length(uint64(z.Len()))
 		z.RangeByRank(0, z.Len()-1, true, func(en keyspace.Entry) bool {
-			w.string([]byte(en.Member))
+			w.string(en.Member)
 			w.binaryDouble(en.Score)
 			return true
 		})
@@ -201,46 +175,57 @@ func (e *valueEncoder) nodeFull(size, count, n int) bool {
 // copied.
 func (e *valueEncoder) list(l *keyspace.List) {
 	nodes := 0
-	e.eachListNode(l, func(int, int, bool) { nodes++ })
+	e.eachListNode(l, nil, func(bool) { nodes++ })
 	e.w.length(uint64(nodes))
-	e.eachListNode(l, func(from, to int, plain bool) {
+	lp := newListpack(e.lp)
+	e.eachListNode(l, func(v []byte, plain bool) {
 		if plain {
 			e.w.length(containerPlain)
-			e.w.string(l.Index(from))
+			e.w.string(v)
 			return
 		}
-		lp := newListpack(e.lp)
-		for i := from; i < to; i++ {
-			lp.appendString(l.Index(i))
+		lp.appendString(v)
+	}, func(plain bool) {
+		if plain {
+			return
 		}
 		e.lp = lp.finish()
 		e.w.length(containerPacked)
 		e.w.string(e.lp)
+		lp = newListpack(e.lp)
 	})
 }
 
 // eachListNode splits the list into nodes as quicklist would when pushing every element at the
-// tail, calling fn with each node's element range.
-func (e *valueEncoder) eachListNode(l *keyspace.List, fn func(from, to int, plain bool)) {
-	from, size := 0, lpHeaderSize+1
-	for i := 0; i < l.Len(); i++ {
-		n := len(l.Index(i))
+// tail: it calls elem (when not nil) with each element and end after each node's last.
+func (e *valueEncoder) eachListNode(l *keyspace.List, elem func(v []byte, plain bool), end func(plain bool)) {
+	count, size := 0, lpHeaderSize+1
+	l.Each(func(v []byte) bool {
+		n := len(v)
 		if n >= packedThreshold {
-			if i > from {
-				fn(from, i, false)
+			if count > 0 {
+				end(false)
 			}
-			fn(i, i+1, true)
-			from, size = i+1, lpHeaderSize+1
-			continue
+			if elem != nil {
+				elem(v, true)
+			}
+			end(true)
+			count, size = 0, lpHeaderSize+1
+			return true
 		}
-		if i > from && e.nodeFull(size, i-from, n) {
-			fn(from, i, false)
-			from, size = i, lpHeaderSize+1
+		if count > 0 && e.nodeFull(size, count, n) {
+			end(false)
+			count, size = 0, lpHeaderSize+1
 		}
-		size += lpEntrySize(l.Index(i))
-	}
-	if l.Len() > from {
-		fn(from, l.Len(), false)
+		if elem != nil {
+			elem(v, false)
+		}
+		count++
+		size += lpEntrySize(v)
+		return true
+	})
+	if count > 0 {
+		end(false)
 	}
 }
 
