@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/iocache/iocache/server/tlschain"
+	"github.com/iocache/iocache/server/tlsconfig"
 )
 
 // checkHealth is `iocache-server --check-health`: the readiness and liveness probe of the server
@@ -110,7 +111,7 @@ func healthTLS(conn net.Conn, caFile, certFile, keyFile string, timeout time.Dur
 	var roots *x509.CertPool
 	if caFile != "" {
 		var err error
-		if roots, err = loadCAs(caFile, ""); err != nil {
+		if roots, err = tlsconfig.LoadCAs(caFile, ""); err != nil {
 			conn.Close()
 			return nil, err
 		}
