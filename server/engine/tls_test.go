@@ -23,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/probe"
 	"github.com/iocache/iocache/server/testpeer"
 )
 
@@ -877,7 +878,7 @@ func TestTLSHealthCheck(t *testing.T) {
 	_, port, _ := net.SplitHostPort(addr)
 	probe := func(extra ...string) (int, string) {
 		var out strings.Builder
-		rc := checkHealth(append([]string{"--port", port, "--timeout", "5s"}, extra...), &out)
+		rc := probe.CheckHealth(append([]string{"--port", port, "--timeout", "5s"}, extra...), &out)
 		return rc, out.String()
 	}
 	if rc, out := probe("--tls", "--cacert", certs.CAFile, "--cert", certs.ClientCertFile, "--key", certs.ClientKeyFile); rc != 0 {
