@@ -1,6 +1,9 @@
 package longdouble
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // The sums and texts Redis 7.0 answers for INCRBYFLOAT and GEOPOS.
 func TestAddAndFormatAsRedis(t *testing.T) {
@@ -17,9 +20,12 @@ func TestAddAndFormatAsRedis(t *testing.T) {
 			t.Errorf("%s + %s = %q, want a refusal", bad[0], bad[1], got)
 		}
 	}
-	for f, want := range map[float64]string{13.361389338970184: "13.36138933897018433", -0.0: "0", 2: "2", 0.5: "0.5"} {
-		if got := Format(f); got != want {
-			t.Errorf("Format(%v) = %q, want %q", f, got, want)
+	for _, c := range []struct {
+		f    float64
+		want string
+	}{{13.361389338970184, "13.36138933897018433"}, {math.Copysign(0, -1), "0"}, {2, "2"}, {0.5, "0.5"}} {
+		if got := Format(c.f); got != c.want {
+			t.Errorf("Format(%v) = %q, want %q", c.f, got, c.want)
 		}
 	}
 }
