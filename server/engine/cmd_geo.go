@@ -2,14 +2,13 @@ package engine
 
 import (
 	"fmt"
-	"math/big"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/geohash"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/longdouble"
 )
 
 // Geospatial commands on sorted sets whose scores are 52-bit geohashes, as in Redis 7.0: GEOADD,
@@ -55,20 +54,6 @@ func (s *Server) geoLonLat(c *client, lonArg, latArg []byte) (lon, lat float64, 
 	return lon, lat, true
 }
 
-// humanLongDouble prints a coordinate as Redis's addReplyHumanLongDouble ("%.17Lf", trailing
-// zeros trimmed).
-func humanLongDouble(f float64) string {
-	out := new(big.Float).SetFloat64(f).Text('f', 17)
-	if strings.IndexByte(out, '.') >= 0 {
-		out = strings.TrimRight(out, "0")
-		out = strings.TrimSuffix(out, ".")
-	}
-	if out == "-0" {
-		out = "0"
-	}
-	return out
-}
-
 // writeCoords writes a [longitude, latitude] pair as Redis's addReplyHumanLongDouble does: bulk
 // strings in RESP2, doubles in RESP3, both "%.17Lf" with trailing zeros trimmed.
 func writeCoords(c *client, lon, lat float64) {
@@ -76,10 +61,10 @@ func writeCoords(c *client, lon, lat float64) {
 	for _, v := range []float64{lon, lat} {
 		if c.w.RESP3 {
 			c.w.Buf = append(c.w.Buf, ',')
-			c.w.Buf = append(c.w.Buf, humanLongDouble(v)...)
+			c.w.Buf = append(c.w.Buf, longdouble.Format(v)...)
 			c.w.Buf = append(c.w.Buf, '\r', '\n')
 		} else {
-			c.w.BulkString(humanLongDouble(v))
+			c.w.BulkString(longdouble.Format(v))
 		}
 	}
 }

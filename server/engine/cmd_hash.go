@@ -7,6 +7,7 @@ import (
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/glob"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/longdouble"
 )
 
 func hsetGeneric(s *Server, c *client, argv [][]byte, name string, replyOK bool) {
@@ -217,7 +218,7 @@ func cmdHIncrByFloat(s *Server, c *client, argv [][]byte) {
 		}
 		cur = v
 	}
-	out, ok := addLongDouble(cur, argv[3])
+	out, ok := longdouble.Add(cur, argv[3])
 	if !ok {
 		s.addError(c, "ERR increment would produce NaN or Infinity")
 		s.discardIfEmpty(c, argv[1], h.Len())

@@ -6,6 +6,7 @@ import (
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/longdouble"
 )
 
 func cmdGet(s *Server, c *client, argv [][]byte) {
@@ -382,35 +383,11 @@ func cmdDecrBy(s *Server, c *client, argv [][]byte) {
 	s.incrDecr(c, argv[1], -d)
 }
 
-// parseFloat reads a float argument as Redis's strtold-based parsing: no spaces, "inf" allowed,
-// NaN refused.
-func parseFloat(b []byte) (float64, bool) {
-	if len(b) == 0 || len(b) > 128 || b[0] == ' ' || b[len(b)-1] == ' ' {
-		return 0, false
-	}
-	switch string(b) {
-	case "inf", "+inf", "Inf", "+Inf", "INF", "infinity", "+infinity":
-		return math.Inf(1), true
-	case "-inf", "-Inf", "-INF", "-infinity":
-		return math.Inf(-1), true
-	}
-	v, err := strconv.ParseFloat(string(b), 64)
-	if err != nil && !isRangeErr(err) {
-		return 0, false
-	}
-	if math.IsNaN(v) {
-		return 0, false
-	}
-	return v, true
-}
-
-func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
-}
+// parseFloat reads a float argument as Redis's strtold-based parsing does.
+func parseFloat(b []byte) (float64, bool) { return longdouble.Parse(b) }
 
 // cmdIncrByFloat checks in Redis's order: the key's type, its value, then the increment; it adds
-// in long double precision as Redis does (longdouble.go).
+// in long double precision as Redis does (package longdouble).
 func cmdIncrByFloat(s *Server, c *client, argv [][]byte) {
 	db := s.dbs[c.db]
 	r, exists := s.lookupWrite(c, argv[1])
@@ -430,7 +407,7 @@ func cmdIncrByFloat(s *Server, c *client, argv [][]byte) {
 		s.addError(c, errNotFloat)
 		return
 	}
-	out, ok := addLongDouble(cur, argv[2])
+	out, ok := longdouble.Add(cur, argv[2])
 	if !ok {
 		s.addError(c, "ERR increment would produce NaN or Infinity")
 		return

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/probe"
 	"github.com/iocache/iocache/server/version"
 )
 
@@ -41,10 +42,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if len(args) > 0 && args[0] == "--check-health" {
-		return checkHealth(args[1:], stderr)
+		return probe.CheckHealth(args[1:], stderr)
 	}
 	if len(args) > 0 && args[0] == "--pre-stop" {
-		return preStop(args[1:], stderr)
+		return probe.PreStop(args[1:], stderr)
 	}
 	cfg, err := config.Load(args, os.Stdin)
 	if err != nil {

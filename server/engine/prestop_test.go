@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/probe"
 	"github.com/iocache/iocache/server/testpeer"
 )
 
@@ -20,7 +21,7 @@ func TestPreStopWaitsWhileAPrimaryHasReplicas(t *testing.T) {
 	run := func(wait string) (time.Duration, string) {
 		var stderr bytes.Buffer
 		start := time.Now()
-		if code := preStop([]string{"--port", primaryPort, "--wait", wait}, &stderr); code != 0 {
+		if code := probe.PreStop([]string{"--port", primaryPort, "--wait", wait}, &stderr); code != 0 {
 			t.Fatalf("pre-stop exited %d: %s", code, stderr.String())
 		}
 		return time.Since(start), stderr.String()
@@ -63,11 +64,11 @@ func TestPreStopOverTLS(t *testing.T) {
 	_, port, _ := net.SplitHostPort(addr)
 	var stderr bytes.Buffer
 	args := []string{"--port", port, "--wait", "1s", "--tls", "--cacert", certs.CAFile, "--cert", certs.CertFile, "--key", certs.KeyFile}
-	if code := preStop(args, &stderr); code != 0 || stderr.Len() != 0 {
+	if code := probe.PreStop(args, &stderr); code != 0 || stderr.Len() != 0 {
 		t.Fatalf("pre-stop over TLS exited %d: %s", code, stderr.String())
 	}
 	stderr.Reset()
-	if code := preStop([]string{"--port", port, "--wait", "1s"}, &stderr); code != 0 || !strings.Contains(stderr.String(), "not waiting") {
+	if code := probe.PreStop([]string{"--port", port, "--wait", "1s"}, &stderr); code != 0 || !strings.Contains(stderr.String(), "not waiting") {
 		t.Fatalf("pre-stop in plaintext against the TLS port exited %d: %q", code, stderr.String())
 	}
 }

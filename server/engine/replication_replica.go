@@ -190,7 +190,7 @@ func (s *Server) connectToMaster() {
 		databases: len(s.dbs), seed: s.seed, clock: s.initialClock(), wake: s.io.WakeMain, done: r.done,
 		logf: s.logf}
 	if s.cfg.CompatValue("tls-replication") == "yes" && s.tls.mat != nil {
-		h.tls = s.tls.mat.client
+		h.tls = s.tls.mat.Client
 	}
 	s.logf(logNotice, "Connecting to MASTER %s:%d", m.host, m.port)
 	go h.run()

@@ -11,6 +11,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/iocache/iocache/server/lualib"
 	"github.com/iocache/iocache/server/version"
 )
 
@@ -20,9 +21,9 @@ import (
 // script_function.go.
 // Scripts run on the main thread like any command, so each is atomic. The interpreter is
 // gopher-lua (Lua 5.1, the version Redis embeds), opened with the base, table, string and math
-// libraries, and Redis's bit, cjson, cmsgpack and struct libraries (script_bit.go,
-// script_cjson.go, script_cmsgpack.go, script_struct.go): no os, io or package, so a script
-// cannot reach the file system.
+// libraries, and Redis's bit, cjson, cmsgpack and struct libraries (package lualib, which also
+// has Lua 5.1's pattern matching): no os, io or package, so a script cannot reach the file
+// system.
 //
 // Unlike Redis, a script that runs past busy-reply-threshold (default 5 s) is stopped with an
 // error, because a main thread that no other command can reach (no SCRIPT KILL while a script
@@ -104,13 +105,13 @@ func (s *Server) scripting() *scripting {
 	redisTable.RawSetString("REDIS_VERSION", lua.LString(version.RedisVersion))
 	redisTable.RawSetString("REDIS_VERSION_NUM", lua.LNumber(versionNum(version.RedisVersion)))
 	g.RawSetString("redis", redisTable)
-	g.RawSetString("bit", openBit(L))
-	g.RawSetString("cjson", openCJSON(L))
-	g.RawSetString("cmsgpack", openCMsgpack(L))
-	g.RawSetString("struct", openStruct(L))
+	g.RawSetString("bit", lualib.OpenBit(L))
+	g.RawSetString("cjson", lualib.OpenCJSON(L))
+	g.RawSetString("cmsgpack", lualib.OpenCMsgpack(L))
+	g.RawSetString("struct", lualib.OpenStruct(L))
 	str := g.RawGetString(lua.StringLibName).(*lua.LTable)
 	s.boundStrings(L, str, g.RawGetString(lua.TabLibName).(*lua.LTable))
-	patternLibrary(L, str, func() bool { return sl.guard != nil && sl.guard.ctx.Err() != nil },
+	lualib.Patterns(L, str, func() bool { return sl.guard != nil && sl.guard.ctx.Err() != nil },
 		func() int64 { return s.cfg.ProtoMaxBulkLen })
 	sl.sandbox(L)
 	s.lua = sl
@@ -167,7 +168,7 @@ func (sl *scripting) load(body []byte) (string, *lua.LFunction, error) {
 	if err != nil {
 		return sha, nil, &shebangError{err}
 	}
-	if scriptTooDeep(code) {
+	if lualib.TooDeep(code) {
 		return sha, nil, errors.New("user_script:1: chunk has too many syntax levels")
 	}
 	fn, err := sl.L.Load(strings.NewReader(string(code)), scriptChunk)
@@ -436,7 +437,7 @@ func luaCallArgs(L *lua.LState) ([][]byte, string) {
 		case lua.LString:
 			argv[i-1] = []byte(v)
 		case lua.LNumber:
-			argv[i-1] = []byte(luaNumberString(v))
+			argv[i-1] = []byte(lualib.NumberString(v))
 		default:
 			return nil, "ERR Lua redis lib command arguments must be strings or integers"
 		}
@@ -468,15 +469,6 @@ func (s *Server) luaACLCheckCmd(L *lua.LState) int {
 	}
 	L.Push(lua.LBool(allowed))
 	return 1
-}
-
-// luaNumberString formats a Lua number as Redis does for command arguments (%.17g).
-func luaNumberString(n lua.LNumber) string {
-	f := float64(n)
-	if f == float64(int64(f)) {
-		return strconv.FormatInt(int64(f), 10)
-	}
-	return strconv.FormatFloat(f, 'g', 17, 64)
 }
 
 // respToLua converts one reply to a Lua value: integers to numbers, bulk strings to strings,

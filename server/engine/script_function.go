@@ -8,6 +8,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/iocache/iocache/server/glob"
+	"github.com/iocache/iocache/server/lualib"
 	"github.com/iocache/iocache/server/rdb"
 	"github.com/iocache/iocache/server/resp"
 )
@@ -153,7 +154,7 @@ func (s *Server) loadLibrary(code []byte) (*functionLibrary, string) {
 	}
 	sl := s.scripting()
 	L := sl.L
-	if scriptTooDeep(body) {
+	if lualib.TooDeep(body) {
 		return nil, "ERR Error compiling function: user_function:1: chunk has too many syntax levels"
 	}
 	chunk, err := L.Load(bytes.NewReader(body), functionChunk)

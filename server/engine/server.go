@@ -1,7 +1,3 @@
-// Package engine is iocache-server: a Redis-compatible server whose commands execute on one main
-// thread while socket reads, parsing and writes run on pinned I/O threads (io-threads), as in
-// Redis 8. This file holds the server and its main loop; iothread.go the I/O threads; the cmd_*.go
-// files the commands.
 package engine
 
 import (
@@ -25,6 +21,9 @@ import (
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/netio"
 )
+
+// The Server and its main loop: New, the listeners, Serve, mainLoop and beforeSleep, accepting
+// and unlinking clients, Shutdown.
 
 // ErrServerClosed is returned by Serve after Shutdown or the SHUTDOWN command.
 var ErrServerClosed = errors.New("iocache: server closed")

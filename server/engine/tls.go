@@ -8,6 +8,7 @@ import (
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/netio"
+	"github.com/iocache/iocache/server/tlsconfig"
 )
 
 // TLS on the server side: the tls-port listeners, accepted conns' handshakes (which run off the
@@ -17,7 +18,7 @@ import (
 
 // tlsState is the main thread's.
 type tlsState struct {
-	mat         *tlsMaterial // nil while the configuration asks for no TLS
+	mat         *tlsconfig.Material // nil while the configuration asks for no TLS
 	listeners   []*netio.Listener
 	port        int // what listeners are bound to
 	handshaking int // accepted conns whose handshake has not ended: they count as clients
@@ -32,10 +33,10 @@ const errTLSStart = "Failed to configure TLS. Check logs for more info."
 // setupTLS builds the material at start when the configuration asks for TLS; an error stops
 // the server with Redis's message, after Redis's warning in the log.
 func (s *Server) setupTLS() error {
-	if !tlsWanted(s.cfg) {
+	if !tlsconfig.Wanted(s.cfg) {
 		return nil
 	}
-	mat, err := buildTLS(s.cfg)
+	mat, err := tlsconfig.Build(s.cfg)
 	if err != nil {
 		s.logf(logWarning, "%v", err)
 		return errors.New(errTLSStart)
@@ -81,7 +82,7 @@ func (s *Server) TLSAddr() string {
 
 // startHandshake hands an accepted tls-port conn to its handshake goroutine.
 func (s *Server) startHandshake(c *client) {
-	if err := s.io.Handshake(c.conn, s.tls.mat.server, tlsHandshakeTimeout); err != nil {
+	if err := s.io.Handshake(c.conn, s.tls.mat.Server, tlsHandshakeTimeout); err != nil {
 		s.logf(logWarning, "Error accepting a client connection: %v", err)
 		netio.Close(c.conn.FD)
 		return
@@ -112,7 +113,7 @@ func (s *Server) reconfigureTLS(next *config.Config, args [][]byte) string {
 	changed := ""
 	for i := 0; i < len(args) && changed == ""; i += 2 {
 		name := config.CanonicalName(string(args[i]))
-		for _, d := range tlsDirectives {
+		for _, d := range tlsconfig.Directives {
 			if name == d {
 				changed = d
 				break
@@ -125,10 +126,10 @@ func (s *Server) reconfigureTLS(next *config.Config, args [][]byte) string {
 	fail := func(why string) string {
 		return "ERR CONFIG SET failed (possibly related to argument '" + changed + "') - " + why
 	}
-	var mat *tlsMaterial
-	if tlsWanted(next) {
+	var mat *tlsconfig.Material
+	if tlsconfig.Wanted(next) {
 		var err error
-		if mat, err = buildTLS(next); err != nil {
+		if mat, err = tlsconfig.Build(next); err != nil {
 			s.logf(logWarning, "%v", err)
 			s.logf(logWarning, "Failed applying new configuration. Possibly related to new %s setting. Restoring previous settings.", changed)
 			return fail("Unable to update TLS configuration. Check server logs.")

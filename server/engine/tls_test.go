@@ -23,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/probe"
 	"github.com/iocache/iocache/server/testpeer"
 )
 
@@ -805,15 +806,6 @@ func TestTLSProtocolsCiphersAndCADir(t *testing.T) {
 	if st := state(); st.Version != tls.VersionTLS13 {
 		t.Errorf("after CONFIG SET tls-protocols: %s", tls.VersionName(st.Version))
 	}
-	for _, c := range []struct {
-		s      string
-		lo, hi uint16
-	}{{"TLSv1.2", tls.VersionTLS12, tls.VersionTLS12}, {"tlsv1 TLSv1.1 tlsv1.2", tls.VersionTLS10, tls.VersionTLS12},
-		{"TLSv1 TLSv1.3", tls.VersionTLS13, tls.VersionTLS13}, {"TLSv1.3 TLSv1.1 TLSv1.2", tls.VersionTLS11, tls.VersionTLS13}} {
-		if lo, hi, err := parseTLSProtocols(c.s); err != nil || lo != c.lo || hi != c.hi {
-			t.Errorf("tls-protocols %q: %s-%s %v", c.s, tls.VersionName(lo), tls.VersionName(hi), err)
-		}
-	}
 }
 
 // trickleConn writes what crypto/tls gives it a few bytes at a time, so that the server sees
@@ -886,7 +878,7 @@ func TestTLSHealthCheck(t *testing.T) {
 	_, port, _ := net.SplitHostPort(addr)
 	probe := func(extra ...string) (int, string) {
 		var out strings.Builder
-		rc := checkHealth(append([]string{"--port", port, "--timeout", "5s"}, extra...), &out)
+		rc := probe.CheckHealth(append([]string{"--port", port, "--timeout", "5s"}, extra...), &out)
 		return rc, out.String()
 	}
 	if rc, out := probe("--tls", "--cacert", certs.CAFile, "--cert", certs.ClientCertFile, "--key", certs.ClientKeyFile); rc != 0 {

@@ -1,4 +1,4 @@
-package engine
+package tlsconfig
 
 import (
 	"crypto/tls"

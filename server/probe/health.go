@@ -1,4 +1,4 @@
-package engine
+package probe
 
 import (
 	"bufio"
@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/iocache/iocache/server/tlschain"
+	"github.com/iocache/iocache/server/tlsconfig"
 )
 
-// checkHealth is `iocache-server --check-health`: the readiness and liveness probe of the server
+// CheckHealth is `iocache-server --check-health`: the readiness and liveness probe of the server
 // pods. It sends PING (after AUTH with the password from --password-file or $IOCACHE_PASSWORD, so
 // the password never appears on a command line) and exits 0 on PONG.
-func checkHealth(args []string, stderr io.Writer) int {
+func CheckHealth(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check-health", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	host := fs.String("host", "127.0.0.1", "server host")
@@ -110,7 +111,7 @@ func healthTLS(conn net.Conn, caFile, certFile, keyFile string, timeout time.Dur
 	var roots *x509.CertPool
 	if caFile != "" {
 		var err error
-		if roots, err = loadCAs(caFile, ""); err != nil {
+		if roots, err = tlsconfig.LoadCAs(caFile, ""); err != nil {
 			conn.Close()
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package engine
+package lualib
 
 import (
 	"fmt"
@@ -17,8 +17,8 @@ import (
 
 const cjsonMaxDepth = 1000
 
-// openCJSON builds the cjson table.
-func openCJSON(L *lua.LState) *lua.LTable {
+// OpenCJSON builds the cjson table.
+func OpenCJSON(L *lua.LState) *lua.LTable {
 	t := L.NewTable()
 	null := L.NewUserData()
 	t.RawSetString("null", null)

@@ -1,4 +1,4 @@
-package engine
+package tlsconfig
 
 import (
 	"crypto/tls"
@@ -16,31 +16,26 @@ import (
 	"github.com/iocache/iocache/server/tlschain"
 )
 
-// The TLS material: Redis's tls-* directives turned into crypto/tls configurations, the way
-// Redis's tlsConfigure turns them into SSL_CTXs. Building is all or nothing: a missing,
-// unreadable or mismatched file fails with the warning Redis logs, and the material in effect
-// stays (CONFIG SET), or the server does not start.
-
-// tlsMaterial is one build of the configuration: server for accepted conns, client for the link
+// Material is one build of the configuration: Server for accepted conns, Client for the link
 // to a primary under tls-replication.
-type tlsMaterial struct {
-	server, client *tls.Config
+type Material struct {
+	Server, Client *tls.Config
 }
 
-// tlsWanted says whether the configuration asks for TLS at all, which is when Redis configures
+// Wanted says whether the configuration asks for TLS at all, which is when Redis configures
 // it (and checks the files).
-func tlsWanted(c *config.Config) bool {
+func Wanted(c *config.Config) bool {
 	return c.CompatValue("tls-port") != "0" || c.CompatValue("tls-replication") == "yes" || c.CompatValue("tls-cluster") == "yes"
 }
 
-// tlsDirectives are the directives whose change rebuilds the material (Redis's applyTlsCfg).
-var tlsDirectives = []string{"tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-client-cert-file",
+// Directives are the directives whose change rebuilds the material (Redis's applyTlsCfg).
+var Directives = []string{"tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-client-cert-file",
 	"tls-client-key-file", "tls-client-key-file-pass", "tls-dh-params-file", "tls-ca-cert-file", "tls-ca-cert-dir",
 	"tls-protocols", "tls-ciphers", "tls-ciphersuites", "tls-prefer-server-ciphers", "tls-session-caching",
 	"tls-session-cache-size", "tls-session-cache-timeout", "tls-auth-clients", "tls-replication", "tls-port"}
 
-// buildTLS makes the material from c. The error is the warning Redis logs for the same fault.
-func buildTLS(c *config.Config) (*tlsMaterial, error) {
+// Build makes the material from c. The error is the warning Redis logs for the same fault.
+func Build(c *config.Config) (*Material, error) {
 	v := c.CompatValue
 	certFile, keyFile := v("tls-cert-file"), v("tls-key-file")
 	if certFile == "" {
@@ -64,7 +59,7 @@ func buildTLS(c *config.Config) (*tlsMaterial, error) {
 	}
 	var roots *x509.CertPool
 	if caFile != "" || caDir != "" {
-		if roots, err = loadCAs(caFile, caDir); err != nil {
+		if roots, err = LoadCAs(caFile, caDir); err != nil {
 			return nil, fmt.Errorf("Failed to configure CA certificate(s) file/directory: %v", err)
 		}
 	}
@@ -119,7 +114,7 @@ func buildTLS(c *config.Config) (*tlsMaterial, error) {
 	// includes the name, and VerifyPeerCertificate does the chain check alone.
 	cli.InsecureSkipVerify = true
 	cli.VerifyPeerCertificate = tlschain.Verifier(roots, false)
-	return &tlsMaterial{server: srv, client: cli}, nil
+	return &Material{Server: srv, Client: cli}, nil
 }
 
 // pathErr is an *os.PathError's reason alone, as strerror prints it.
@@ -188,7 +183,7 @@ func loadKeyPair(certFile, keyFile, pass string) (tls.Certificate, error) {
 	return cert, nil
 }
 
-// decryptKey returns the key PEM in clear: an encrypted PKCS#8 key (tls_pkcs8.go), or one in
+// decryptKey returns the key PEM in clear: an encrypted PKCS#8 key (pkcs8.go), or one in
 // the traditional encrypted PEM form.
 func decryptKey(keyPEM []byte, pass string) ([]byte, error) {
 	block, _ := pem.Decode(keyPEM)
@@ -219,9 +214,9 @@ func decryptKey(keyPEM []byte, pass string) ([]byte, error) {
 	return pem.EncodeToMemory(&pem.Block{Type: block.Type, Bytes: der}), nil
 }
 
-// loadCAs reads tls-ca-cert-file and every certificate file in tls-ca-cert-dir; an error is
+// LoadCAs reads tls-ca-cert-file and every certificate file in tls-ca-cert-dir; an error is
 // about the file.
-func loadCAs(file, dir string) (*x509.CertPool, error) {
+func LoadCAs(file, dir string) (*x509.CertPool, error) {
 	pool := x509.NewCertPool()
 	if file != "" {
 		b, err := os.ReadFile(file)

@@ -1,4 +1,4 @@
-package engine
+package lualib
 
 import (
 	"encoding/binary"
@@ -15,7 +15,8 @@ import (
 
 const cmsgpackMaxNesting = 16
 
-func openCMsgpack(L *lua.LState) *lua.LTable {
+// OpenCMsgpack builds the cmsgpack table.
+func OpenCMsgpack(L *lua.LState) *lua.LTable {
 	t := L.NewTable()
 	t.RawSetString("pack", L.NewFunction(func(L *lua.LState) int {
 		n := L.GetTop()

@@ -1,17 +1,17 @@
-package engine
+package lualib
 
 // gopher-lua parses without recursion but compiles by walking the syntax tree recursively, about
 // a kilobyte of Go stack a level: a 2 MB script such as "return {{{...}}}" nested a million deep
 // overflows the main goroutine's stack, which no recover can catch, and the server dies. Lua 5.1
-// stops at 200 syntax levels; here a script whose nesting may pass scriptMaxNesting is refused
+// stops at 200 syntax levels; here a script whose nesting may pass maxNesting is refused
 // before it is compiled, with Lua's error. The estimate is cheap and errs high: bracket depth,
 // plus block depth, plus the longest run of operators, calls and indexing within one expression.
 
-const scriptMaxNesting = 50000
+const maxNesting = 50000
 
-// scriptTooDeep reports whether the script body may nest deeper than scriptMaxNesting.
-func scriptTooDeep(body []byte) bool {
-	if len(body) <= scriptMaxNesting {
+// TooDeep reports whether the script body may nest deeper than maxNesting.
+func TooDeep(body []byte) bool {
+	if len(body) <= maxNesting {
 		return false // each level takes at least a byte
 	}
 	brackets, blocks, run, loops := 0, 0, 0, 0
@@ -89,7 +89,7 @@ func scriptTooDeep(body []byte) bool {
 			c == '.' || c == ':' || c == '<' || c == '>' || c == '~':
 			run++
 		}
-		if brackets+blocks+run > scriptMaxNesting {
+		if brackets+blocks+run > maxNesting {
 			return true
 		}
 		i++

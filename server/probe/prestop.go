@@ -1,4 +1,4 @@
-package engine
+package probe
 
 import (
 	"bufio"
@@ -10,13 +10,13 @@ import (
 	"time"
 )
 
-// preStop is `iocache-server --pre-stop`, the preStop hook of a replicated instance's pods. The
+// PreStop is `iocache-server --pre-stop`, the preStop hook of a replicated instance's pods. The
 // kubelet runs it before it sends SIGTERM: while the server is a primary with replicas attached
 // it waits (at most --wait), so that the operator, which sees the pod being deleted (a drain, an
 // eviction, a rollout), can move the primary to a replica while this one still serves. It returns
 // as soon as the server is a replica, a primary without replicas (nobody to hand over to), or does
 // not answer; it always exits 0, since a failed hook would only delay the stop.
-func preStop(args []string, stderr io.Writer) int {
+func PreStop(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pre-stop", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	port := fs.Int("port", 6379, "server port")

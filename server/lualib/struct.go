@@ -1,4 +1,4 @@
-package engine
+package lualib
 
 import (
 	"bytes"
@@ -117,7 +117,7 @@ func structString(L *lua.LState, i int, fn string) string {
 	case lua.LString:
 		return string(v)
 	case lua.LNumber:
-		return luaNumberString(v)
+		return NumberString(v)
 	}
 	got := "no value"
 	if i <= L.GetTop() || (fn == "pack" && i > 1) {
@@ -127,7 +127,8 @@ func structString(L *lua.LState, i int, fn string) string {
 	return ""
 }
 
-func openStruct(L *lua.LState) *lua.LTable {
+// OpenStruct builds the struct table.
+func OpenStruct(L *lua.LState) *lua.LTable {
 	t := L.NewTable()
 	t.RawSetString("pack", L.NewFunction(structPack))
 	t.RawSetString("unpack", L.NewFunction(structUnpack))

@@ -1,4 +1,4 @@
-package engine
+package lualib
 
 import (
 	"strings"
@@ -422,9 +422,9 @@ func startPosition(init, n int) int {
 	return min(max(init-1, 0), n)
 }
 
-// patternLibrary replaces the string library's pattern functions. stopped reports whether the
+// Patterns replaces the string library's pattern functions. stopped reports whether the
 // running script has been stopped; maxLen is proto-max-bulk-len, read at each call.
-func patternLibrary(L *lua.LState, str *lua.LTable, stopped func() bool, maxLen func() int64) {
+func Patterns(L *lua.LState, str *lua.LTable, stopped func() bool, maxLen func() int64) {
 	findAux := func(find bool) lua.LGFunction {
 		return func(L *lua.LState) int {
 			s, p := L.CheckString(1), L.CheckString(2)

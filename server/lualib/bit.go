@@ -1,4 +1,4 @@
-package engine
+package lualib
 
 import (
 	"math"
@@ -43,8 +43,8 @@ func bitResult(L *lua.LState, b uint32) int {
 	return 1
 }
 
-// openBit builds the bit table.
-func openBit(L *lua.LState) *lua.LTable {
+// OpenBit builds the bit table.
+func OpenBit(L *lua.LState) *lua.LTable {
 	t := L.NewTable()
 	unary := func(name string, op func(uint32) uint32) {
 		t.RawSetString(name, L.NewFunction(func(L *lua.LState) int { return bitResult(L, op(bitArg(L, 1, name))) }))
