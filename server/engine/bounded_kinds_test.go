@@ -313,6 +313,25 @@ func TestQuadraticInputsHoldTheMainThreadAsRedis(t *testing.T) {
 			}
 			return time.Since(start)
 		},
+	}, {
+		// A quicklist is found by walking its nodes: reading a range element by element from
+		// the head would cost the list's length per element.
+		name:  "LRANGE q 0 -1, LPOS q b RANK -1 and LINSERT q BEFORE b c on 200,000 elements",
+		setup: func(p *peerConn) { fillBatches(p, "RPUSH", "q", listLen, func(i int) []string { return []string{"a" + strconv.Itoa(i%7)} }) },
+		work: func(t *testing.T, addr string) time.Duration {
+			p := dialPeer(t, addr)
+			start := time.Now()
+			if got := p.do("LRANGE", "q", "0", "-1"); !strings.HasPrefix(got, "*"+strconv.Itoa(listLen)+"\r\n") {
+				t.Errorf("LRANGE: %.40q", got)
+			}
+			if got := p.do("LPOS", "q", "b", "RANK", "-1"); got != "$-1\r\n" {
+				t.Errorf("LPOS: %q", got)
+			}
+			if got := p.do("LINSERT", "q", "BEFORE", "b", "c"); got != ":-1\r\n" {
+				t.Errorf("LINSERT: %q", got)
+			}
+			return time.Since(start)
+		},
 	}}
 	redisAddr := startRedisPeer(t, "--maxmemory", strconv.Itoa(maxmem))
 	ioAddr, cmd := startProcess(t, "--maxmemory", strconv.Itoa(maxmem))

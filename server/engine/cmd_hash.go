@@ -285,13 +285,18 @@ func cmdHRandField(s *Server, c *client, argv [][]byte) {
 		c.w.Bulk(f)
 		return
 	}
-	per := bulkReplySize(max(h.Bytes()/int64(size)-56, 0))
+	per := bulkReplySize(h.PayloadBytes() / int64(size))
 	if withValues {
 		per += 4 + minBulkReply // the value's bulk, and RESP3's pair header
 	}
+	at := h.At
+	if h.Compact() {
+		pairs := h.Pairs() // O(n) once, not per pick
+		at = func(i int) ([]byte, []byte) { return pairs[i][0], pairs[i][1] }
+	}
 	s.replyRandomPicks(c, count, randomPicks{size: size, with: withValues, perPick: per,
 		emit: func(i int) {
-			f, v := h.At(i)
+			f, v := at(i)
 			if withValues && c.w.RESP3 {
 				c.w.Array(2)
 			}

@@ -167,9 +167,7 @@ func cmdLRange(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	c.w.Array(b - a + 1)
-	for i := a; i <= b; i++ {
-		c.w.Bulk(l.Index(i))
-	}
+	l.Range(a, b, func(v []byte) bool { c.w.Bulk(v); return true })
 }
 
 func cmdLIndex(s *Server, c *client, argv [][]byte) {
@@ -243,19 +241,25 @@ func cmdLInsert(s *Server, c *client, argv [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	for i := 0; i < l.Len(); i++ {
-		if string(l.Index(i)) == string(argv[3]) {
-			if after {
-				i++
-			}
-			l.Insert(i, argv[4])
-			s.modified(c.db, argv[1])
-			s.notify(config.NotifyList, "linsert", argv[1], c.db)
-			c.w.Int(int64(l.Len()))
-			return
+	at := -1
+	l.Walk(false, func(i int, v []byte) bool {
+		if string(v) == string(argv[3]) {
+			at = i
+			return false
 		}
+		return true
+	})
+	if at < 0 {
+		c.w.Int(-1)
+		return
 	}
-	c.w.Int(-1)
+	if after {
+		at++
+	}
+	l.Insert(at, argv[4])
+	s.modified(c.db, argv[1])
+	s.notify(config.NotifyList, "linsert", argv[1], c.db)
+	c.w.Int(int64(l.Len()))
 }
 
 func cmdLRem(s *Server, c *client, argv [][]byte) {
@@ -383,22 +387,21 @@ func cmdLPos(s *Server, c *client, argv [][]byte) {
 		if want < 0 {
 			want = 1
 		}
-		for j := 0; j < n && int64(len(matches)) < want; j++ {
-			if maxlen > 0 && int64(j) >= maxlen {
-				break
+		j := 0
+		l.Walk(rank < 0, func(i int, v []byte) bool {
+			if int64(len(matches)) >= want || (maxlen > 0 && int64(j) >= maxlen) {
+				return false
 			}
-			i := j
-			if rank < 0 {
-				i = n - 1 - j
-			}
-			if string(l.Index(i)) == string(argv[2]) {
+			j++
+			if string(v) == string(argv[2]) {
 				if skip > 1 {
 					skip--
-					continue
+					return true
 				}
 				matches = append(matches, int64(i))
 			}
-		}
+			return true
+		})
 	}
 	if count < 0 {
 		if len(matches) == 0 {

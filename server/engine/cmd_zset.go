@@ -735,13 +735,18 @@ func cmdZRandMember(s *Server, c *client, argv [][]byte) {
 		c.w.Bulk(z.At(setRand.IntN(size)).Member)
 		return
 	}
-	per := bulkReplySize(max(z.Bytes()/int64(size)-96, 0))
+	per := bulkReplySize(z.PayloadBytes() / int64(size))
 	if withScores {
 		per += 4 + minBulkReply // the score, and RESP3's pair header
 	}
+	at := z.At
+	if z.Encoding() == "listpack" {
+		entries := z.Entries() // O(n) once, not per pick
+		at = func(i int) keyspace.Entry { return entries[i] }
+	}
 	s.replyRandomPicks(c, count, randomPicks{size: size, with: withScores, perPick: per,
 		emit: func(i int) {
-			e := z.At(i)
+			e := at(i)
 			if withScores && c.w.RESP3 {
 				c.w.Array(2)
 			}

@@ -466,6 +466,20 @@ func TestListAgainstModel(t *testing.T) {
 					if k != j+1 {
 						t.Fatalf("step %d: Range(%d,%d) stopped at %d", step, i, j, k)
 					}
+					for _, fromTail := range []bool{false, true} {
+						seen := 0
+						l.Walk(fromTail, func(at int, v []byte) bool {
+							want := seen
+							if fromTail {
+								want = len(model) - 1 - seen
+							}
+							if at != want || string(v) != string(model[at]) {
+								t.Fatalf("step %d: Walk(fromTail %v) gave index %d, want %d", step, fromTail, at, want)
+							}
+							seen++
+							return seen < 50
+						})
+					}
 				}
 			}
 			var all [][]byte

@@ -55,6 +55,24 @@ func (h *Hash) Bytes() int64 {
 	return int64(cap(h.lp)) + hashHeader
 }
 
+// PayloadBytes is the bytes of the fields and values themselves (with their length prefixes in
+// the compact form), for bounding the replies that list them.
+func (h *Hash) PayloadBytes() int64 {
+	if h.big != nil {
+		return h.big.bytes - 56*int64(len(h.big.fields))
+	}
+	return int64(max(len(h.lp)-lpCountSize, 0))
+}
+
+// Pairs returns views of every field and value, in order, for a command that picks many by
+// position: At is a scan in the compact form, and picking count fields with it would cost
+// count times the hash.
+func (h *Hash) Pairs() [][2][]byte {
+	out := make([][2][]byte, 0, h.Len())
+	h.Each(func(f, v []byte) bool { out = append(out, [2][]byte{f, v}); return true })
+	return out
+}
+
 // find returns the offsets of field's name and of the pair after it, or -1.
 func (h *Hash) find(field []byte) (at, next int) {
 	lp := h.lp

@@ -372,6 +372,27 @@ func (l *List) Range(start, stop int, fn func(v []byte) bool) {
 	}
 }
 
+// Walk calls fn with each element and its index, from the head, or from the tail when fromTail
+// is set, until fn returns false.
+func (l *List) Walk(fromTail bool, fn func(i int, v []byte) bool) {
+	if !fromTail {
+		i := 0
+		l.Each(func(v []byte) bool { ok := fn(i, v); i++; return ok })
+		return
+	}
+	i := l.n - 1
+	for k := len(l.nodes) - 1; k >= 0; k-- {
+		nd := l.nodes[k]
+		for end := len(nd); end > nodeStart(nd); i-- {
+			var v []byte
+			v, end = listElemBefore(nd, end)
+			if !fn(i, v) {
+				return
+			}
+		}
+	}
+}
+
 // Each calls fn for every element from the head until it returns false.
 func (l *List) Each(fn func(v []byte) bool) {
 	for _, nd := range l.nodes {

@@ -80,6 +80,23 @@ func (z *ZSet) Reserve(pairs [][]byte, scores []float64) {
 	z.lp = growPacked(z.lp, n)
 }
 
+// PayloadBytes is the bytes of the members (with, in the compact form, their length prefixes and
+// scores), for bounding the replies that list them.
+func (z *ZSet) PayloadBytes() int64 {
+	if z.big != nil {
+		return z.big.bytes - 96*int64(z.big.zsl.length)
+	}
+	return int64(max(len(z.lp)-lpCountSize, 0))
+}
+
+// Entries returns every entry in ascending order, for a command that picks many by rank: At is a
+// scan in the compact form.
+func (z *ZSet) Entries() []Entry {
+	out := make([]Entry, 0, z.Len())
+	z.Each(func(e Entry) bool { out = append(out, e); return true })
+	return out
+}
+
 // Encoding is the name OBJECT ENCODING gives the set's encoding.
 func (z *ZSet) Encoding() string {
 	if z.big == nil {
