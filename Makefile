@@ -100,6 +100,12 @@ bench: build ## Benchmark iocache-server against Debian's redis-server side by s
 	go run ./hack/benchcmp $(BENCH_ARGS)
 	go run ./hack/bgsavebench | tee docs/bench-bgsave.md # BGSAVE and BGREWRITEAOF, side by side
 	@if [ "$$(id -u)" = 0 ]; then go run ./hack/memcheck; else echo "memcheck skipped: it needs root to create a memory cgroup"; fi
+	go run ./hack/memtypes --out docs/memory-types.md # every type's memory per key, side by side
+
+.PHONY: bench-memory
+bench-memory: build ## Memory per key and per element of every type, iocache-server against Debian's redis-server in one run (writes docs/memory-types.md).
+	@mkdir -p docs
+	go run ./hack/memtypes --out docs/memory-types.md
 
 .PHONY: redis-testsuite
 redis-testsuite: ## Run Redis 7.0.15's own test suite (fetched from Debian's source package) against iocache-server and Debian's redis-server (writes docs/redis-testsuite.md).

@@ -316,8 +316,10 @@ func TestQuadraticInputsHoldTheMainThreadAsRedis(t *testing.T) {
 	}, {
 		// A quicklist is found by walking its nodes: reading a range element by element from
 		// the head would cost the list's length per element.
-		name:  "LRANGE q 0 -1, LPOS q b RANK -1 and LINSERT q BEFORE b c on 200,000 elements",
-		setup: func(p *peerConn) { fillBatches(p, "RPUSH", "q", listLen, func(i int) []string { return []string{"a" + strconv.Itoa(i%7)} }) },
+		name: "LRANGE q 0 -1, LPOS q b RANK -1 and LINSERT q BEFORE b c on 200,000 elements",
+		setup: func(p *peerConn) {
+			fillBatches(p, "RPUSH", "q", listLen, func(i int) []string { return []string{"a" + strconv.Itoa(i%7)} })
+		},
 		work: func(t *testing.T, addr string) time.Duration {
 			p := dialPeer(t, addr)
 			start := time.Now()
