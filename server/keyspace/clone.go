@@ -14,12 +14,7 @@ func (h *Hash) Clone() *Hash {
 	if h.big == nil {
 		return &Hash{lp: append([]byte(nil), h.lp...)}
 	}
-	t := &hashTable{fields: make([]hashField, len(h.big.fields)), index: make(map[string]int32, len(h.big.index)), bytes: h.big.bytes}
-	for i, f := range h.big.fields {
-		t.fields[i] = hashField{name: f.name, value: append([]byte(nil), f.value...)}
-		t.index[f.name] = int32(i)
-	}
-	return &Hash{big: t}
+	return &Hash{big: h.big.clone()}
 }
 
 // Clone returns a deep copy of the set, in the same encoding.
@@ -27,11 +22,7 @@ func (s *Set) Clone() *Set {
 	if s.big == nil {
 		return &Set{ints: append(intset(nil), s.ints...)}
 	}
-	t := newSetTable(len(s.big.members))
-	for _, m := range s.big.members {
-		t.add(stringView(m))
-	}
-	return &Set{big: t}
+	return &Set{big: s.big.clone()}
 }
 
 // Clone returns a deep copy of the sorted set, in the same encoding.

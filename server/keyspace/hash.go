@@ -5,10 +5,11 @@ import "encoding/binary"
 // Hash is a field → value map. Small hashes are compact (encoding "listpack"): the pairs packed
 // in one slice, in insertion order, after a 4-byte count; a hash that passes
 // hash-max-listpack-entries, or is given a field or value longer than hash-max-listpack-value,
-// becomes a hashTable (encoding "hashtable") for good, as in Redis.
+// becomes a table (encoding "hashtable") for good, as in Redis. Both orders are stable from one
+// call to the next until the hash changes, so HKEYS and HVALS pair up.
 type Hash struct {
-	lp  []byte     // compact form: count (uint32 LE), then field, value, field, value, ...
-	big *hashTable // large form; nil while compact
+	lp  []byte // compact form: count (uint32 LE), then field, value, field, value, ...
+	big *table // large form; nil while compact
 }
 
 // NewHash returns an empty, compact hash.
@@ -39,7 +40,7 @@ func (h *Hash) Encoding() string {
 // Len is the number of fields.
 func (h *Hash) Len() int {
 	if h.big != nil {
-		return len(h.big.fields)
+		return h.big.len()
 	}
 	return lpCount(h.lp)
 }
@@ -50,7 +51,7 @@ const hashHeader = 32 + 16
 // Bytes is the memory held, for accounting.
 func (h *Hash) Bytes() int64 {
 	if h.big != nil {
-		return h.big.bytes + hashHeader
+		return h.big.memory() + hashHeader
 	}
 	return int64(cap(h.lp)) + hashHeader
 }
@@ -59,7 +60,7 @@ func (h *Hash) Bytes() int64 {
 // the compact form), for bounding the replies that list them.
 func (h *Hash) PayloadBytes() int64 {
 	if h.big != nil {
-		return h.big.bytes - 56*int64(len(h.big.fields))
+		return h.big.pageCap
 	}
 	return int64(max(len(h.lp)-lpCountSize, 0))
 }
@@ -199,7 +200,7 @@ func cut(lp []byte, from, to int) []byte {
 // Delete removes field and reports whether it existed.
 func (h *Hash) Delete(field []byte) bool {
 	if h.big != nil {
-		return h.big.delete(field)
+		return h.big.remove(field)
 	}
 	at, next := h.find(field)
 	if at < 0 {
@@ -232,8 +233,7 @@ func (h *Hash) Each(fn func(field, value []byte) bool) {
 // be picked without copying the hash: O(1) in the large form, a scan of the compact one.
 func (h *Hash) At(i int) (field, value []byte) {
 	if h.big != nil {
-		f := &h.big.fields[i]
-		return stringView(f.name), f.value
+		return h.big.at(i)
 	}
 	h.Each(func(f, v []byte) bool {
 		if i == 0 {
@@ -248,89 +248,12 @@ func (h *Hash) At(i int) (field, value []byte) {
 
 // convert moves a compact hash to its large form.
 func (h *Hash) convert() {
-	t := newHashTable(lpCount(h.lp))
+	t := newTable(lpCount(h.lp), true)
 	h.Each(func(f, v []byte) bool { t.set(f, v); return true })
 	h.big, h.lp = t, nil
 }
 
 // Release drops the contents.
 func (h *Hash) Release() {
-	if h.big != nil {
-		clear(h.big.index)
-		h.big.fields = nil
-	}
-	h.lp = nil
-}
-
-// hashTable is a large hash whose iteration order is stable: fields sit in a slice indexed by a
-// map, so HGETALL, HKEYS and HVALS list fields in the same order from one call to the next (a Go
-// map would shuffle them on every call, and an application zipping HKEYS with HVALS would pair
-// the wrong values). Deleting moves the last field into the hole.
-type hashTable struct {
-	fields []hashField
-	index  map[string]int32
-	bytes  int64
-}
-
-type hashField struct {
-	name  string
-	value []byte
-}
-
-func newHashTable(n int) *hashTable {
-	return &hashTable{fields: make([]hashField, 0, n), index: make(map[string]int32, n)}
-}
-
-func (h *hashTable) get(field []byte) ([]byte, bool) {
-	i, ok := h.index[string(field)]
-	if !ok {
-		return nil, false
-	}
-	return h.fields[i].value, true
-}
-
-func (h *hashTable) set(field, value []byte) bool {
-	if i, ok := h.index[string(field)]; ok {
-		old := h.fields[i].value
-		if cap(old) >= len(value) {
-			h.fields[i].value = append(old[:0], value...)
-		} else {
-			h.fields[i].value = append([]byte(nil), value...)
-		}
-		h.bytes += int64(len(value) - len(old))
-		return false
-	}
-	name := string(field)
-	h.index[name] = int32(len(h.fields))
-	h.fields = append(h.fields, hashField{name: name, value: append([]byte(nil), value...)})
-	h.bytes += int64(len(field)+len(value)) + 56
-	return true
-}
-
-func (h *hashTable) delete(field []byte) bool {
-	i, ok := h.index[string(field)]
-	if !ok {
-		return false
-	}
-	h.bytes -= int64(len(field)+len(h.fields[i].value)) + 56
-	delete(h.index, string(field))
-	last := len(h.fields) - 1
-	if int(i) != last {
-		h.fields[i] = h.fields[last]
-		h.index[h.fields[i].name] = i
-	}
-	h.fields[last] = hashField{}
-	h.fields = h.fields[:last]
-	if cap(h.fields) > 64 && len(h.fields) < cap(h.fields)/4 {
-		h.fields = append([]hashField(nil), h.fields...)
-	}
-	return true
-}
-
-func (h *hashTable) each(fn func(field, value []byte) bool) {
-	for _, f := range h.fields {
-		if !fn(stringView(f.name), f.value) {
-			return
-		}
-	}
+	h.big, h.lp = nil, nil
 }

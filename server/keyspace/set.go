@@ -9,19 +9,15 @@ import (
 
 // Set is a set of byte strings. While every member is an integer and there are at most
 // set-max-intset-entries of them it is an intset (sorted, 2 to 8 bytes a member); the first
-// member that is not an integer, or one too many, makes it a setTable (encoding "hashtable") for
+// member that is not an integer, or one too many, makes it a table (encoding "hashtable") for
 // good, as in Redis.
 type Set struct {
 	ints intset
-	big  *setTable
+	big  *table
 }
 
 // NewSet returns an empty set, in the intset encoding until a member says otherwise.
 func NewSet() *Set { return &Set{} }
-
-// NewStringSet returns an empty set already in its hashtable encoding, for a set whose first
-// member is not an integer (Redis's setTypeCreate) sized for n members.
-func NewStringSet(n int) *Set { return &Set{big: newSetTable(n)} }
 
 // Encoding is the name OBJECT ENCODING gives the set's encoding.
 func (s *Set) Encoding() string {
@@ -34,7 +30,7 @@ func (s *Set) Encoding() string {
 // Len is the number of members.
 func (s *Set) Len() int {
 	if s.big != nil {
-		return len(s.big.members)
+		return s.big.len()
 	}
 	return s.ints.len()
 }
@@ -44,7 +40,7 @@ const setHeader = 32 + 16
 // Bytes is the memory held, for accounting.
 func (s *Set) Bytes() int64 {
 	if s.big != nil {
-		return s.big.bytes + setHeader
+		return s.big.memory() + setHeader
 	}
 	return int64(cap(s.ints)) + setHeader
 }
@@ -52,7 +48,7 @@ func (s *Set) Bytes() int64 {
 // Has reports membership.
 func (s *Set) Has(m []byte) bool {
 	if s.big != nil {
-		_, ok := s.big.idx[string(m)]
+		_, ok := s.big.find(m)
 		return ok
 	}
 	v, ok := resp.ParseInt(m)
@@ -69,7 +65,7 @@ func (s *Set) Add(m []byte) bool {
 		v, ok := resp.ParseInt(m)
 		if !ok {
 			s.convert(s.ints.len() + 1)
-			return s.big.add(m)
+			return s.big.set(m, nil)
 		}
 		i, found := s.ints.search(v)
 		if found {
@@ -81,7 +77,7 @@ func (s *Set) Add(m []byte) bool {
 		}
 		return true
 	}
-	return s.big.add(m)
+	return s.big.set(m, nil)
 }
 
 // AddAll adds every member of ms and returns how many were new. An intset that stays one takes
@@ -118,12 +114,7 @@ func (s *Set) AddAll(ms [][]byte) int {
 // Remove deletes m and reports whether it was there.
 func (s *Set) Remove(m []byte) bool {
 	if s.big != nil {
-		i, ok := s.big.idx[string(m)]
-		if !ok {
-			return false
-		}
-		s.big.removeAt(int(i))
-		return true
+		return s.big.remove(m)
 	}
 	v, ok := resp.ParseInt(m)
 	if !ok {
@@ -140,7 +131,8 @@ func (s *Set) Remove(m []byte) bool {
 // the hashtable's i-th in its stable order.
 func (s *Set) AppendAt(dst []byte, i int) []byte {
 	if s.big != nil {
-		return append(dst, s.big.members[i]...)
+		m, _ := s.big.at(i)
+		return append(dst, m...)
 	}
 	return strconv.AppendInt(dst, s.ints.get(i), 10)
 }
@@ -152,7 +144,9 @@ func (s *Set) Random(r *rand.Rand, dst []byte) []byte { return s.AppendAt(dst, r
 func (s *Set) Pop(r *rand.Rand) []byte {
 	i := r.IntN(s.Len())
 	if s.big != nil {
-		return []byte(s.big.removeAt(i))
+		m := s.AppendAt(nil, i)
+		s.big.removeAt(uint32(i))
+		return m
 	}
 	m := s.AppendAt(nil, i)
 	s.ints = s.ints.removeAt(i)
@@ -163,11 +157,7 @@ func (s *Set) Pop(r *rand.Rand) []byte {
 // hashtable's in its stable order. The slice is valid only during the call.
 func (s *Set) Each(fn func(m []byte) bool) {
 	if s.big != nil {
-		for _, m := range s.big.members {
-			if !fn(stringView(m)) {
-				return
-			}
-		}
+		s.big.each(func(m, _ []byte) bool { return fn(m) })
 		return
 	}
 	var buf [20]byte
@@ -191,50 +181,12 @@ func (s *Set) AppendInts(dst []int64) ([]int64, bool) {
 
 // convert moves an intset to the hashtable encoding, sized for n members.
 func (s *Set) convert(n int) {
-	t := newSetTable(n)
-	s.Each(func(m []byte) bool { t.add(m); return true })
+	t := newTable(n, false)
+	s.Each(func(m []byte) bool { t.set(m, nil); return true })
 	s.big, s.ints = t, nil
 }
 
 // Release drops the contents.
 func (s *Set) Release() {
-	if s.big != nil {
-		clear(s.big.idx)
-		s.big.members = nil
-	}
-	s.ints = nil
-}
-
-// setTable is a large set that also keeps its members in a slice, so SPOP and SRANDMEMBER pick
-// uniformly at random in O(1), and SSCAN has a stable cursor.
-type setTable struct {
-	idx     map[string]int32
-	members []string
-	bytes   int64
-}
-
-func newSetTable(n int) *setTable {
-	return &setTable{idx: make(map[string]int32, n), members: make([]string, 0, n)}
-}
-
-func (s *setTable) add(m []byte) bool {
-	if _, ok := s.idx[string(m)]; ok {
-		return false
-	}
-	k := string(m)
-	s.idx[k] = int32(len(s.members))
-	s.members = append(s.members, k)
-	s.bytes += int64(len(m)) + 48
-	return true
-}
-
-func (s *setTable) removeAt(i int) string {
-	k := s.members[i]
-	last := s.members[len(s.members)-1]
-	s.members[i] = last
-	s.idx[last] = int32(i)
-	s.members = s.members[:len(s.members)-1]
-	delete(s.idx, k)
-	s.bytes -= int64(len(k)) + 48
-	return k
+	s.big, s.ints = nil, nil
 }
