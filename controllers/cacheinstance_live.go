@@ -222,7 +222,14 @@ func (r *CacheInstanceReconciler) applyLive(ctx context.Context, addr string, cr
 	var changes []string
 	for _, d := range live {
 		if have[d[0]] != want[d[0]] {
-			set = append(set, d[0], configSetArg(d[1]))
+			arg := configSetArg(d[1])
+			if config.CanonicalName(d[0]) == "client-output-buffer-limit" {
+				// A config-file line may name some classes only, and CONFIG SET changes only those
+				// it names: the whole value, as CONFIG GET reads it, puts the others where a fresh
+				// start from the file would (an earlier value of theirs stayed otherwise).
+				arg = want[d[0]]
+			}
+			set = append(set, d[0], arg)
 			change := fmt.Sprintf("%s %s -> %s", d[0], quoteEmpty(have[d[0]]), quoteEmpty(want[d[0]]))
 			if isDefault[d[0]] {
 				change += " (the default: no longer in the config)"
