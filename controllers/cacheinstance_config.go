@@ -94,6 +94,12 @@ type serverConfig struct {
 	// LiveNames are Live's canonical names, sorted: what status.pods[].live records, so that a
 	// directive a later config drops is set back to its default.
 	LiveNames []string
+	// LegacyRestartHash is the restart hash operators before issue #30 put on the pod template for
+	// this spec: they counted the names of every spec.config directive, live ones too. A pod that
+	// carries it was made from today's start-only config; only the hashing differs, so the
+	// operator brings its annotation and revision to RestartHash in place instead of replacing it
+	// (cacheinstance_resize.go). Equal to RestartHash when spec.config has no live directive.
+	LegacyRestartHash string
 }
 
 // renderConfig resolves io-threads, the cpulists and maxmemory from a defaulted CacheInstance and
@@ -241,8 +247,11 @@ func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads fu
 	}
 	cfg.Text = b.String()
 	cfg.Hash = directivesHash(cfg.Text)
-	var restart strings.Builder
+	var restart, legacy strings.Builder
 	for _, d := range directives(cfg.Text) {
+		if legacyRestartDirective(d[0]) {
+			fmt.Fprintf(&legacy, "%s %s\n", d[0], d[1])
+		}
 		if restartDirective(d[0]) {
 			fmt.Fprintf(&restart, "%s %s\n", d[0], d[1])
 		} else {
@@ -265,7 +274,19 @@ func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads fu
 	}
 	fmt.Fprintf(&restart, "spec.config %s\n", strings.Join(startOnly, ","))
 	cfg.RestartHash = directivesHash(restart.String())
+	names := make([]string, len(extras))
+	for i, kv := range extras {
+		names[i] = kv[0]
+	}
+	fmt.Fprintf(&legacy, "spec.config %s\n", strings.Join(names, ","))
+	cfg.LegacyRestartHash = directivesHash(legacy.String())
 	return cfg, nil
+}
+
+// legacyRestartDirective is restartDirective as operators before issue #30 decided it (the name
+// compared as written): kept apart so that LegacyRestartHash stays what they rendered.
+func legacyRestartDirective(name string) bool {
+	return !liveDirective(name) || slices.Contains(podShapeDirectives, name)
 }
 
 // restartDirective is true for a directive whose change needs a new pod: the server reads it only

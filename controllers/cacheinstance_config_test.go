@@ -398,3 +398,33 @@ func TestRestartHashOfEarlierOperators(t *testing.T) {
 		}
 	}
 }
+
+// LegacyRestartHash is what the operator before issue #30 (b0d1362) put on the pod template: the
+// values below are its renderConfig's RestartHash for these specs, run at that commit. With a live
+// directive in spec.config it differs from today's RestartHash, and the operator upgrade must
+// recognise it to keep the pods.
+func TestLegacyRestartHashIsWhatEarlierOperatorsRendered(t *testing.T) {
+	type config = map[string]cachev1alpha1.ConfigValue
+	for _, tc := range []struct {
+		conf config
+		want string
+		live bool // the spec has a live spec.config directive: today's hash differs
+	}{
+		{nil, "8d3ec33b69e94993", false},
+		{config{"databases": "32"}, "73768ff7afc59155", false},
+		{config{"hz": "20"}, "019629b156979a7c", true},
+		{config{"databases": "32", "hz": "20", "latency-monitor-threshold": "100"}, "65d9e075f4ecdf3a", true},
+		{config{"HZ": "20", "slave-read-only": "no"}, "c00b6e8687a3e3f3", true},
+	} {
+		cfg, err := renderConfig(newInstance(4, func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Config = tc.conf }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.LegacyRestartHash != tc.want {
+			t.Errorf("spec.config %v: legacy restart hash %s, the operator at b0d1362 rendered %s", tc.conf, cfg.LegacyRestartHash, tc.want)
+		}
+		if differs := cfg.RestartHash != cfg.LegacyRestartHash; differs != tc.live {
+			t.Errorf("spec.config %v: restart hash %s, legacy %s: they must differ exactly when a live directive is set", tc.conf, cfg.RestartHash, cfg.LegacyRestartHash)
+		}
+	}
+}
