@@ -159,9 +159,12 @@ func (r *CacheInstanceReconciler) serverAddress(pod *corev1.Pod) string {
 }
 
 // servingCurrentTemplate is true for a ready pod, not being deleted, made from the current pod
-// template as far as the config is concerned.
+// template as far as the config is concerned: its config hash is the current one, or the form an
+// operator before issue #30 gave the same start-only config (a pod kept across the operator's
+// upgrade, not yet relabelled).
 func servingCurrentTemplate(pod *corev1.Pod, cfg *serverConfig) bool {
-	return pod.Annotations[annotationConfigHash] == cfg.RestartHash && podReady(pod)
+	h := pod.Annotations[annotationConfigHash]
+	return (h == cfg.RestartHash || h == cfg.LegacyRestartHash) && podReady(pod)
 }
 
 // serverRestarts counts the server container's restarts.
