@@ -91,6 +91,15 @@ type serverConfig struct {
 	// Live are the directives the server takes through CONFIG SET, in the order of Text: a change of
 	// them is applied to the running pods.
 	Live [][2]string
+	// LiveNames are Live's canonical names, sorted: what status.pods[].live records, so that a
+	// directive a later config drops is set back to its default.
+	LiveNames []string
+	// LegacyRestartHash is the restart hash operators before issue #30 put on the pod template for
+	// this spec: they counted the names of every spec.config directive, live ones too. A pod that
+	// carries it was made from today's start-only config; only the hashing differs, so the
+	// operator brings its annotation and revision to RestartHash in place instead of replacing it
+	// (cacheinstance_resize.go). Equal to RestartHash when spec.config has no live directive.
+	LegacyRestartHash string
 }
 
 // renderConfig resolves io-threads, the cpulists and maxmemory from a defaulted CacheInstance and
@@ -238,24 +247,52 @@ func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads fu
 	}
 	cfg.Text = b.String()
 	cfg.Hash = directivesHash(cfg.Text)
-	var restart strings.Builder
+	var restart, legacy strings.Builder
 	for _, d := range directives(cfg.Text) {
-		if liveDirective(d[0]) && !slices.Contains(podShapeDirectives, d[0]) {
-			cfg.Live = append(cfg.Live, d)
-		} else {
+		if legacyRestartDirective(d[0]) {
+			fmt.Fprintf(&legacy, "%s %s\n", d[0], d[1])
+		}
+		if restartDirective(d[0]) {
 			fmt.Fprintf(&restart, "%s %s\n", d[0], d[1])
+		} else {
+			cfg.Live = append(cfg.Live, d)
+			cfg.LiveNames = append(cfg.LiveNames, config.CanonicalName(d[0]))
 		}
 	}
-	// Which directives spec.config sets, without their values: a value changes live, but a
-	// directive that leaves spec.config must go back to the server's default, which a fresh start
-	// gives and CONFIG SET cannot know.
-	keys := make([]string, len(extras))
-	for i, kv := range extras {
-		keys[i] = kv[0]
+	slices.Sort(cfg.LiveNames)
+	cfg.LiveNames = slices.Compact(cfg.LiveNames)
+	// A live directive that leaves spec.config is set back to the server's default on the running
+	// pods (the live step, from status.pods[].live), so only the start-only ones count here. Their
+	// lines above already say it; the names are kept, as earlier operators wrote them, so that an
+	// upgrade of the operator leaves the pod template of an instance without live spec.config
+	// directives as it was, and its pods in place.
+	var startOnly []string
+	for _, kv := range extras {
+		if restartDirective(kv[0]) {
+			startOnly = append(startOnly, kv[0])
+		}
 	}
-	fmt.Fprintf(&restart, "spec.config %s\n", strings.Join(keys, ","))
+	fmt.Fprintf(&restart, "spec.config %s\n", strings.Join(startOnly, ","))
 	cfg.RestartHash = directivesHash(restart.String())
+	names := make([]string, len(extras))
+	for i, kv := range extras {
+		names[i] = kv[0]
+	}
+	fmt.Fprintf(&legacy, "spec.config %s\n", strings.Join(names, ","))
+	cfg.LegacyRestartHash = directivesHash(legacy.String())
 	return cfg, nil
+}
+
+// legacyRestartDirective is restartDirective as operators before issue #30 decided it (the name
+// compared as written): kept apart so that LegacyRestartHash stays what they rendered.
+func legacyRestartDirective(name string) bool {
+	return !liveDirective(name) || slices.Contains(podShapeDirectives, name)
+}
+
+// restartDirective is true for a directive whose change needs a new pod: the server reads it only
+// at start, or the pod template holds it (podShapeDirectives).
+func restartDirective(name string) bool {
+	return !liveDirective(name) || slices.Contains(podShapeDirectives, config.CanonicalName(name))
 }
 
 // liveDirective is the one place that decides whether a change of a directive is applied to the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -313,5 +314,117 @@ func TestOwnedDirectivesMatchCRDRule(t *testing.T) {
 	}
 	if n := strings.Count(list, "'") / 2; n != len(ownedDirectives) {
 		t.Errorf("the CRD rule lists %d names, ownedDirectives %d", n, len(ownedDirectives))
+	}
+}
+
+// Issue #30: adding, changing or removing a live directive in spec.config keeps the restart hash,
+// so the pods stay (the live step sets it, or sets it back to the server's default); a start-only
+// one changes it, and so does its value. Keys are taken case-insensitively and by alias, as the
+// server takes them.
+func TestRestartHashIgnoresLiveSpecConfig(t *testing.T) {
+	render := func(conf map[string]cachev1alpha1.ConfigValue) *serverConfig {
+		t.Helper()
+		cfg, err := renderConfig(newInstance(4, func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Config = conf }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	type config = map[string]cachev1alpha1.ConfigValue
+	base := render(nil)
+	for _, live := range []config{
+		{"hz": "20"},
+		{"hz": "20", "slowlog-log-slower-than": "5000"},
+		{"latency-monitor-threshold": "100"},
+		{"HZ": "20", "slave-read-only": "no"},
+		{"client-output-buffer-limit": "pubsub 64mb 16mb 60"},
+		{"notify-keyspace-events": "Ex", "maxmemory-clients": "10%"},
+	} {
+		cfg := render(live)
+		if cfg.RestartHash != base.RestartHash {
+			t.Errorf("spec.config %v changed the restart hash %s -> %s: a live directive must not replace the pods", live, base.RestartHash, cfg.RestartHash)
+		}
+		if cfg.Hash == base.Hash {
+			t.Errorf("spec.config %v left the config hash as it was: the live step would not apply it", live)
+		}
+		for name := range live {
+			if !slices.Contains(cfg.LiveNames, serverconfig.CanonicalName(name)) && !slices.Contains(cfg.LiveNames, "replica-read-only") {
+				t.Errorf("spec.config %s is not among the live names %v", name, cfg.LiveNames)
+			}
+		}
+	}
+	for _, startOnly := range []config{
+		{"rename-command": `FLUSHALL ""`},
+		{"rename-command": `KEYS ""`},
+		{"databases": "32"},
+		{"databases": "32", "hz": "20"},
+		{"tcp-backlog": "1024"},
+	} {
+		cfg := render(startOnly)
+		if cfg.RestartHash == base.RestartHash {
+			t.Errorf("spec.config %v kept the restart hash: the server reads it only at start, so the pods must be replaced", startOnly)
+		}
+		if slices.Contains(cfg.LiveNames, "rename-command") || slices.Contains(cfg.LiveNames, "databases") {
+			t.Errorf("spec.config %v: a start-only directive among the live names %v", startOnly, cfg.LiveNames)
+		}
+	}
+	// A start-only directive beside live ones: the live ones still do not count, its value does.
+	a := render(config{"databases": "32"})
+	if b := render(config{"databases": "32", "hz": "20", "latency-monitor-threshold": "100"}); b.RestartHash != a.RestartHash {
+		t.Errorf("adding live directives beside databases changed the restart hash %s -> %s", a.RestartHash, b.RestartHash)
+	}
+	if b := render(config{"databases": "64"}); b.RestartHash == a.RestartHash {
+		t.Error("databases 32 -> 64 kept the restart hash")
+	}
+}
+
+// An instance without live spec.config directives keeps the restart hash earlier operators gave it,
+// so that upgrading the operator replaces none of its pods. The value is what the operator before
+// issue #30 rendered for this spec.
+func TestRestartHashOfEarlierOperators(t *testing.T) {
+	for _, tc := range []struct {
+		conf map[string]cachev1alpha1.ConfigValue
+		want string
+	}{
+		{nil, "8d3ec33b69e94993"},
+		{map[string]cachev1alpha1.ConfigValue{"databases": "32"}, "73768ff7afc59155"},
+	} {
+		cfg, err := renderConfig(newInstance(4, func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Config = tc.conf }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.RestartHash != tc.want {
+			t.Errorf("spec.config %v: restart hash %s, earlier operators rendered %s", tc.conf, cfg.RestartHash, tc.want)
+		}
+	}
+}
+
+// LegacyRestartHash is what the operator before issue #30 (b0d1362) put on the pod template: the
+// values below are its renderConfig's RestartHash for these specs, run at that commit. With a live
+// directive in spec.config it differs from today's RestartHash, and the operator upgrade must
+// recognise it to keep the pods.
+func TestLegacyRestartHashIsWhatEarlierOperatorsRendered(t *testing.T) {
+	type config = map[string]cachev1alpha1.ConfigValue
+	for _, tc := range []struct {
+		conf config
+		want string
+		live bool // the spec has a live spec.config directive: today's hash differs
+	}{
+		{nil, "8d3ec33b69e94993", false},
+		{config{"databases": "32"}, "73768ff7afc59155", false},
+		{config{"hz": "20"}, "019629b156979a7c", true},
+		{config{"databases": "32", "hz": "20", "latency-monitor-threshold": "100"}, "65d9e075f4ecdf3a", true},
+		{config{"HZ": "20", "slave-read-only": "no"}, "c00b6e8687a3e3f3", true},
+	} {
+		cfg, err := renderConfig(newInstance(4, func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Config = tc.conf }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.LegacyRestartHash != tc.want {
+			t.Errorf("spec.config %v: legacy restart hash %s, the operator at b0d1362 rendered %s", tc.conf, cfg.LegacyRestartHash, tc.want)
+		}
+		if differs := cfg.RestartHash != cfg.LegacyRestartHash; differs != tc.live {
+			t.Errorf("spec.config %v: restart hash %s, legacy %s: they must differ exactly when a live directive is set", tc.conf, cfg.RestartHash, cfg.LegacyRestartHash)
+		}
 	}
 }

@@ -76,31 +76,49 @@ func (r *CacheInstanceReconciler) reconcileLiveConfig(ctx context.Context, inst 
 	var applied []string
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		// A pod still smaller than spec.memory (being resized in place) gets the larger maxmemory
-		// once it has grown.
-		if !servingCurrentTemplate(pod, cfg) || memoryBelowSpec(pod, inst.Spec.Memory) {
+		if !servingCurrentTemplate(pod, cfg) {
 			inst.liveInEffect = false
 			continue
 		}
-		now := cachev1alpha1.PodConfigStatus{Name: pod.Name, UID: string(pod.UID), Restarts: serverRestarts(pod), ConfigHash: cfg.Hash, UsersHash: inst.usersHash}
-		if k, ok := known[pod.Name]; ok && k == now {
+		// A pod still smaller than spec.memory (being resized in place) gets the larger maxmemory
+		// once it has grown; until then it runs what it was verified with, which its entry keeps
+		// saying (with the live directives to set back, should the config drop one meanwhile).
+		if memoryBelowSpec(pod, inst.Spec.Memory) {
+			inst.liveInEffect = false
+			if k, ok := known[pod.Name]; ok && k.UID == string(pod.UID) {
+				inst.podConfigs = append(inst.podConfigs, k)
+			}
+			continue
+		}
+		now := cachev1alpha1.PodConfigStatus{Name: pod.Name, UID: string(pod.UID), Restarts: serverRestarts(pod), ConfigHash: cfg.Hash, UsersHash: inst.usersHash, Live: cfg.LiveNames}
+		k, ok := known[pod.Name]
+		if ok && samePodConfig(k, now) {
 			inst.podConfigs = append(inst.podConfigs, now)
 			continue
 		}
-		changes, err := r.applyLive(ctx, r.serverAddress(pod), inst.creds(), cfg.Live)
+		// The live directives the pod was last verified with that this config no longer has go
+		// back to the server's default. (A restarted or new pod read them from its file already:
+		// setting them again changes nothing.)
+		var dropped []string
+		for _, name := range k.Live {
+			if !slices.Contains(cfg.LiveNames, name) && liveDirective(name) {
+				dropped = append(dropped, name)
+			}
+		}
+		changes, err := r.applyLive(ctx, r.serverAddress(pod), inst.creds(), cfg.Live, dropped)
 		if err == nil && len(inst.users) > 0 {
 			var set []string
 			set, err = applyUsers(ctx, r.serverAddress(pod), inst.creds(), inst.users, inst.managesUsers())
 			// A change of users on a running server is news; setting them on a pod that just
 			// started (or restarted) is part of its start, not a change.
-			if k, ok := known[pod.Name]; ok && k.UID == now.UID && k.Restarts == now.Restarts && k.UsersHash != now.UsersHash {
+			if ok && k.UID == now.UID && k.Restarts == now.Restarts && k.UsersHash != now.UsersHash {
 				changes = append(changes, set...)
 			}
 		}
 		if err != nil {
 			inst.liveInEffect = false
 			inst.liveFailure = fmt.Sprintf("pod %s: %v", pod.Name, err)
-			if k, ok := known[pod.Name]; ok && k.UID == now.UID {
+			if ok && k.UID == now.UID {
 				inst.podConfigs = append(inst.podConfigs, k)
 			}
 			continue
@@ -126,6 +144,12 @@ func (r *CacheInstanceReconciler) reconcileLiveConfig(ctx context.Context, inst 
 	return nil, nil
 }
 
+// samePodConfig is true when a pod's recorded config is the one it would be recorded with now.
+func samePodConfig(a, b cachev1alpha1.PodConfigStatus) bool {
+	return a.Name == b.Name && a.UID == b.UID && a.Restarts == b.Restarts && a.ConfigHash == b.ConfigHash &&
+		a.UsersHash == b.UsersHash && slices.Equal(a.Live, b.Live)
+}
+
 // serverAddress is podAddress unless a test says otherwise.
 func (r *CacheInstanceReconciler) serverAddress(pod *corev1.Pod) string {
 	if r.ServerAddress != nil {
@@ -135,9 +159,12 @@ func (r *CacheInstanceReconciler) serverAddress(pod *corev1.Pod) string {
 }
 
 // servingCurrentTemplate is true for a ready pod, not being deleted, made from the current pod
-// template as far as the config is concerned.
+// template as far as the config is concerned: its config hash is the current one, or the form an
+// operator before issue #30 gave the same start-only config (a pod kept across the operator's
+// upgrade, not yet relabelled).
 func servingCurrentTemplate(pod *corev1.Pod, cfg *serverConfig) bool {
-	return pod.Annotations[annotationConfigHash] == cfg.RestartHash && podReady(pod)
+	h := pod.Annotations[annotationConfigHash]
+	return (h == cfg.RestartHash || h == cfg.LegacyRestartHash) && podReady(pod)
 }
 
 // serverRestarts counts the server container's restarts.
@@ -150,10 +177,22 @@ func serverRestarts(pod *corev1.Pod) int32 {
 	return 0
 }
 
-// applyLive brings a server's live directives to the rendered values: it reads them with CONFIG
-// GET, sets those that differ in one CONFIG SET (which the server applies all or nothing), and reads
-// them back. It returns the changes made, as "name old -> new".
-func (r *CacheInstanceReconciler) applyLive(ctx context.Context, addr string, creds serverCreds, live [][2]string) ([]string, error) {
+// applyLive brings a server's live directives to the rendered values, and those of dropped (live
+// directives an earlier config set and this one does not) to the server's defaults, which a fresh
+// start from the new file would give: it reads them with CONFIG GET, sets those that differ in one
+// CONFIG SET (which the server applies all or nothing), and reads them back. It returns the changes
+// made, as "name old -> new".
+func (r *CacheInstanceReconciler) applyLive(ctx context.Context, addr string, creds serverCreds, live [][2]string, dropped []string) ([]string, error) {
+	live = slices.Clip(live)
+	isDefault := map[string]bool{}
+	for _, name := range dropped {
+		def, ok := config.Default(name)
+		if !ok {
+			return nil, fmt.Errorf("%s left the config, and the server's directive table has no default for it", name)
+		}
+		live = append(live, [2]string{name, def})
+		isDefault[name] = true
+	}
 	want := map[string]string{}
 	names := make([]any, 0, len(live)+2)
 	names = append(names, "CONFIG", "GET")
@@ -186,8 +225,19 @@ func (r *CacheInstanceReconciler) applyLive(ctx context.Context, addr string, cr
 	var changes []string
 	for _, d := range live {
 		if have[d[0]] != want[d[0]] {
-			set = append(set, d[0], configSetArg(d[1]))
-			changes = append(changes, fmt.Sprintf("%s %s -> %s", d[0], quoteEmpty(have[d[0]]), quoteEmpty(want[d[0]])))
+			arg := configSetArg(d[1])
+			if config.CanonicalName(d[0]) == "client-output-buffer-limit" {
+				// A config-file line may name some classes only, and CONFIG SET changes only those
+				// it names: the whole value, as CONFIG GET reads it, puts the others where a fresh
+				// start from the file would (an earlier value of theirs stayed otherwise).
+				arg = want[d[0]]
+			}
+			set = append(set, d[0], arg)
+			change := fmt.Sprintf("%s %s -> %s", d[0], quoteEmpty(have[d[0]]), quoteEmpty(want[d[0]]))
+			if isDefault[d[0]] {
+				change += " (the default: no longer in the config)"
+			}
+			changes = append(changes, change)
 		}
 	}
 	if len(changes) == 0 {
@@ -292,13 +342,19 @@ func rollReasons(prevImage, image string, prevResources, resources corev1.Resour
 			why = append(why, fmt.Sprintf("%s %s -> %s (%s)", res, a.String(), b.String(), because[res]))
 		}
 	}
-	before := map[string]string{}
+	before, after := map[string]string{}, map[string]bool{}
 	for _, d := range directives(prevConfig) {
 		before[d[0]] = d[1]
 	}
 	for _, d := range directives(config) {
+		after[d[0]] = true
 		if old, ok := before[d[0]]; (!ok || old != d[1]) && !liveDirective(d[0]) && prevConfig != "" {
 			why = append(why, fmt.Sprintf("%s %s -> %s (read at start only)", d[0], quoteEmpty(old), d[1]))
+		}
+	}
+	for _, d := range directives(prevConfig) {
+		if !after[d[0]] && !liveDirective(d[0]) {
+			why = append(why, fmt.Sprintf("%s %s removed (read at start only)", d[0], d[1]))
 		}
 	}
 	if len(why) == 0 {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +17,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
 )
@@ -229,4 +232,145 @@ func TestLiveConfigChangeKeepsThePod(t *testing.T) {
 	if got := rdb.ConfigGet(ctx, "hz").Val()["hz"]; got != "20" {
 		t.Errorf("hz %s after a refused change, want 20", got)
 	}
+}
+
+// Issue #30: adding live directives to spec.config, and taking them out again, keeps the pod and
+// its keys. Added, they are set with CONFIG SET; taken out, they go back to the server's defaults
+// (hz 10, latency-monitor-threshold 0); the pod template never changes. An operator that stopped
+// after writing the new config but before setting the pod (status.pods still saying the old one)
+// finishes the job from status, and a pod already verified is not set again.
+func TestLiveConfigSpecConfigAddAndRemoveKeepsThePod(t *testing.T) {
+	cl := startEnv(t)
+	ns := cl.namespace(t)
+	ctx := context.Background()
+	const password = "spec-config-password"
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cache-auth", Namespace: ns}, Data: map[string][]byte{"password": []byte(password)}}
+	if err := cl.c.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	addr := startTestServer(t, password)
+	rdb := redis.NewClient(&redis.Options{Addr: addr, Password: password, Protocol: 2})
+	defer rdb.Close()
+	const keys = 1201
+	pipe := rdb.Pipeline()
+	for i := range keys {
+		pipe.Set(ctx, fmt.Sprintf("key:%d", i), "kept", 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ci := instanceIn(ns, "cache", 2, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Auth = &cachev1alpha1.AuthSpec{ExistingSecret: "cache-auth"}
+		f := false
+		ci.Spec.Benchmark.ValidateOnChange = &f
+	})
+	if err := cl.c.Create(ctx, ci); err != nil {
+		t.Fatal(err)
+	}
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionReady, metav1.ConditionFalse, "RollingOut")
+	pod := cl.servePod(t, ns, "cache", addr)
+	cl.simulateRollout(t, ns, "cache")
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionConfigApplied, metav1.ConditionTrue, "AppliedLive")
+	sts := &appsv1.StatefulSet{}
+	if err := cl.get(t, ns, "cache", sts); err != nil {
+		t.Fatal(err)
+	}
+	template := sts.Spec.Template.Annotations["cache.iocache.dev/config-hash"]
+
+	// converged waits until the pod runs the current config, verified, and checks that it is the
+	// same pod with the same template and all its keys, running values.
+	converged := func(step string, values map[string]string) *cachev1alpha1.CacheInstance {
+		t.Helper()
+		var ci *cachev1alpha1.CacheInstance
+		eventually(t, step, func() error {
+			ci = &cachev1alpha1.CacheInstance{}
+			if err := cl.get(t, ns, "cache", ci); err != nil {
+				return err
+			}
+			if ci.Status.ObservedGeneration != ci.Generation || ci.Status.AppliedConfigHash != ci.Status.ConfigHash ||
+				len(ci.Status.Pods) != 1 || ci.Status.Pods[0].ConfigHash != ci.Status.ConfigHash {
+				return fmt.Errorf("generation %d observed %d, config %s applied %s, pods %+v",
+					ci.Generation, ci.Status.ObservedGeneration, ci.Status.ConfigHash, ci.Status.AppliedConfigHash, ci.Status.Pods)
+			}
+			for k, want := range values {
+				if got := rdb.ConfigGet(ctx, k).Val()[k]; got != want {
+					return fmt.Errorf("CONFIG GET %s = %q, want %q", k, got, want)
+				}
+			}
+			return nil
+		})
+		if c := meta.FindStatusCondition(ci.Status.Conditions, cachev1alpha1.ConditionConfigApplied); c == nil || c.Reason != "AppliedLive" {
+			t.Errorf("%s: ConfigApplied %+v, want AppliedLive", step, c)
+		}
+		if err := cl.get(t, ns, "cache", sts); err != nil {
+			t.Fatal(err)
+		}
+		if got := sts.Spec.Template.Annotations["cache.iocache.dev/config-hash"]; got != template || ci.Status.RestartHash != template {
+			t.Errorf("%s: pod template config hash %s -> %s (status %s): the pod would be replaced", step, template, got, ci.Status.RestartHash)
+		}
+		now := &corev1.Pod{}
+		if err := cl.get(t, ns, pod.Name, now); err != nil || now.UID != pod.UID {
+			t.Errorf("%s: pod %s is not the one that was serving (%v)", step, pod.Name, err)
+		}
+		if n := rdb.DBSize(ctx).Val(); n != keys {
+			t.Errorf("%s: DBSIZE %d, want %d", step, n, keys)
+		}
+		return ci
+	}
+
+	cl.update(t, ns, "cache", func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"hz": "20", "latency-monitor-threshold": "100"}
+	})
+	added := converged("adding hz and latency-monitor-threshold", map[string]string{"hz": "20", "latency-monitor-threshold": "100"})
+	if live := added.Status.Pods[0].Live; !slices.Contains(live, "hz") || !slices.Contains(live, "latency-monitor-threshold") {
+		t.Errorf("status.pods[0].live %v does not name the directives set", live)
+	}
+	note := cl.waitEventSaying(t, ns, "cache", "AppliedLive", added.Status.ConfigHash)
+	for _, want := range []string{"hz 10 -> 20", "latency-monitor-threshold 0 -> 100"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("AppliedLive event %q does not say %q", note, want)
+		}
+	}
+
+	cl.update(t, ns, "cache", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Config = nil })
+	removed := converged("removing them", map[string]string{"hz": "10", "latency-monitor-threshold": "0"})
+	if live := removed.Status.Pods[0].Live; slices.Contains(live, "hz") || slices.Contains(live, "latency-monitor-threshold") {
+		t.Errorf("status.pods[0].live %v still names directives no longer in the config", live)
+	}
+	// The config is the first one again, and so is its hash: the event is told apart by what it says.
+	note = cl.waitEventSaying(t, ns, "cache", "AppliedLive", "hz 20 -> 10")
+	for _, want := range []string{removed.Status.ConfigHash, "hz 20 -> 10 (the default: no longer in the config)", "latency-monitor-threshold 100 -> 0 (the default"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("AppliedLive event %q does not say %q", note, want)
+		}
+	}
+
+	// A verified pod is not set again on later passes: a value changed on the server by hand stays.
+	if err := rdb.ConfigSet(ctx, "hz", "33").Err(); err != nil {
+		t.Fatal(err)
+	}
+	cl.touchPod(t, pod, "1")
+	time.Sleep(2 * time.Second)
+	if got := rdb.ConfigGet(ctx, "hz").Val()["hz"]; got != "33" {
+		t.Errorf("hz %s after a pass over a verified pod: the operator set it again", got)
+	}
+
+	// The state an operator leaves when it stops between writing the ConfigMap and setting the pod:
+	// status.pods says the pod runs the config with both directives, and it does.
+	if err := rdb.Do(ctx, "CONFIG", "SET", "hz", "20", "latency-monitor-threshold", "100").Err(); err != nil {
+		t.Fatal(err)
+	}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		ci := &cachev1alpha1.CacheInstance{}
+		if err := cl.get(t, ns, "cache", ci); err != nil {
+			return err
+		}
+		ci.Status.Pods = added.Status.Pods
+		return cl.c.Status().Update(ctx, ci)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.touchPod(t, pod, "2")
+	converged("finishing from status", map[string]string{"hz": "10", "latency-monitor-threshold": "0"})
 }

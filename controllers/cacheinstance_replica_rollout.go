@@ -36,7 +36,8 @@ func statefulSetReplicas(ci *cachev1alpha1.CacheInstance) int32 {
 }
 
 // reconcileRollout brings outdated pods to the StatefulSet's update revision. It resizes in
-// place every pod whose revision differs only in memory (cacheinstance_resize.go), whatever its
+// place every pod whose revision differs only in memory, and relabels every pod whose revision
+// differs only in the legacy form of the config hash (cacheinstance_resize.go), whatever its
 // role. A single pod that needs a new one is deleted, as the StatefulSet controller's
 // RollingUpdate would; a replicated instance's pods are replaced one at a time, replicas first,
 // each when every pod is ready and in sync, the primary last after a switchover.
@@ -58,7 +59,7 @@ func (r *CacheInstanceReconciler) reconcileRollout(ctx context.Context, inst *in
 		if !settled || pod.Labels[labelRevision] == "" || pod.Labels[labelRevision] == update || !pod.DeletionTimestamp.IsZero() {
 			continue
 		}
-		outcome, err := r.resizeInPlace(ctx, inst, pod, update)
+		outcome, err := r.updateInPlace(ctx, inst, pod, update)
 		if err != nil {
 			return nil, err
 		}

@@ -26,6 +26,12 @@ import (
 // and maxmemory follows (the live step holds the new maxmemory back from a pod still smaller than
 // spec.memory); shrinking, maxmemory shrinks first and the pod follows once the server has taken
 // it. A resize the kubelet calls Infeasible falls back to replacing the pod.
+//
+// The same marking, without a resize, brings a pod to a template that differs from its own only
+// in how an earlier operator hashed the same start-only config (serverConfig.LegacyRestartHash:
+// operators before issue #30 counted live spec.config names too): after an operator upgrade such
+// a pod runs exactly what the new template asks for, and replacing it would empty the cache for
+// nothing. Its config-hash annotation is set to the current hash with the revision label.
 
 // resizeOutcome is what in-place resizing did with an outdated pod this pass.
 type resizeOutcome int
@@ -42,21 +48,33 @@ const (
 	reasonResizingInPlace  = "ResizingInPlace"
 	reasonResizedInPlace   = "ResizedInPlace"
 	reasonResizeInfeasible = "ResizeInfeasible"
+	// reasonRestartHashUpdated: a pod kept across an operator upgrade that changed only how the
+	// config hash is computed.
+	reasonRestartHashUpdated = "RestartHashUpdated"
 )
 
-// resizeInPlace brings an outdated pod to the update revision without a restart when only the
-// server's memory differs.
-func (r *CacheInstanceReconciler) resizeInPlace(ctx context.Context, inst *instance, pod *corev1.Pod, update string) (resizeOutcome, error) {
+// updateInPlace brings an outdated pod to the update revision without a restart when only the
+// server's memory differs (a resize), or only the config hash's legacy form (a relabel).
+func (r *CacheInstanceReconciler) updateInPlace(ctx context.Context, inst *instance, pod *corev1.Pod, update string) (resizeOutcome, error) {
+	memory, resize, ok, err := r.inPlaceChange(ctx, inst.config, pod.Namespace, pod.Labels[labelRevision], update)
+	if err != nil || !ok {
+		return resizeNotApplicable, err
+	}
+	ci := inst.CacheInstance
+	if !resize {
+		outcome, err := r.markUpdated(ctx, inst, pod, update)
+		if outcome == resizeDone {
+			r.Recorder.Eventf(ci, pod, corev1.EventTypeNormal, reasonRestartHashUpdated, "RelabelPod",
+				"Pod %s kept, with its data: its template differed only in how an earlier operator hashed the same start-only config (%s -> %s)",
+				pod.Name, inst.config.LegacyRestartHash, inst.config.RestartHash)
+		}
+		return outcome, err
+	}
 	// A pod that does not run (unschedulable, its image not pulled) holds no data, and the kubelet
 	// may never act on a resize: a memory change made to let it fit must replace it.
 	if pod.Status.Phase != corev1.PodRunning {
 		return resizeNotApplicable, nil
 	}
-	memory, ok, err := r.memoryOnlyChange(ctx, pod.Namespace, pod.Labels[labelRevision], update)
-	if err != nil || !ok {
-		return resizeNotApplicable, err
-	}
-	ci := inst.CacheInstance
 	if cond := podCondition(pod, corev1.PodResizePending); cond != nil && cond.Reason == corev1.PodReasonInfeasible {
 		r.Recorder.Eventf(ci, pod, corev1.EventTypeWarning, reasonResizeInfeasible, "ResizePod",
 			"The kubelet cannot resize pod %s to memory %s in place (%s); replacing the pod", pod.Name, memory.String(), cond.Message)
@@ -91,44 +109,80 @@ func (r *CacheInstanceReconciler) resizeInPlace(ctx context.Context, inst *insta
 		inst.recheckIn(replicationRecheck)
 		return resizeWaiting, nil
 	}
+	outcome, err := r.markUpdated(ctx, inst, pod, update)
+	if outcome == resizeDone {
+		r.Recorder.Eventf(ci, pod, corev1.EventTypeNormal, reasonResizedInPlace, "ResizePod",
+			"Pod %s resized in place to memory %s without a restart; it kept its data", pod.Name, memory.String())
+	}
+	return outcome, err
+}
+
+// markUpdated marks a pod as made from the update revision, which is all the StatefulSet
+// controller (OnDelete) looks at, and gives it the current config hash where it carries the legacy
+// form of it.
+func (r *CacheInstanceReconciler) markUpdated(ctx context.Context, inst *instance, pod *corev1.Pod, update string) (resizeOutcome, error) {
 	// Optimistic lock: the label says "made from update", true only of the pod as just read.
 	patch := client.MergeFromWithOptions(pod.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	pod.Labels[labelRevision] = update
+	if cfg := inst.config; pod.Annotations[annotationConfigHash] == cfg.LegacyRestartHash {
+		pod.Annotations[annotationConfigHash] = cfg.RestartHash
+	}
 	if err := r.Patch(ctx, pod, patch); apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 		inst.recheckIn(replicationRecheck)
 		return resizeWaiting, nil // the pod changed since it was read: the next pass decides again
 	} else if err != nil {
-		return resizeWaiting, fmt.Errorf("marking pod %s resized: %w", pod.Name, err)
+		return resizeWaiting, fmt.Errorf("marking pod %s as made from revision %s: %w", pod.Name, update, err)
 	}
-	r.Recorder.Eventf(ci, pod, corev1.EventTypeNormal, reasonResizedInPlace, "ResizePod",
-		"Pod %s resized in place to memory %s without a restart; it kept its data", pod.Name, memory.String())
 	return resizeDone, nil
 }
 
-// memoryOnlyChange reads the two revisions' pod templates, as the StatefulSet controller stored
-// them, and reports the server memory of update when they differ in nothing else. Revisions are
-// read from the API server, not a cache: they are needed only during a rollout, and a cache of
-// every StatefulSet's revisions would cost the operator memory all the time.
-func (r *CacheInstanceReconciler) memoryOnlyChange(ctx context.Context, ns, from, update string) (resource.Quantity, bool, error) {
-	if from == "" || update == "" {
-		return resource.Quantity{}, false, nil
+// inPlaceChange reads the two revisions' pod templates, as the StatefulSet controller stored
+// them, and reports whether a pod made from the first can be brought to the second in place
+// (inPlaceDiff): ok, with the server memory of update, and resize when that memory differs.
+// Revisions are read from the API server, not a cache: they are needed only during a rollout, and
+// a cache of every StatefulSet's revisions would cost the operator memory all the time.
+func (r *CacheInstanceReconciler) inPlaceChange(ctx context.Context, cfg *serverConfig, ns, from, update string) (memory resource.Quantity, resize, ok bool, err error) {
+	if from == "" || update == "" || cfg == nil {
+		return resource.Quantity{}, false, false, nil
 	}
 	old, err := r.revisionTemplate(ctx, ns, from)
 	if err != nil || old == nil {
-		return resource.Quantity{}, false, err
+		return resource.Quantity{}, false, false, err
 	}
 	cur, err := r.revisionTemplate(ctx, ns, update)
 	if err != nil || cur == nil {
-		return resource.Quantity{}, false, err
+		return resource.Quantity{}, false, false, err
 	}
-	memory := containerMemory(cur.Spec.Containers)
-	if memory == nil || containerMemory(old.Spec.Containers) == nil {
-		return resource.Quantity{}, false, nil
+	_, to, resize, ok := inPlaceDiff(old, cur, cfg)
+	if !ok {
+		return resource.Quantity{}, false, false, nil
 	}
-	want := *memory
+	return to, resize, true, nil
+}
+
+// inPlaceDiff compares a pod template with a newer one (neither is changed) and reports ok when a
+// pod of the first can run the second without a restart: they differ in the server container's
+// memory (resize: from and to), in the config-hash annotation where the old one carries
+// cfg.LegacyRestartHash and the new one cfg.RestartHash (the same start-only config, hashed as an
+// earlier operator did), or both, and in nothing else.
+func inPlaceDiff(old, cur *corev1.PodTemplateSpec, cfg *serverConfig) (from, to resource.Quantity, resize, ok bool) {
+	a, z := containerMemory(old.Spec.Containers), containerMemory(cur.Spec.Containers)
+	if a == nil || z == nil {
+		return from, to, false, false
+	}
+	from, to, resize = *a, *z, a.Cmp(*z) != 0
+	old, cur = old.DeepCopy(), cur.DeepCopy()
+	rehash := cfg.LegacyRestartHash != cfg.RestartHash &&
+		old.Annotations[annotationConfigHash] == cfg.LegacyRestartHash && cur.Annotations[annotationConfigHash] == cfg.RestartHash
+	if rehash {
+		old.Annotations[annotationConfigHash] = cfg.RestartHash
+	}
+	if !resize && !rehash {
+		return from, to, false, false
+	}
 	withoutServerMemory(old)
 	withoutServerMemory(cur)
-	return want, equality.Semantic.DeepEqual(old, cur), nil
+	return from, to, resize, equality.Semantic.DeepEqual(old, cur)
 }
 
 // revisionTemplate is the pod template a ControllerRevision of a StatefulSet holds (its data is
@@ -227,28 +281,21 @@ func memoryBelowSpec(pod *corev1.Pod, want resource.Quantity) bool {
 	return have != nil && have.Cmp(want) < 0
 }
 
-// memoryOnlyTemplateChange compares the StatefulSet's template before an apply with the one the
-// API server returned (both defaulted by it) and reports the server's memory before and after when
-// nothing else differs.
-func memoryOnlyTemplateChange(prev *corev1.PodTemplateSpec, applied *corev1ac.PodTemplateSpecApplyConfiguration) (from, to string, ok bool) {
-	if applied == nil {
-		return "", "", false
+// inPlaceTemplateChange compares the StatefulSet's template before an apply with the one the API
+// server returned (both defaulted by it) and reports, when the pods can take the new one in place
+// (inPlaceDiff), the server's memory before and after (equal when only the hash's form changed).
+func inPlaceTemplateChange(prev *corev1.PodTemplateSpec, applied *corev1ac.PodTemplateSpecApplyConfiguration, cfg *serverConfig) (from, to resource.Quantity, ok bool) {
+	if applied == nil || cfg == nil {
+		return from, to, false
 	}
 	b, err := json.Marshal(applied)
 	if err != nil {
-		return "", "", false
+		return from, to, false
 	}
 	cur := &corev1.PodTemplateSpec{}
 	if json.Unmarshal(b, cur) != nil {
-		return "", "", false
+		return from, to, false
 	}
-	old := prev.DeepCopy()
-	a, z := containerMemory(old.Spec.Containers), containerMemory(cur.Spec.Containers)
-	if a == nil || z == nil || a.Cmp(*z) == 0 {
-		return "", "", false
-	}
-	from, to = a.String(), z.String()
-	withoutServerMemory(old)
-	withoutServerMemory(cur)
-	return from, to, equality.Semantic.DeepEqual(old, cur)
+	from, to, _, ok = inPlaceDiff(prev, cur, cfg)
+	return from, to, ok
 }

@@ -401,10 +401,18 @@ func (r *CacheInstanceReconciler) reconcileStatefulSet(ctx context.Context, inst
 	inst.rollout = &ro
 	if exists && ptr.Deref(sts.Generation, 0) > prev.Generation && len(prev.Spec.Template.Spec.Containers) > 0 {
 		old := prev.Spec.Template.Spec.Containers[0]
-		if from, to, ok := memoryOnlyTemplateChange(&prev.Spec.Template, sts.Spec.Template); ok {
-			inst.change = &configChange{detail: fmt.Sprintf("memory %s -> %s, the pods resized in place (cacheinstance_resize.go)", from, to)}
+		if from, to, ok := inPlaceTemplateChange(&prev.Spec.Template, sts.Spec.Template, inst.config); ok {
+			if from.Cmp(to) == 0 {
+				// Only the hash's form: the config the pods run is the current one, which the
+				// status keeps saying; the rollout step relabels them.
+				r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, reasonRestartHashUpdated, "RelabelPods",
+					"The pod template's config hash %s -> %s: the same start-only config, hashed as this operator does (live spec.config directives no longer count); the pods are kept, with their data",
+					inst.config.LegacyRestartHash, inst.config.RestartHash)
+				return nil, nil
+			}
+			inst.change = &configChange{detail: fmt.Sprintf("memory %s -> %s, the pods resized in place (cacheinstance_resize.go)", from.String(), to.String())}
 			r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, reasonResizingInPlace, "ResizePod",
-				"Memory %s -> %s: resizing the pods in place, they keep their data", from, to)
+				"Memory %s -> %s: resizing the pods in place, they keep their data", from.String(), to.String())
 			return nil, nil
 		}
 		why := rollReasons(old.Image, image, old.Resources.Limits, serverResources(inst.CacheInstance), inst.previousConfig, inst.config.Text)

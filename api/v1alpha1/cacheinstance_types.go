@@ -581,6 +581,12 @@ type PodConfigStatus struct {
 	// applied live without counting as a new config (no new validation benchmark for it).
 	// +optional
 	UsersHash string `json:"usersHash,omitempty"`
+	// Live names the directives of configHash that the server takes live (CONFIG SET), by their
+	// canonical names: one that a later config no longer has (a key taken out of spec.config) is
+	// set back to the server's default on the running pod instead of replacing it.
+	// +listType=set
+	// +optional
+	Live []string `json:"live,omitempty"`
 }
 
 // CacheInstanceStatus is what the operator resolved and observed.

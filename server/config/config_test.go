@@ -195,3 +195,51 @@ func TestDirIsReportedAbsolute(t *testing.T) {
 		t.Fatalf("CONFIG GET dir after dir . = %v, want %s", got, wd)
 	}
 }
+
+// Every live directive has a default the operator can set back when the directive leaves a
+// rendered config: written as a config-file value, it reads as what a fresh server reports, and
+// CONFIG SET takes it, as the operator sends it (one argument unquoted, several as written).
+func TestEveryLiveDirectiveHasASettableDefault(t *testing.T) {
+	fresh := New()
+	n := 0
+	for _, name := range Names() {
+		if !Live(name) {
+			continue
+		}
+		def, ok := Default(name)
+		if !ok {
+			t.Errorf("Default(%s): none", name)
+			continue
+		}
+		n++
+		want := fresh.Get(name)[0][1]
+		if got, err := Expected(name, def); err != nil || got != want {
+			t.Errorf("Expected(%s, %s) = %q, %v; a fresh server reports %q", name, def, got, err, want)
+			continue
+		}
+		arg := def
+		if args, err := SplitArgs(def); err == nil && len(args) == 1 {
+			arg = args[0]
+		}
+		c := New()
+		if err := c.SetLive(name, arg); err != nil {
+			t.Errorf("CONFIG SET %s %q (its default): %v", name, arg, err)
+		} else if got := c.Get(name)[0][1]; got != want {
+			t.Errorf("CONFIG SET %s %q: CONFIG GET reports %q, want %q", name, arg, got, want)
+		}
+	}
+	if n < 100 {
+		t.Errorf("only %d live directives checked", n)
+	}
+	for _, tc := range [][2]string{{"hz", "10"}, {"latency-monitor-threshold", "0"}, {"notify-keyspace-events", `""`},
+		{"proc-title-template", `"{title} {listen-addr} {server-mode}"`}, {"save", "3600 1 300 100 60 10000"}} {
+		if got, _ := Default(tc[0]); got != tc[1] {
+			t.Errorf("Default(%s) = %s, want %s", tc[0], got, tc[1])
+		}
+	}
+	for _, name := range []string{"rename-command", "user", "no-such-directive"} {
+		if v, ok := Default(name); ok {
+			t.Errorf("Default(%s) = %q, want none", name, v)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Live reports whether CONFIG SET changes the directive on a running server: it is known, mutable
 // and not protected. The operator applies such directives to running pods and restarts pods only
@@ -27,4 +30,28 @@ func Expected(name, value string) (string, error) {
 		return "", nil // a file-only directive: CONFIG GET does not report it
 	}
 	return d.get(c), nil
+}
+
+// Default is the directive's value on a server whose config file does not set it, written as a
+// config-file value (quoted where it must be): the value to set live when a directive leaves a
+// rendered config, so that the running server ends as a fresh start from the new file would. ok
+// is false for a directive the server does not know or that CONFIG GET does not report.
+func Default(name string) (value string, ok bool) {
+	d, known := table[canonicalName(name)]
+	if !known || d.get == nil || d.fileOnly {
+		return "", false
+	}
+	v := d.get(New())
+	if d.multiArg && v != "" {
+		return v, true // several arguments, each without spaces (save points, buffer limits)
+	}
+	return quoteArg(v), true
+}
+
+// quoteArg writes one argument so that SplitArgs reads it back whole.
+func quoteArg(v string) string {
+	if v != "" && !strings.ContainsAny(v, " \t\r\n\"'\\") {
+		return v
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(v) + `"`
 }
