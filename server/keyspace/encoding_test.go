@@ -347,7 +347,7 @@ func TestZSetConvertsAtRedisThresholds(t *testing.T) {
 // Random list operations agree with a slice, with nodes small enough that most operations
 // cross node boundaries.
 func TestListAgainstModel(t *testing.T) {
-	for _, fill := range []int{1, 3, -1} {
+	for _, fill := range []int{0, 1, 3, -1, -5} {
 		t.Run(fmt.Sprint("fill", fill), func(t *testing.T) {
 			withLimits(t, func(l *Limits) { l.ListMaxListpackSize = fill })
 			rng := rand.New(rand.NewPCG(11, uint64(fill+10)))
@@ -490,8 +490,8 @@ func TestListAgainstModel(t *testing.T) {
 			if fmt.Sprint(all) != fmt.Sprint(model) || fmt.Sprint(cl) != fmt.Sprint(model) {
 				t.Fatal("Each or Clone differs from the model")
 			}
-			if fill == 1 && l.Nodes() != l.Len() {
-				t.Fatalf("fill 1: %d nodes for %d elements", l.Nodes(), l.Len())
+			if fill >= 0 && fill <= 1 && l.Nodes() != l.Len() {
+				t.Fatalf("fill %d: %d nodes for %d elements", fill, l.Nodes(), l.Len())
 			}
 		})
 	}

@@ -90,19 +90,18 @@ func listElemBefore(nd []byte, end int) ([]byte, int) {
 	return nd[s:e:e], s - uvarintLen(v)
 }
 
-// fits says whether a node of used bytes and count elements may take one more of size bytes.
+// fits says whether a node of used bytes of elements and count elements may take one more of
+// size bytes. The limits count the node's header, as Redis's count its listpack's, so a full
+// node is exactly a power of two, an allocation size of Go's with nothing left over.
 func fits(used, count, size int) bool {
 	if count == 0 {
 		return true
 	}
 	fill := limits.Load().ListMaxListpackSize
-	if fill > 0 {
-		return count < fill && used+size <= nodeSafetyLimit
+	if fill >= 0 { // a count (0 takes one element a node, as in Redis)
+		return count < fill && nodeHeader+used+size <= nodeSafetyLimit
 	}
-	if fill < -5 {
-		fill = -5
-	}
-	return used+size <= 4096<<(-fill-1)
+	return nodeHeader+used+size <= 4096<<(min(-fill, 5)-1)
 }
 
 // newNode returns a node holding v. A list's first node is sized for v alone (most lists are
@@ -112,7 +111,7 @@ func newNode(v []byte, full, front bool) []byte {
 	size := listElemSize(len(v))
 	room := nodeHeader + size
 	if full {
-		room = max(room, nodeHeader+nodeBytes(size))
+		room = max(room, nodeBytes(size))
 	}
 	nd := make([]byte, nodeHeader+size, room)
 	start := nodeHeader
@@ -126,11 +125,12 @@ func newNode(v []byte, full, front bool) []byte {
 	return nd
 }
 
-// nodeBytes is the bytes a node of the current fill holds, for elements of about size bytes.
+// nodeBytes is the bytes of a full node of the current fill, header included, for elements of
+// about size bytes.
 func nodeBytes(size int) int {
 	fill := limits.Load().ListMaxListpackSize
-	if fill > 0 {
-		return min(nodeSafetyLimit, fill*size)
+	if fill >= 0 {
+		return min(nodeSafetyLimit, nodeHeader+max(fill, 1)*size)
 	}
 	return 4096 << (min(-fill, 5) - 1)
 }

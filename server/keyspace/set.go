@@ -103,6 +103,22 @@ func (s *Set) AddAll(ms [][]byte) int {
 			s.ints = grown
 		}
 	}
+	if s.big == nil && len(ms) > 1 {
+		// A member that is not an integer converts the set: do it now, sized for all of them.
+		for _, m := range ms {
+			if _, ok := resp.ParseInt(m); !ok {
+				s.convert(s.ints.len() + len(ms))
+				break
+			}
+		}
+	}
+	if s.big != nil && s.big.len() == 0 {
+		b := 0
+		for _, m := range ms {
+			b += elemSize(len(m))
+		}
+		s.big.reserve(b)
+	}
 	for _, m := range ms {
 		if s.Add(m) {
 			n++

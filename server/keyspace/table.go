@@ -12,7 +12,7 @@ import "hash/maphash"
 // hole, as DB.dense does: picking at random is O(1), and a scan from the end returns every entry
 // present for its whole length (SSCAN, HSCAN). An entry is its key's length as a uvarint, the
 // key, and, in a hash, the value's length and the value. Pages are tablePage bytes; an entry
-// larger than tableLarge gets a page of its own. A replaced or removed entry's bytes stay dead in
+// larger than tableLarge gets a page of its own; the first page starts small and doubles. A replaced or removed entry's bytes stay dead in
 // its page until the page is mostly dead, when the live entries move to the current page and
 // the page is freed: memory follows the data down without copying the whole table.
 type table struct {
@@ -32,6 +32,8 @@ const (
 	tableOffBits = 15
 	tablePage    = 1 << tableOffBits // 32 KiB
 	tableLarge   = 4 << 10
+	// tableFirstPage is a new table's first page: small tables are the common ones.
+	tableFirstPage = 128
 )
 
 var tableSeed = maphash.MakeSeed()
@@ -91,8 +93,21 @@ func (t *table) store(k, v []byte) uint32 {
 		}
 		return t.newPage(pg) << tableOffBits
 	}
-	if !t.haveCur || len(t.pages[t.cur])+size > tablePage {
-		t.cur, t.haveCur = t.newPage(make([]byte, 0, tablePage)), true
+	switch {
+	case !t.haveCur:
+		t.cur, t.haveCur = t.newPage(make([]byte, 0, min(tablePage, max(size, tableFirstPage)))), true
+	case len(t.pages[t.cur])+size > cap(t.pages[t.cur]):
+		pg := t.pages[t.cur]
+		if len(pg)+size > tablePage {
+			t.cur = t.newPage(make([]byte, 0, tablePage))
+			break
+		}
+		// A small table's page grows to a page's size by doubling: a set of ten members
+		// does not hold 32 KiB. Entries keep their offsets in the copy.
+		grown := make([]byte, len(pg), min(tablePage, max(2*cap(pg), len(pg)+size)))
+		copy(grown, pg)
+		t.pageCap += int64(cap(grown) - cap(pg))
+		t.pages[t.cur] = grown
 	}
 	pg := t.pages[t.cur]
 	off := len(pg)
@@ -102,6 +117,14 @@ func (t *table) store(k, v []byte) uint32 {
 	}
 	t.pages[t.cur] = pg
 	return t.cur<<tableOffBits | uint32(off)
+}
+
+// reserve makes the first page of an empty table hold n bytes of entries, so a table written
+// by one command is not regrown.
+func (t *table) reserve(n int) {
+	if !t.haveCur && n <= tablePage {
+		t.cur, t.haveCur = t.newPage(make([]byte, 0, max(n, 16))), true
+	}
 }
 
 func (t *table) newPage(pg []byte) uint32 {
