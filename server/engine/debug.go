@@ -12,9 +12,9 @@ import (
 // truthfully (enable-debug-command gates the command, see bounds.go). Those that report or tune
 // an internal iocache does not have (HTSTATS, LISTPACK, REPLYBUFFER, JMAP...) get Redis's error
 // for an unknown subcommand. QUICKLIST-PACKED-THRESHOLD is the exception: it is accepted and
-// validated as Redis does, and changes nothing, because iocache stores every list element on
-// its own, which is what a packed threshold of 1 byte makes Redis do; the tests that set it then
-// check list behaviour, which does not depend on it.
+// validated as Redis does, and changes nothing: iocache's quicklist nodes take elements of any
+// size (one larger than a node gets a node of its own), and the tests that set it then check
+// list behaviour, which does not depend on it.
 
 func cmdDebug(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
@@ -82,7 +82,7 @@ func cmdDebug(s *Server, c *client, argv [][]byte) {
 			"PAUSE-CRON <0|1>", "    Stop periodic cron job processing.",
 			"PROTOCOL <type>", "    Reply with a test value of the specified type. <type> can be: string,",
 			"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,", "    true, false.",
-			"QUICKLIST-PACKED-THRESHOLD <size>", "    Accepted for compatibility; iocache lists have no packed nodes.",
+			"QUICKLIST-PACKED-THRESHOLD <size>", "    Accepted for compatibility; iocache's list nodes take elements of any size.",
 			"RELOAD [MERGE] [NOFLUSH] [NOSAVE]", "    Save the RDB on disk and reload it back to memory. By default it will save",
 			"    the RDB file and load it back.", "    * MERGE: merge the RDB file with the current dataset (replacing what", "      it holds twice).",
 			"    * NOFLUSH: Do not empty the current database before loading the RDB file.", "    * NOSAVE: the database will be loaded from an existing RDB file.",

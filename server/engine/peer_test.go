@@ -207,6 +207,19 @@ func TestFloatIncrementsMatchRedis(t *testing.T) {
 	))
 }
 
+// Scores are read as Redis's string2d reads them: a double's largest value written out in full
+// (309 digits) is a score, a literal past a double's range either way is not.
+func TestScoreLiteralsMatchRedis(t *testing.T) {
+	_, addr := startServer(t, nil)
+	full := "1" + strings.Repeat("0", 308)
+	differential(t, addr, [][]string{
+		{"ZADD", "z", full, "big"}, {"ZSCORE", "z", "big"}, {"ZADD", "z", "1e400", "over"}, {"ZADD", "z", "-1e400", "under"},
+		{"ZADD", "z", "1e-400", "tiny"}, {"ZADD", "z", "1e-310", "denormal"}, {"ZADD", "z", "0e10", "zero"}, {"ZADD", "z", "-0.0e-999", "nzero"},
+		{"ZINCRBY", "z", "1e400", "big"}, {"ZRANGEBYSCORE", "z", "-" + full, full}, {"ZCARD", "z"},
+		{"ZADD", "z", strings.Repeat("1", 5200), "long"},
+	})
+}
+
 // HyperLogLogs are Redis's bytes: the same registers, encodings, cached counts and estimates.
 func TestHyperLogLogMatchesRedis(t *testing.T) {
 	_, addr := startServer(t, nil)

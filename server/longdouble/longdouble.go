@@ -60,10 +60,15 @@ func trimmed(out string) string {
 	return out
 }
 
-// Parse reads a float argument as Redis's strtold-based parsing: no spaces, "inf" allowed,
-// NaN refused.
+// maxChars is Redis's MAX_LONG_DOUBLE_CHARS: the longest float argument it parses (a double's
+// largest value written out in full is 309 digits).
+const maxChars = 5 * 1024
+
+// Parse reads a float argument as Redis's string2d and string2ld do: no spaces, "inf" allowed,
+// NaN refused, and a literal too large or too small for a double (strtod's ERANGE with
+// HUGE_VAL or zero) refused.
 func Parse(b []byte) (float64, bool) {
-	if len(b) == 0 || len(b) > 128 || b[0] == ' ' || b[len(b)-1] == ' ' {
+	if len(b) == 0 || len(b) >= maxChars || b[0] == ' ' || b[len(b)-1] == ' ' {
 		return 0, false
 	}
 	switch string(b) {
@@ -73,16 +78,21 @@ func Parse(b []byte) (float64, bool) {
 		return math.Inf(-1), true
 	}
 	v, err := strconv.ParseFloat(string(b), 64)
-	if err != nil && !isRangeErr(err) {
-		return 0, false
-	}
-	if math.IsNaN(v) {
-		return 0, false
+	if err != nil || math.IsNaN(v) || (v == 0 && nonZeroMantissa(b)) {
+		return 0, false // a syntax error, an overflow to ±Inf, or an underflow to zero
 	}
 	return v, true
 }
 
-func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
+// nonZeroMantissa reports whether the digits before an exponent hold one other than 0.
+func nonZeroMantissa(b []byte) bool {
+	for _, c := range b {
+		switch {
+		case c == 'e' || c == 'E' || c == 'p' || c == 'P':
+			return false
+		case c >= '1' && c <= '9':
+			return true
+		}
+	}
+	return false
 }
