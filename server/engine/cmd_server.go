@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"maps"
+	"runtime/debug"
 	"time"
 
 	"github.com/iocache/iocache/server/config"
@@ -241,6 +242,10 @@ func cmdMemory(s *Server, c *client, argv [][]byte) {
 	case equalFold(sub, "doctor") && len(argv) == 2:
 		c.w.Verbatim("Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.")
 	case equalFold(sub, "purge") && len(argv) == 2:
+		// Redis asks jemalloc to give dirty pages back; Go's equivalent is a full collection
+		// that returns freed memory to the system. It runs on the bio thread: a collection of
+		// a large heap would hold the main thread for as long as it takes.
+		s.bio.submit(debug.FreeOSMemory)
 		c.w.OK()
 	case equalFold(sub, "malloc-stats") && len(argv) == 2:
 		c.w.Verbatim(mallocStats())
