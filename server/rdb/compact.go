@@ -3,7 +3,6 @@ package rdb
 import (
 	"encoding/binary"
 	"math"
-	"slices"
 	"strconv"
 )
 
@@ -68,21 +67,6 @@ func parseIntset(b []byte, fn func(int64) error) error {
 		}
 	}
 	return nil
-}
-
-// intsetMembers returns a set's members as sorted integers when every member is a canonical
-// integer, so the set can be written as an intset.
-func intsetMembers(members []string, scratch []int64) ([]int64, bool) {
-	vals := scratch[:0]
-	for _, m := range members {
-		v, ok := parseInt([]byte(m))
-		if !ok {
-			return nil, false
-		}
-		vals = append(vals, v)
-	}
-	slices.Sort(vals)
-	return vals, true
 }
 
 // parseZiplist validates a ziplist (ziplist.c: 10-byte header of total bytes, tail offset and
