@@ -119,8 +119,8 @@ func (h *Hash) ConvertForLengths(args [][]byte) {
 	}
 }
 
-// Reserve makes room for extra more bytes of packed pairs, so a command that sets many fields
-// allocates once.
+// Reserve makes room in a compact hash for the fields and values of pairs (HSET's arguments),
+// so a command that sets many fields allocates once (exactly, for a new hash).
 func (h *Hash) Reserve(pairs [][]byte) {
 	if h.big != nil {
 		return

@@ -36,32 +36,6 @@ func NewZSetFor(n, memberLen int) *ZSet {
 	return &ZSet{big: newZSetBig(n)}
 }
 
-// CompactIfFits converts a large set back to the compact form when it is within both thresholds:
-// what Redis does for the results of ZUNIONSTORE, ZINTERSTORE and ZDIFFSTORE.
-func (z *ZSet) CompactIfFits() {
-	l := limits.Load()
-	if z.big == nil || z.Len() > l.ZSetMaxListpackEntries {
-		return
-	}
-	size := lpCountSize
-	fits := true
-	z.big.each(func(e Entry) bool {
-		fits = len(e.Member) <= l.ZSetMaxListpackValue
-		size += elemSize(len(e.Member)) + scoreSize(e.Score)
-		return fits
-	})
-	if !fits {
-		return
-	}
-	lp := make([]byte, lpCountSize, size)
-	z.big.each(func(e Entry) bool {
-		lp = appendScore(appendElem(lp, e.Member), e.Score)
-		return true
-	})
-	lpSetCount(lp, z.big.zsl.length)
-	z.lp, z.big = lp, nil
-}
-
 // Reserve makes room in a compact set for the members of pairs (score, member, score, member,
 // ...: ZADD's arguments) with the scores parsed from them, so a command that adds many allocates
 // once (exactly, for a new set).
