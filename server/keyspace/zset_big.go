@@ -1,14 +1,15 @@
 package keyspace
 
+import "math"
+
 // The large sorted set (encoding "skiplist", as Redis names it): a table from member to score,
 // for ZSCORE and for finding a member's place in O(1), and a ztree ordered by (score, member),
 // for ranks and ranges in O(log n). Per member it costs the member's bytes twice, its score
 // twice (a byte for small integers) and a few bytes of index: less than a Redis skip list node
 // and dict entry.
 type zsetBig struct {
-	dict    *table // member → score, encoded as in the leaves
-	tree    *ztree
-	scratch []byte // a member moved to a new score, which may view the tree's bytes
+	dict *table // member → score, encoded as in the leaves
+	tree *ztree
 }
 
 func newZSetBig(n int) *zsetBig {
@@ -17,7 +18,7 @@ func newZSetBig(n int) *zsetBig {
 
 func (z *zsetBig) len() int { return z.tree.n }
 
-func (z *zsetBig) memory() int64 { return z.dict.memory() + z.tree.mem + int64(cap(z.scratch)) }
+func (z *zsetBig) memory() int64 { return z.dict.memory() + z.tree.mem }
 
 func (z *zsetBig) score(member []byte) (float64, bool) {
 	v, ok := z.dict.get(member)
@@ -35,10 +36,12 @@ func (z *zsetBig) add(member []byte, score float64) bool {
 	if ok {
 		// -0 and 0 are equal scores, as in Redis's skip list: the member keeps the one it has.
 		if old != score {
-			z.scratch = append(z.scratch[:0], member...)
-			z.tree.remove(old, z.scratch)
-			z.tree.insert(score, z.scratch)
-			z.dict.set(z.scratch, enc)
+			// member may view the tree's bytes, which the removal moves.
+			var buf [64]byte
+			m := append(buf[:0], member...)
+			z.tree.remove(old, m)
+			z.tree.insert(score, m)
+			z.dict.set(m, enc)
 		}
 		return false
 	}
@@ -92,10 +95,9 @@ func (z *zsetBig) first(rev bool) (Entry, bool) {
 		return Entry{}, false
 	}
 	if rev {
-		b := z.tree.lastLeaf().b
-		offs := leafOffsets(b, nil)
-		e, _ := zentryAt(b, int(offs[len(offs)-1]))
-		return e, true
+		var last Entry
+		walkBack(z.tree.lastLeaf(), math.MaxInt, func(e Entry) bool { last = e; return false })
+		return last, true
 	}
 	e, _ := zentryAt(z.tree.firstLeaf().b, 0)
 	return e, true
