@@ -276,9 +276,11 @@ object table (a Go interface), its 32-byte header object, and its elements:
 - **list (quicklist)**: a slice of nodes; each node one slice of up to list-max-listpack-size
   (8 KiB by default) with an 8-byte header and each element as a uvarint length, the bytes and the
   length again backwards (2 bytes of overhead for elements up to 127 bytes, as Redis's listpack).
-- **hashtable (hash, set) and skiplist (sorted set)**, past the thresholds: still one Go object per
-  element (a Go map entry and a slice entry, a string and a value slice; skip-list nodes of 48
-  bytes or more plus a map entry), which is why the large rows cost 1.6–2.7× Redis.
+- **hashtable (hash, set)**, past the thresholds: entries packed in 32 KiB pages, found through a
+  Go map from a 32-bit hash to a 4-byte position.
+- **skiplist (sorted set)**, past the thresholds: that table from member to score (1 byte for small
+  integers), and a B+tree ordered by (score, member) whose leaves are 1 KiB slices of packed
+  entries and whose inner nodes keep each child's count, for ranks in O(log n).
 
 Resident memory also holds what the Go collector has not yet reclaimed: the tables above grow by
 doubling, and until the next collection the old arrays are garbage (with GOGC=100 the heap may

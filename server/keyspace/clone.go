@@ -30,7 +30,7 @@ func (z *ZSet) Clone() *ZSet {
 	if z.big == nil {
 		return &ZSet{lp: append([]byte(nil), z.lp...)}
 	}
-	b := newZSetBig(z.big.zsl.length)
+	b := newZSetBig(z.big.len())
 	z.big.each(func(e Entry) bool { b.add(e.Member, e.Score); return true })
 	return &ZSet{big: b}
 }

@@ -58,7 +58,7 @@ func (z *ZSet) Reserve(pairs [][]byte, scores []float64) {
 // scores), for bounding the replies that list them.
 func (z *ZSet) PayloadBytes() int64 {
 	if z.big != nil {
-		return z.big.bytes - 96*int64(z.big.zsl.length)
+		return z.big.tree.payload
 	}
 	return int64(max(len(z.lp)-lpCountSize, 0))
 }
@@ -82,7 +82,7 @@ func (z *ZSet) Encoding() string {
 // Len is the number of members.
 func (z *ZSet) Len() int {
 	if z.big != nil {
-		return z.big.zsl.length
+		return z.big.len()
 	}
 	return lpCount(z.lp)
 }
@@ -92,7 +92,7 @@ const zsetHeader = 32 + 16
 // Bytes is the memory held, for accounting.
 func (z *ZSet) Bytes() int64 {
 	if z.big != nil {
-		return z.big.bytes + zsetHeader
+		return z.big.memory() + zsetHeader
 	}
 	return int64(cap(z.lp)) + zsetHeader
 }
@@ -150,8 +150,7 @@ func (z *ZSet) find(member []byte) (at, next int, score float64) {
 // Score returns a member's score.
 func (z *ZSet) Score(member []byte) (float64, bool) {
 	if z.big != nil {
-		s, ok := z.big.dict[string(member)]
-		return s, ok
+		return z.big.score(member)
 	}
 	at, _, s := z.find(member)
 	return s, at >= 0
@@ -421,9 +420,5 @@ func (z *ZSet) convert() {
 
 // Release drops the contents.
 func (z *ZSet) Release() {
-	if z.big != nil {
-		clear(z.big.dict)
-		z.big.zsl = nil
-	}
-	z.lp = nil
+	z.lp, z.big = nil, nil
 }
