@@ -307,7 +307,7 @@ func guestLPush(s *Server, c *client, argv [][]byte) {
 	if l == nil || !keyExists(db, argv[1]) {
 		// New, or evicted to make room.
 		l = keyspace.NewList()
-		db.SetObject(argv[1], keyspace.TypeList, l, s.lruClock)
+		db.CreateObject(argv[1], keyspace.TypeList, l, s.lruClock)
 	}
 	for _, v := range argv[2:] {
 		l.PushFront(v)

@@ -50,6 +50,15 @@ type snapEntry struct {
 	meta     rdb.KeyMeta
 }
 
+// object is the entry's collection: the object handed over, or one reading an inline
+// collection's bytes in the chunk.
+func (en *snapEntry) object(data []byte) any {
+	if en.obj == nil && en.typ != keyspace.TypeString {
+		return keyspace.FromPayload(en.typ, data[en.val[0]:en.val[1]])
+	}
+	return en.obj
+}
+
 type snapChunk struct {
 	seq     uint64
 	entries []snapEntry
@@ -213,6 +222,10 @@ func (sn *rdbSnapshot) emit(dbIndex int, db *keyspace.DB, r keyspace.Ref, force 
 		v := db.Str(r)
 		e.val = [2]int{len(ch.data), len(ch.data) + len(v)}
 		ch.data = append(ch.data, v...)
+	} else if data, inline := db.AppendPayload(ch.data, r); inline {
+		// An inline collection is copied like a string: its bytes are the record's.
+		e.val = [2]int{len(ch.data), len(data)}
+		ch.data = data
 	} else {
 		e.obj = db.Obj(r)
 		sn.shared[e.obj] = ch.seq
@@ -417,7 +430,7 @@ func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64, increm
 						e.SelectDBOnly(en.db)
 					}
 				}
-				v := rdb.Value{Type: en.typ, Obj: en.obj}
+				v := rdb.Value{Type: en.typ, Obj: en.object(ch.data)}
 				if en.typ == keyspace.TypeString {
 					v.Str = ch.data[en.val[0]:en.val[1]]
 				}
@@ -486,7 +499,7 @@ func (sn *rdbSnapshot) encodeCommands(w io.Writer) error {
 			if en.typ == keyspace.TypeString {
 				str = ch.data[en.val[0]:en.val[1]]
 			}
-			b.key(en.db, ch.data[en.key[0]:en.key[1]], en.typ, str, en.obj, en.meta.ExpireAt)
+			b.key(en.db, ch.data[en.key[0]:en.key[1]], en.typ, str, en.object(ch.data), en.meta.ExpireAt)
 		}
 		sn.keysWritten.Add(int64(len(ch.entries)))
 		sn.recycle(ch)

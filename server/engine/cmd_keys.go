@@ -64,11 +64,11 @@ func (s *Server) copyValue(src *keyspace.DB, r keyspace.Ref, dst *keyspace.DB, d
 		}
 		dst.SetString(dstKey, val, exp, false, s.initialClock())
 	} else {
-		obj := src.Obj(r)
+		var obj any
 		if move {
-			src.Delete(r)
+			obj = src.Detach(r)
 		} else {
-			obj = cloneObject(obj)
+			obj = cloneObject(src.Obj(r))
 		}
 		nr := dst.SetObject(dstKey, typ, obj, s.initialClock())
 		if exp > 0 {

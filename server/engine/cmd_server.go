@@ -276,6 +276,8 @@ func (s *Server) keyMemoryUsage(db *keyspace.DB, r keyspace.Ref) int64 {
 	n := int64(16 + len(db.Key(r)) + 32)
 	if db.Type(r) == keyspace.TypeString {
 		n += int64(len(db.Str(r)))
+	} else if b, inline := db.InlineBytes(r); inline {
+		n += int64(b) // the collection's bytes are in its record: no object, no table slot
 	} else {
 		n += objectBytes(db.Obj(r))
 	}

@@ -134,7 +134,7 @@ func cmdXGroup(s *Server, c *client, argv [][]byte) {
 		}
 		if st == nil {
 			st = keyspace.NewStream()
-			db.SetObject(key, keyspace.TypeStream, st, s.initialClock())
+			db.CreateObject(key, keyspace.TypeStream, st, s.initialClock())
 			s.modified(c.db, key)
 		}
 		created := st.CreateGroup(string(group), id, entriesRead)

@@ -64,9 +64,11 @@ pairs:
 	}
 	// A new set starts in its large form when its first member is already too long for the
 	// compact one, as in Redis 7.0's ZADD.
-	z, ok := getObject(s, c, argv[1], keyspace.TypeZSet, mode, func() *keyspace.ZSet {
-		return keyspace.NewZSetFor(0, len(rest[1]))
-	})
+	var create func() *keyspace.ZSet
+	if !keyspace.ZSetStartsCompact(len(rest[1])) {
+		create = func() *keyspace.ZSet { return keyspace.NewZSetFor(0, len(rest[1])) }
+	}
+	z, ok := getObject(s, c, argv[1], keyspace.TypeZSet, mode, create)
 	if !ok {
 		return
 	}

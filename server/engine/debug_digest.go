@@ -96,6 +96,7 @@ func (s *Server) datasetDigest() [20]byte {
 			var d [20]byte
 			mixDigest(&d, db.Key(r))
 			valueDigest(&d, db, r)
+			db.ReleaseViews()
 			xorDigest(&final, d[:])
 			return true
 		})

@@ -22,7 +22,9 @@ const (
 )
 
 // getObject returns the collection of type t stored at key. It returns a zero T (nil) for a
-// missing key unless mode is forCreate, and ok=false after replying WRONGTYPE.
+// missing key unless mode is forCreate, and ok=false after replying WRONGTYPE. A new key's
+// collection comes from create, or, when create is nil, from the keyspace (an empty compact
+// collection built in a reused buffer: keyspace.DB.Create).
 func getObject[T collection](s *Server, c *client, key []byte, t keyspace.Type, mode access, create func() T) (obj T, ok bool) {
 	db := s.dbs[c.db]
 	var r keyspace.Ref
@@ -33,9 +35,11 @@ func getObject[T collection](s *Server, c *client, key []byte, t keyspace.Type, 
 		r, exists = s.lookupWrite(c, key)
 	}
 	if !exists {
-		if mode == forCreate {
+		if mode == forCreate && create == nil {
+			obj = db.Create(key, t, s.initialClock()).(T)
+		} else if mode == forCreate {
 			obj = create()
-			db.SetObject(key, t, obj, s.initialClock())
+			db.CreateObject(key, t, obj, s.initialClock())
 		}
 		return obj, true
 	}
@@ -69,19 +73,19 @@ func firstExisting[T collection](s *Server, c *client, keys [][]byte, t keyspace
 }
 
 func (s *Server) getList(c *client, key []byte, mode access) (*keyspace.List, bool) {
-	return getObject(s, c, key, keyspace.TypeList, mode, keyspace.NewList)
+	return getObject[*keyspace.List](s, c, key, keyspace.TypeList, mode, nil)
 }
 
 func (s *Server) getHash(c *client, key []byte, mode access) (*keyspace.Hash, bool) {
-	return getObject(s, c, key, keyspace.TypeHash, mode, keyspace.NewHash)
+	return getObject[*keyspace.Hash](s, c, key, keyspace.TypeHash, mode, nil)
 }
 
 func (s *Server) getSet(c *client, key []byte, mode access) (*keyspace.Set, bool) {
-	return getObject(s, c, key, keyspace.TypeSet, mode, keyspace.NewSet)
+	return getObject[*keyspace.Set](s, c, key, keyspace.TypeSet, mode, nil)
 }
 
 func (s *Server) getZSet(c *client, key []byte, mode access) (*keyspace.ZSet, bool) {
-	return getObject(s, c, key, keyspace.TypeZSet, mode, keyspace.NewZSet)
+	return getObject[*keyspace.ZSet](s, c, key, keyspace.TypeZSet, mode, nil)
 }
 
 // cardinality replies with a collection's size (0 for a missing key): LLEN, HLEN, SCARD, ZCARD.

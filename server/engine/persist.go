@@ -165,6 +165,7 @@ func (s *Server) writeKeyspace(path string, aofBase bool) error {
 					}
 					exp, _ := db.ExpireAt(r)
 					b.key(i, db.Key(r), db.Type(r), str, obj, exp)
+					db.ReleaseViews()
 					return b.err == nil
 				})
 			}
@@ -181,6 +182,7 @@ func (s *Server) writeKeyspace(path string, aofBase bool) error {
 			e.SelectDB(i, db.Len(), db.ExpiresLen())
 			db.Each(func(r keyspace.Ref) bool {
 				e.Key(db.Key(r), recordValue(db, r), s.keyMeta(db, r))
+				db.ReleaseViews() // an inline collection's view is done with once encoded
 				return true
 			})
 		}

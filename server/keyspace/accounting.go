@@ -36,7 +36,8 @@ func (db *DB) noteWrite(obj any, accounted int64) {
 func (db *DB) Settle() {
 	// Small enough to inline: the server settles every DB after every command, and almost
 	// always finds nothing pending.
-	if len(db.pending) != 0 {
+	if len(db.pending)|len(db.writes) != 0 || db.rviews.inUse() {
+		db.settleWrites()
 		db.settle()
 	}
 }

@@ -41,6 +41,10 @@ type DB struct {
 	expiring []handle
 	objects  []any
 	freeObjs []uint32
+	// writes, rviews and wviews serve inline collections (inline.go).
+	writes   []pendingWrite
+	rviews   viewPool
+	wviews   viewPool
 	objBytes int64
 	pending  []pendingObj // see accounting.go
 	rng      *rand.Rand
@@ -109,8 +113,18 @@ func (db *DB) Key(r Ref) []byte { return db.rec(r).key() }
 // Str returns a string record's value (valid until the next write).
 func (db *DB) Str(r Ref) []byte { return db.rec(r).value() }
 
-// Obj returns a collection record's object.
-func (db *DB) Obj(r Ref) any { return db.objects[db.rec(r).objID()] }
+// Obj returns a collection record's object. An inline collection's is a view, valid until the
+// running command ends (see inline.go).
+func (db *DB) Obj(r Ref) any {
+	rc := db.rec(r)
+	if rc[0]&(flagInline|flagPending) == 0 {
+		return db.objects[rc.objID()]
+	}
+	if rc[0]&flagPending != 0 {
+		return db.findWrite(rc.key()).obj
+	}
+	return db.rviews.view(rc.typ(), rc.value())
+}
 
 // ExpireAt returns the record's expiry in unix milliseconds, or false when it has none.
 func (db *DB) ExpireAt(r Ref) (int64, bool) {
@@ -242,11 +256,8 @@ func (db *DB) SetString(key, val []byte, expireAt int64, keepTTL bool, clock uin
 		return h, nil
 	}
 	db.beforeChange(old)
+	freed := db.releaseValue(old)
 	rc := db.rec(old)
-	var freed any
-	if rc.typ() != TypeString {
-		freed = db.releaseObj(rc.objID())
-	}
 	if expireAt == 0 && keepTTL && rc.hasExpire() {
 		expireAt = rc.expireAt()
 	}
@@ -256,7 +267,7 @@ func (db *DB) SetString(key, val []byte, expireAt int64, keepTTL bool, clock uin
 	if hadExpire == wantExpire && need <= db.arena.slotSize(old) && need > db.arena.slotSize(old)/2 {
 		// Same layout, and the slot fits without wasting half of it: overwrite in place. This is
 		// the common SET-over-existing-key path, and it allocates nothing.
-		rc[0] = byte(TypeString) | (rc[0] &^ typeMask)
+		rc[0] = byte(TypeString) | (rc[0] &^ (typeMask | flagInline | flagPending))
 		putValLen(rc, len(val))
 		copy(rc[rc.keyOff()+len(key):], val)
 		if wantExpire {
@@ -313,19 +324,39 @@ func (db *DB) ResizeString(r Ref, n int) (Ref, []byte) {
 	return h, db.rec(h).value()
 }
 
-// SetObject stores a new collection under key, which must not exist. The collection may be
-// filled before or after; either way it is accounted at the next Settle.
+// SetObject stores a new collection, complete, under key, which must not exist: inline when it
+// is compact and small enough (the caller must not write to obj afterwards), else in the object
+// table.
 func (db *DB) SetObject(key []byte, t Type, obj any, clock uint32) Ref {
-	id := db.allocObj(obj)
-	db.noteWrite(obj, 0)
-	h, b := db.arena.alloc(recordSize(len(key), 0, false))
-	writeHeader(rec(b), t, false, clock, 0, key, id)
-	b[0] |= db.visited
+	var h handle
+	if n, ok := payloadSize(obj); ok {
+		var b []byte
+		h, b = db.arena.alloc(recordSize(len(key), n, false))
+		writeHeader(rec(b), t, false, clock, 0, key, uint32(n))
+		b[0] |= db.visited | flagInline
+		putPayload(b[hdrSize+len(key):], obj)
+	} else {
+		id := db.allocObj(obj)
+		// Accounted from zero at the next Settle. A new object is in no pending entry: no need
+		// for noteWrite's search, which a load of many large collections would make quadratic.
+		db.pending = append(db.pending, pendingObj{obj, 0})
+		var b []byte
+		h, b = db.arena.alloc(recordSize(len(key), 0, false))
+		writeHeader(rec(b), t, false, clock, 0, key, id)
+		b[0] |= db.visited
+	}
 	db.register(key, h)
 	if db.OnNew != nil {
 		db.OnNew(key)
 	}
 	return h
+}
+
+// CreateObject adds obj, a new and empty collection, under key, which must not exist, for the
+// running command to fill: until the command ends Obj and ObjForWrite return obj, and Settle
+// then stores it inline or in the object table.
+func (db *DB) CreateObject(key []byte, t Type, obj any, clock uint32) Ref {
+	return db.addPending(key, t, clock, obj, false)
 }
 
 func (db *DB) allocObj(obj any) uint32 {
@@ -351,14 +382,23 @@ func (db *DB) releaseObj(id uint32) any {
 // caller can free a large one in the background.
 func (db *DB) Delete(r Ref) any {
 	db.beforeChange(r)
-	rc := db.rec(r)
-	var freed any
-	if rc.typ() != TypeString {
-		freed = db.releaseObj(rc.objID())
-	}
+	freed := db.releaseValue(r)
 	db.unregister(r)
 	db.arena.free(r)
 	return freed
+}
+
+// releaseValue lets go of a record's collection, if it has one in the object table or pending,
+// and returns it for the caller to free (an inline collection has nothing to free).
+func (db *DB) releaseValue(r Ref) any {
+	rc := db.rec(r)
+	switch {
+	case rc[0]&flagPending != 0:
+		return db.dropWrite(rc.key())
+	case rc[0]&flagInline != 0, rc.typ() == TypeString:
+		return nil
+	}
+	return db.releaseObj(rc.objID())
 }
 
 // SetExpire sets the record's expiry (unix ms) and returns the possibly moved record.
@@ -386,14 +426,15 @@ func (db *DB) relayout(r Ref, expire bool, ms int64) Ref {
 	rc := db.rec(r)
 	key := rc.key()
 	vlen := 0
-	if rc.typ() == TypeString {
+	hasValue := rc.typ() == TypeString || rc[0]&flagInline != 0
+	if hasValue {
 		vlen = rc.valLen()
 	}
 	h, b := db.arena.alloc(recordSize(len(key), vlen, expire))
 	nr := rec(b)
 	writeHeader(nr, rc.typ(), expire, rc.lru(), rc.denseIdx(), key, binaryU32(rc[12:]))
-	nr[0] |= rc[0] & flagVisited
-	if rc.typ() == TypeString {
+	nr[0] |= rc[0] & (flagVisited | flagInline | flagPending)
+	if hasValue {
 		copy(nr[nr.keyOff()+len(key):], rc.value())
 	}
 	if rc.hasExpire() {

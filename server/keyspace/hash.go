@@ -130,7 +130,11 @@ func (h *Hash) Reserve(pairs [][]byte) {
 		n += elemSize(len(a))
 	}
 	if len(h.lp) == 0 {
-		h.lp = make([]byte, 0, n+lpCountSize) // exactly: most hashes are written once
+		// Exactly: most hashes are written once. A write view's buffer (inline.go) is reused.
+		if cap(h.lp) < n+lpCountSize {
+			h.lp = make([]byte, 0, n+lpCountSize)
+		}
+		h.lp = h.lp[:0]
 		return
 	}
 	h.lp = growPacked(h.lp, n)

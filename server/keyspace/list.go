@@ -135,6 +135,18 @@ func nodeBytes(size int) int {
 	return 4096 << (min(-fill, 5) - 1)
 }
 
+// spareNode returns a buffer of capacity n or more for the first node of an empty list: the
+// spare one a write view (inline.go) keeps just past the end of its nodes, when it is big
+// enough, else a new one of exactly n.
+func (l *List) spareNode(n int) []byte {
+	if len(l.nodes) == 0 && cap(l.nodes) > 0 {
+		if spare := l.nodes[:1][0]; cap(spare) >= n {
+			return spare[:n]
+		}
+	}
+	return make([]byte, n)
+}
+
 // PushFront inserts a copy of v at the head.
 func (l *List) PushFront(v []byte) {
 	l.n++
@@ -220,8 +232,10 @@ func (l *List) PushAll(vals [][]byte, front bool) {
 	switch {
 	case extra == 0:
 	case nd == nil:
-		// An empty node of exactly the room needed: the pushes below fill it.
-		nd = make([]byte, nodeHeader, nodeHeader+extra)
+		// An empty node of exactly the room needed (or a write view's spare buffer, see
+		// spareNode): the pushes below fill it.
+		nd = l.spareNode(nodeHeader + extra)[:nodeHeader]
+		setNodeCount(nd, 0) // a reused buffer holds an old header
 		setNodeStart(nd, nodeHeader)
 		if front {
 			nd = nd[:nodeHeader+extra]

@@ -95,7 +95,12 @@ func (s *Set) AddAll(ms [][]byte) int {
 			w = max(w, widthFor(v))
 		}
 		if w != 0 {
-			grown := make(intset, 1+s.ints.len()*w, 1+(s.ints.len()+len(ms))*w)
+			var grown intset
+			if s.ints.len() == 0 && cap(s.ints) >= 1+len(ms)*w {
+				grown = s.ints[:1] // a write view's buffer (inline.go)
+			} else {
+				grown = make(intset, 1+s.ints.len()*w, 1+(s.ints.len()+len(ms))*w)
+			}
 			grown[0] = byte(w)
 			for i := 0; i < s.ints.len(); i++ {
 				grown.put(i, s.ints.get(i))

@@ -77,6 +77,20 @@ func (db *DB) beforeChange(h handle) {
 // Every write to a collection goes through here, which is what lets a snapshot keep the value it
 // had at the cut and the DB account for the collection's new size (accounting.go).
 func (db *DB) ObjForWrite(r Ref) any {
+	rc := db.rec(r)
+	if rc[0]&flagPending != 0 {
+		return db.findWrite(rc.key()).obj
+	}
+	if rc[0]&flagInline != 0 {
+		// The snapshot, if one runs, copies the payload as it is now (Preserve): the write
+		// view below is a copy, so nothing it shares can change under the snapshot's writer.
+		db.beforeChange(r)
+		rc = db.rec(r)
+		obj := db.wviews.writable(rc.typ(), rc.value())
+		rc[0] |= flagPending
+		db.addWrite(rc.key(), obj, true)
+		return obj
+	}
 	if db.snapshot != nil {
 		db.beforeChange(r)
 		db.snapshot.WriteObject(db, r)

@@ -29,12 +29,20 @@ func NewZSet() *ZSet { return &ZSet{} }
 // compact unless the compact form is off (zset-max-listpack-entries 0) or already too small
 // for those (Redis 7.0's ZADD).
 func NewZSetFor(n, memberLen int) *ZSet {
-	l := limits.Load()
-	if l.ZSetMaxListpackEntries > 0 && n <= l.ZSetMaxListpackEntries && memberLen <= l.ZSetMaxListpackValue {
+	if zsetStartsCompact(n, memberLen) {
 		return &ZSet{}
 	}
 	return &ZSet{big: newZSetBig(n)}
 }
+
+func zsetStartsCompact(n, memberLen int) bool {
+	l := limits.Load()
+	return l.ZSetMaxListpackEntries > 0 && n <= l.ZSetMaxListpackEntries && memberLen <= l.ZSetMaxListpackValue
+}
+
+// ZSetStartsCompact reports whether ZADD's new set, whose first member is memberLen bytes long,
+// starts compact (NewZSetFor).
+func ZSetStartsCompact(memberLen int) bool { return zsetStartsCompact(0, memberLen) }
 
 // Reserve makes room in a compact set for the members of pairs (score, member, score, member,
 // ...: ZADD's arguments) with the scores parsed from them, so a command that adds many allocates
@@ -48,7 +56,11 @@ func (z *ZSet) Reserve(pairs [][]byte, scores []float64) {
 		n += elemSize(len(pairs[2*i+1])) + scoreSize(sc)
 	}
 	if len(z.lp) == 0 {
-		z.lp = make([]byte, lpCountSize, lpCountSize+n)
+		// Exactly, or in a write view's buffer (inline.go).
+		if cap(z.lp) < lpCountSize+n {
+			z.lp = make([]byte, lpCountSize, lpCountSize+n)
+		}
+		z.lp = z.lp[:lpCountSize]
 		return
 	}
 	z.lp = growPacked(z.lp, n)
