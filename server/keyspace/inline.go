@@ -478,7 +478,9 @@ func (db *DB) resizeValue(r Ref, n int) rec {
 	return nr
 }
 
-func binaryPutU32(b []byte, v uint32) { b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24) }
+func binaryPutU32(b []byte, v uint32) {
+	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+}
 
 // InlineBytes is the size of an inline collection's payload, or false when the record is a
 // string or its collection lives in the object table (and is accounted there).
