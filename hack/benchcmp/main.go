@@ -70,6 +70,22 @@ func start(kind serverKind, bin string, ioThreads int) *server {
 	return nil
 }
 
+// flushAll empties the server, so that each cell starts from the same keyspace: a collection
+// test's small cell must not find the collection its large cell grew.
+func (s *server) flushAll() {
+	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", s.port))
+	if err != nil {
+		fatalf("FLUSHALL: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("*1\r\n$8\r\nFLUSHALL\r\n")); err != nil {
+		fatalf("FLUSHALL: %v", err)
+	}
+	if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "+OK\r\n" {
+		fatalf("FLUSHALL: %q %v", line, err)
+	}
+}
+
 func (s *server) stop() {
 	_ = s.cmd.Process.Kill()
 	_ = s.cmd.Wait()
@@ -109,6 +125,10 @@ type cell struct {
 	pipeline  int
 	test      string
 	size      int
+	// members is redis-benchmark's -r for the collection tests: 0 writes one member again and
+	// again (a collection that stays small: the compact, inline encodings), N spreads the writes
+	// over N random members (one collection that grows large: hashtable, skiplist, many nodes).
+	members int
 }
 
 func (c cell) load() string {
@@ -116,6 +136,17 @@ func (c cell) load() string {
 		return fmt.Sprintf("%d conns, pipeline %d", c.clients, c.pipeline)
 	}
 	return fmt.Sprintf("%d conns", c.clients)
+}
+
+// testName is the test column: a collection test says which shape of collection it wrote.
+func (c cell) testName() string {
+	switch {
+	case c.test == "GET" || c.test == "SET":
+		return c.test
+	case c.members == 0:
+		return c.test + " (small)"
+	}
+	return fmt.Sprintf("%s (large, -r %d)", c.test, c.members)
 }
 
 type sample struct{ rps, rpsCPU float64 }
@@ -131,6 +162,9 @@ type sample struct{ rps, rpsCPU float64 }
 func run(bench string, s *server, c cell, requests, clientThreads int) sample {
 	args := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "-t", strings.ToLower(c.test), "-n", strconv.Itoa(requests),
 		"-c", strconv.Itoa(c.clients), "-P", strconv.Itoa(c.pipeline), "-d", strconv.Itoa(c.size), "--threads", strconv.Itoa(clientThreads), "--csv"}
+	if c.members > 0 {
+		args = append(args, "-r", strconv.Itoa(c.members))
+	}
 	probe := dialInfo(s)
 	defer probe.close()
 	base := probe.commands()
@@ -374,6 +408,8 @@ func main() {
 	runs := flag.Int("runs", 7, "runs per cell; the median of the paired ratios is reported (3 left cells of two equal servers 10% apart on a shared 2-core VM)")
 	clientThreads := flag.Int("client-threads", 2, "redis-benchmark --threads")
 	threadsList := flag.String("io-threads", "1,2", "io-threads settings to measure")
+	collections := flag.String("collections", "HSET,SADD,ZADD,LPUSH", "redis-benchmark collection tests to measure, each on a small and a large collection (empty: none)")
+	members := flag.Int("members", 100000, "-r of the large-collection cells")
 	keys := flag.Int("memory-keys", 1000000, "keys for the memory-per-key measurement (0 skips it)")
 	valueSize := flag.Int("memory-value-size", 16, "value size for the memory-per-key measurement (the issue's harness: 16 bytes)")
 	out := flag.String("out", "docs/benchmarks.md", "markdown file to write")
@@ -396,6 +432,16 @@ func main() {
 			for _, test := range []string{"GET", "SET"} {
 				for _, size := range []int{3, 256} {
 					cells = append(cells, cell{ioThreads: t, clients: load.c, pipeline: load.p, test: test, size: size})
+				}
+			}
+		}
+		for _, load := range []struct{ c, p int }{{50, 1}, {50, 16}} {
+			for _, test := range strings.Split(*collections, ",") {
+				if test = strings.ToUpper(strings.TrimSpace(test)); test == "" {
+					continue
+				}
+				for _, m := range []int{0, *members} {
+					cells = append(cells, cell{ioThreads: t, clients: load.c, pipeline: load.p, test: test, size: 16, members: m})
 				}
 			}
 		}
@@ -435,6 +481,11 @@ func main() {
 			if c.pipeline > 1 {
 				n *= 10 // a pipelined run of 1M requests still lasts about 2 s
 			}
+			for _, srv := range []*server{rs, is, base} {
+				if srv != nil {
+					srv.flushAll()
+				}
+			}
 			var rr, ir, rc, ic, pr, pc, bp []float64
 			for i := 0; i < *runs; i++ {
 				// Each run of one server is paired with the next run of the other, and the order
@@ -460,8 +511,8 @@ func main() {
 			if base != nil {
 				selfRatios[t] = append(selfRatios[t], fmt.Sprintf("%.2f", median(bp)))
 			}
-			cellRatios = append(cellRatios, pairedCell{ioThreads: t, name: fmt.Sprintf("%s %s %d B", c.load(), c.test, c.size), rps: pr, cpu: pc})
-			line := fmt.Sprintf("| %d | %s | %s | %d B | %.0f | %.0f | %.2f× %s | %.0f | %.0f | %.2f× %s |\n", t, c.load(), c.test, c.size,
+			cellRatios = append(cellRatios, pairedCell{ioThreads: t, name: fmt.Sprintf("%s %s %d B", c.load(), c.testName(), c.size), rps: pr, cpu: pc})
+			line := fmt.Sprintf("| %d | %s | %s | %d B | %.0f | %.0f | %.2f× %s | %.0f | %.0f | %.2f× %s |\n", t, c.load(), c.testName(), c.size,
 				res.redis.rps, res.iocache.rps, median(pr), spread(pr), res.redis.rpsCPU, res.iocache.rpsCPU, median(pc), spread(pc))
 			b.WriteString(line)
 			fmt.Print(line)

@@ -6,6 +6,7 @@ func (l *List) Clone() *List {
 	for i, nd := range l.nodes {
 		n.nodes[i] = append([]byte(nil), nd...)
 	}
+	n.sumCaps()
 	return n
 }
 

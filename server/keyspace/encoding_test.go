@@ -446,6 +446,9 @@ func TestListAgainstModel(t *testing.T) {
 				if l.Len() != len(model) {
 					t.Fatalf("step %d: Len %d, model %d", step, l.Len(), len(model))
 				}
+				if caps := l.caps; func() int { l.sumCaps(); return l.caps }() != caps {
+					t.Fatalf("step %d: the nodes' capacities are %d, the list keeps %d", step, l.caps, caps)
+				}
 				if rng.IntN(10) == 0 && len(model) > 0 {
 					i := rng.IntN(len(model))
 					if string(l.Index(i)) != string(model[i]) {

@@ -199,7 +199,7 @@ func (p *viewPool) view(t Type, payload []byte) any {
 		v.List = List{}
 		if payload != nil {
 			v.one[0] = payload
-			v.List = List{nodes: v.one[:1:1], n: nodeCount(payload)}
+			v.List = List{nodes: v.one[:1:1], n: nodeCount(payload), caps: len(payload)}
 		}
 		return &v.List
 	}
@@ -246,7 +246,7 @@ func (p *viewPool) writable(t Type, payload []byte) any {
 		copy(nd[nodeHeader+listFrontRoom:], body)
 		setNodeStart(nd, nodeHeader+listFrontRoom)
 		v.one[0] = nd
-		v.List = List{nodes: v.one[:1], n: nodeCount(payload)}
+		v.List = List{nodes: v.one[:1], n: nodeCount(payload), caps: cap(nd)}
 		return &v.List
 	}
 	return nil
@@ -344,7 +344,7 @@ func detach(obj any) any {
 			// The view's one-node array is the view's: the list gets a slice of its own.
 			nodes = [][]byte{nodes[0]}
 		}
-		l := &List{nodes: nodes, n: o.n}
+		l := &List{nodes: nodes, n: o.n, caps: o.caps}
 		*o = List{}
 		return l
 	}

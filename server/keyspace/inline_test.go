@@ -166,6 +166,11 @@ func TestInlineCollectionsAgainstModel(t *testing.T) {
 			if got, want := contents(obj), m.want(); !slices.Equal(got, want) {
 				t.Fatalf("step %d: key %s holds %v, want %v", step, k, got, want)
 			}
+			if l, ok := obj.(*List); ok {
+				if caps := l.caps; func() int { l.sumCaps(); return l.caps }() != caps {
+					t.Fatalf("step %d: key %s: the nodes' capacities are %d, the list keeps %d", step, k, l.caps, caps)
+				}
+			}
 			if n := obj.(interface{ Len() int }).Len(); n != m.size() {
 				t.Fatalf("step %d: key %s (%v) has Len %d, want %d: %v", step, k, m.t, n, m.size(), m.want())
 			}

@@ -15,6 +15,10 @@ import "encoding/binary"
 type List struct {
 	nodes [][]byte
 	n     int
+	// caps is the sum of the nodes' capacities, kept as they change so that Bytes is O(1):
+	// every write is accounted through Bytes (accounting.go), and summing thousands of nodes
+	// made LPUSH on a long list O(nodes).
+	caps int
 }
 
 const (
@@ -38,11 +42,21 @@ func (l *List) Nodes() int { return len(l.nodes) }
 
 // Bytes is the memory held, for accounting.
 func (l *List) Bytes() int64 {
-	b := int64(32+16) + int64(cap(l.nodes))*24
+	return int64(40+16) + int64(cap(l.nodes))*24 + int64(l.caps)
+}
+
+// setNode puts nd in place of node i, keeping caps.
+func (l *List) setNode(i int, nd []byte) {
+	l.caps += cap(nd) - cap(l.nodes[i])
+	l.nodes[i] = nd
+}
+
+// sumCaps recomputes caps after the nodes were replaced wholesale.
+func (l *List) sumCaps() {
+	l.caps = 0
 	for _, nd := range l.nodes {
-		b += int64(cap(nd))
+		l.caps += cap(nd)
 	}
-	return b
 }
 
 func nodeCount(nd []byte) int       { return int(binary.LittleEndian.Uint32(nd)) }
@@ -164,13 +178,14 @@ func (l *List) PushFront(v []byte) {
 			putListElem(nd[start:], v)
 			setNodeStart(nd, start)
 			setNodeCount(nd, nodeCount(nd)+1)
-			l.nodes[0] = nd
+			l.setNode(0, nd)
 			return
 		}
 	}
 	l.nodes = append(l.nodes, nil)
 	copy(l.nodes[1:], l.nodes)
-	l.nodes[0] = newNode(v, len(l.nodes) > 1, true)
+	l.nodes[0] = nil
+	l.setNode(0, newNode(v, len(l.nodes) > 1, true))
 }
 
 // regrow returns nd rewritten with front bytes free before its first element and back bytes of
@@ -200,11 +215,13 @@ func (l *List) PushBack(v []byte) {
 			nd = nd[:old+size]
 			putListElem(nd[old:], v)
 			setNodeCount(nd, nodeCount(nd)+1)
-			l.nodes[k-1] = nd
+			l.setNode(k-1, nd)
 			return
 		}
 	}
-	l.nodes = append(l.nodes, newNode(v, len(l.nodes) > 0, false))
+	nd := newNode(v, len(l.nodes) > 0, false)
+	l.caps += cap(nd)
+	l.nodes = append(l.nodes, nd)
 }
 
 // PushAll pushes vals one by one at the head (in turn, as LPUSH does) or at the tail, first
@@ -241,11 +258,12 @@ func (l *List) PushAll(vals [][]byte, front bool) {
 			nd = nd[:nodeHeader+extra]
 			setNodeStart(nd, nodeHeader+extra)
 		}
+		l.caps += cap(nd)
 		l.nodes = append(l.nodes, nd)
 	case front && nodeStart(nd)-nodeHeader < extra:
-		l.nodes[0] = regrowExact(nd, extra-(nodeStart(nd)-nodeHeader), 0)
+		l.setNode(0, regrowExact(nd, extra-(nodeStart(nd)-nodeHeader), 0))
 	case !front && cap(nd)-len(nd) < extra:
-		l.nodes[len(l.nodes)-1] = regrowExact(nd, 0, extra)
+		l.setNode(len(l.nodes)-1, regrowExact(nd, 0, extra))
 	}
 	for _, v := range vals {
 		if front {
@@ -304,6 +322,7 @@ func (l *List) PopBack() []byte {
 }
 
 func (l *List) dropNode(i int) {
+	l.caps -= cap(l.nodes[i])
 	copy(l.nodes[i:], l.nodes[i+1:])
 	l.nodes[len(l.nodes)-1] = nil
 	l.nodes = l.nodes[:len(l.nodes)-1]
@@ -458,6 +477,10 @@ func (l *List) rewrite(k, j int, with ...[]byte) {
 	if cur != nil {
 		out = append(out, cur)
 	}
+	l.caps -= cap(l.nodes[k])
+	for _, nd := range out {
+		l.caps += cap(nd)
+	}
 	tail := append(out, l.nodes[k+1:]...)
 	l.nodes = append(l.nodes[:k], tail...)
 	if len(l.nodes) == 0 {
@@ -539,7 +562,7 @@ func (l *List) RemoveMatching(match func([]byte) bool, limit int, fromTail bool)
 // rebuild keeps the elements whose position keep accepts, repacked into full nodes.
 func (l *List) rebuild(keep func(i int) bool) {
 	old := l.nodes
-	l.nodes, l.n = nil, 0
+	l.nodes, l.n, l.caps = nil, 0, 0
 	i := 0
 	for _, nd := range old {
 		for off := nodeStart(nd); off < len(nd); i++ {
@@ -558,7 +581,7 @@ func (l *List) Trim(start, stop int) {
 		return
 	}
 	if stop < start {
-		l.nodes, l.n = nil, 0
+		l.nodes, l.n, l.caps = nil, 0, 0
 		return
 	}
 	for l.n > stop+1 {
@@ -570,4 +593,4 @@ func (l *List) Trim(start, stop int) {
 }
 
 // Release drops the contents; used to free large values off the main thread.
-func (l *List) Release() { clear(l.nodes); l.nodes, l.n = nil, 0 }
+func (l *List) Release() { clear(l.nodes); l.nodes, l.n, l.caps = nil, 0, 0 }
