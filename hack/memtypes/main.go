@@ -258,29 +258,36 @@ func table(b *strings.Builder, unit string, rows []row, redisBin, ioBin string) 
 const layout = `
 ## Where iocache's bytes go
 
-Every key, whatever its type: a record in the DB's arena (16 bytes of header, then the key;
-strings keep their value there too), rounded up to the arena's size class (8-byte steps to 128); a
-slot in the DB's index (a Go swiss map of 32-bit hash to position, 9 bytes a slot at 7/8 load at
-most); 8 bytes in the DB's dense list (SCAN, sampling). A collection adds 16 bytes in the DB's
-object table (a Go interface), its 32-byte header object, and its elements:
+Every key, whatever its type: a record in the DB's arena (16 bytes of header, then the key), in
+pointer-free pages the collector does not scan, rounded up to the arena's size class (8-byte steps
+to 128, 16 to 256, then four classes per power of two); a slot in the DB's index (a Go swiss map
+of 32-bit hash to position, 9 bytes a slot at 7/8 load at most); 8 bytes in the DB's dense list
+(SCAN, sampling). A string keeps its value in the record after the key. So does a **compact
+collection** of up to 2 KiB: its packed bytes follow the key in the record, and it has no Go
+object, no allocation and no table slot of its own (commands see it through pooled views;
+server/keyspace/inline.go). The compact forms:
 
-- **hash, compact** (up to hash-max-listpack-entries fields, each of up to
-  hash-max-listpack-value bytes): one slice, a 4-byte count, then each field and value as a
-  uvarint length (1 byte up to 127) and the bytes, in insertion order; sized exactly when a
-  command writes many fields at once, else grown by a quarter.
-- **set of integers (intset)**: one slice, a byte for the width, then the members sorted, 2, 4 or
-  8 bytes each, as Redis's intset.
-- **sorted set, compact**: one slice, a 4-byte count, then each member (length and bytes) and its
-  score (1 byte for small integers, a uvarint for integers up to 2^52, 9 bytes for any other
-  double), ordered by (score, member).
-- **list (quicklist)**: a slice of nodes; each node one slice of up to list-max-listpack-size
-  (8 KiB by default) with an 8-byte header and each element as a uvarint length, the bytes and the
+- **hash, listpack** (up to hash-max-listpack-entries fields, each of up to
+  hash-max-listpack-value bytes): a 4-byte count, then each field and value as a uvarint length
+  (1 byte up to 127) and the bytes, in insertion order.
+- **set of integers (intset)**: a byte for the width, then the members sorted, 2, 4 or 8 bytes
+  each, as Redis's intset.
+- **sorted set, listpack**: a 4-byte count, then each member (length and bytes) and its score
+  (1 byte for small integers, a uvarint for integers up to 2^52, 9 bytes for any other double),
+  ordered by (score, member).
+- **list of one node**: an 8-byte header and each element as a uvarint length, the bytes and the
   length again backwards (2 bytes of overhead for elements up to 127 bytes, as Redis's listpack).
-- **hashtable (hash, set)**, past the thresholds: entries packed in 32 KiB pages, found through a
-  Go map from a 32-bit hash to a 4-byte position.
-- **skiplist (sorted set)**, past the thresholds: that table from member to score (1 byte for small
-  integers), and a B+tree ordered by (score, member) whose leaves are 1 KiB slices of packed
-  entries and whose inner nodes keep each child's count, for ranks in O(log n).
+
+A collection past those (converted, or grown past 2 KiB) is a Go object in the DB's object table
+(16 bytes there, its header object of 32 to 48 bytes) with its elements:
+
+- **quicklist** (list of several nodes): a slice of nodes, each of up to list-max-listpack-size
+  (8 KiB by default), laid out as above.
+- **hashtable (hash, set)**: entries packed in 32 KiB pages, found through a Go map from a 32-bit
+  hash to a 4-byte position.
+- **skiplist (sorted set)**: that table from member to score (1 byte for small integers), and a
+  B+tree ordered by (score, member) whose leaves are 1 KiB slices of packed entries and whose
+  inner nodes keep each child's count, for ranks in O(log n).
 
 Resident memory also holds what the Go collector has not yet reclaimed: the tables above grow by
 doubling, and until the next collection the old arrays are garbage (with GOGC=100 the heap may
