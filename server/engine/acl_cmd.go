@@ -365,7 +365,7 @@ func (s *Server) aclLogCommand(c *client, args [][]byte) {
 	count := int64(10)
 	if len(args) == 1 {
 		if equalFold(args[0], "reset") {
-			s.acl.log.entries = nil
+			s.acl.log.entries.Reset()
 			c.w.OK()
 			return
 		}
@@ -375,12 +375,13 @@ func (s *Server) aclLogCommand(c *client, args [][]byte) {
 		}
 		count = max(v, 0)
 	}
-	entries := s.acl.log.entries
-	if int64(len(entries)) > count {
-		entries = entries[:count]
+	n := s.acl.log.entries.Len()
+	if int64(n) > count {
+		n = int(count)
 	}
-	c.w.Array(len(entries))
-	for _, e := range entries {
+	c.w.Array(n)
+	for i := 0; i < n; i++ {
+		e := s.acl.log.entries.At(i)
 		c.w.Map(7)
 		c.w.BulkString("count")
 		c.w.Int(e.count)

@@ -16,7 +16,7 @@ type aclLogEntry struct {
 
 // aclLog holds the newest entries first, at most acllog-max-len of them.
 type aclLog struct {
-	entries []aclLogEntry
+	entries recentLog[aclLogEntry]
 }
 
 var aclReasonNames = [...]string{aclDeniedCmd: "command", aclDeniedKey: "key", aclDeniedChannel: "channel", aclDeniedAuth: "auth"}
@@ -39,29 +39,24 @@ func (s *Server) addACLLog(caller *client, reason int, context, object, username
 	}
 	max := s.cfg.ACLLogMaxLen
 	if max <= 0 {
-		s.acl.log.entries = nil
+		s.acl.log.entries.Reset()
 		return
 	}
 	info := s.clientInfoLine(caller, nil)
 	l := &s.acl.log
 	// Like Redis, only the ten newest entries are candidates for grouping.
-	for i := 0; i < len(l.entries) && i < 10; i++ {
-		e := &l.entries[i]
+	for i := 0; i < l.entries.Len() && i < 10; i++ {
+		e := l.entries.At(i)
 		if e.reason == reason && e.context == context && e.object == object && e.username == username && s.nowMs-e.updatedMs < aclLogGroupMs {
 			e.count++
 			e.updatedMs, e.clientInfo = s.nowMs, info
-			moved := *e // to the head, as Redis does
-			copy(l.entries[1:i+1], l.entries[:i])
-			l.entries[0] = moved
+			l.entries.ToFront(i) // as Redis does
 			return
 		}
 	}
 	e := aclLogEntry{count: 1, reason: reason, context: context, object: truncate(object, 128), username: truncate(username, 128),
 		updatedMs: s.nowMs, clientInfo: info}
-	l.entries = append([]aclLogEntry{e}, l.entries...)
-	if len(l.entries) > max {
-		l.entries = l.entries[:max]
-	}
+	l.entries.Push(e, max)
 }
 
 // aclDeny answers a command the client's user may not run, and logs it.

@@ -217,7 +217,7 @@ func (s *Server) resetStats() {
 		cmd.calls, cmd.usecNs, cmd.failed, cmd.rejected = 0, 0, 0, 0
 		cmd.hist = [latencyBuckets]int64{}
 	}
-	s.slowlog.entries = nil
+	s.slowlog.entries.Reset()
 }
 
 func cmdMemory(s *Server, c *client, argv [][]byte) {

@@ -4,7 +4,7 @@ package engine
 // first, at most slowlog-max-len of them.
 type slowlog struct {
 	nextID  int64
-	entries []slowEntry
+	entries recentLog[slowEntry]
 }
 
 type slowEntry struct {
@@ -41,10 +41,7 @@ func (l *slowlog) add(s *Server, c *client, argv [][]byte, usec int64) {
 	}
 	e := slowEntry{id: l.nextID, time: s.unixtime, usec: usec, argv: args, addr: c.addr, name: c.name}
 	l.nextID++
-	l.entries = append([]slowEntry{e}, l.entries...)
-	if len(l.entries) > s.cfg.SlowlogMaxLen {
-		l.entries = l.entries[:s.cfg.SlowlogMaxLen]
-	}
+	l.entries.Push(e, s.cfg.SlowlogMaxLen)
 }
 
 func cmdSlowlog(s *Server, c *client, argv [][]byte) {
@@ -60,14 +57,15 @@ func cmdSlowlog(s *Server, c *client, argv [][]byte) {
 			}
 			count = int(n)
 			if n == -1 {
-				count = len(s.slowlog.entries)
+				count = s.slowlog.entries.Len()
 			}
 		}
-		if count > len(s.slowlog.entries) {
-			count = len(s.slowlog.entries)
+		if count > s.slowlog.entries.Len() {
+			count = s.slowlog.entries.Len()
 		}
 		c.w.Array(count)
-		for _, e := range s.slowlog.entries[:count] {
+		for i := 0; i < count; i++ {
+			e := s.slowlog.entries.At(i)
 			c.w.Array(6)
 			c.w.Int(e.id)
 			c.w.Int(e.time)
@@ -80,9 +78,9 @@ func cmdSlowlog(s *Server, c *client, argv [][]byte) {
 			c.w.BulkString(e.name)
 		}
 	case equalFold(sub, "len") && len(argv) == 2:
-		c.w.Int(int64(len(s.slowlog.entries)))
+		c.w.Int(int64(s.slowlog.entries.Len()))
 	case equalFold(sub, "reset") && len(argv) == 2:
-		s.slowlog.entries = nil
+		s.slowlog.entries.Reset()
 		c.w.OK()
 	case equalFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "SLOWLOG", []string{
