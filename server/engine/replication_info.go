@@ -81,7 +81,7 @@ func (s *Server) infoReplication(f func(string, any)) {
 	f("master_replid2", replid2)
 	f("master_repl_offset", offset)
 	f("second_repl_offset", second)
-	active := len(r.backlog.buf) > 0
+	active := r.backlog.active()
 	first := int64(0)
 	if active {
 		first = r.offset - r.backlog.histlen + 1

@@ -58,7 +58,7 @@ type masterSnap struct {
 func (s *Server) replicationSnapshot() replSnap {
 	r := &s.repl
 	sn := replSnap{offset: r.offset, backlogSize: s.cfg.ReplBacklogSize, backlogHist: r.backlog.histlen,
-		backlogActive: len(r.backlog.buf) > 0, syncFull: s.stats.syncFull, partialOK: s.stats.syncPartialOK, partialErr: s.stats.syncPartialErr}
+		backlogActive: r.backlog.active(), syncFull: s.stats.syncFull, partialOK: s.stats.syncPartialOK, partialErr: s.stats.syncPartialErr}
 	if sn.backlogActive {
 		sn.backlogFirst = r.offset - r.backlog.histlen + 1
 	}

@@ -139,15 +139,39 @@ func newReplid() string {
 }
 
 // backlog is the ring buffer of the most recent stream bytes, for partial resyncs.
+//
+// The buffer grows as the stream arrives, up to limit (repl-backlog-size), and only then turns
+// into a ring: a backlog sized 100gb costs what was written, not 100 GB at the first PSYNC, as
+// Redis 7's backlog of blocks does.
 type backlog struct {
 	buf     []byte
-	next    int   // where the next byte goes
+	limit   int64 // repl-backlog-size when created or resized; 0: no backlog
+	next    int   // where the next byte goes, once buf is a full ring
 	histlen int64 // valid bytes
 }
 
+func newBacklog(limit int64) backlog { return backlog{limit: max(limit, 1)} }
+
+// active reports whether the backlog exists (propagation has started).
+func (b *backlog) active() bool { return b.limit > 0 }
+
 func (b *backlog) write(p []byte) {
-	if len(b.buf) == 0 {
+	if b.limit == 0 {
 		return
+	}
+	if int64(len(b.buf)) < b.limit {
+		take := min(int64(len(p)), b.limit-int64(len(b.buf)))
+		if need := len(b.buf) + int(take); need > cap(b.buf) {
+			// Double, capped at the limit, so that a stream of n bytes is copied O(n) times
+			// in all, and the buffer never exceeds the limit.
+			nb := make([]byte, len(b.buf), min(b.limit, int64(max(2*cap(b.buf), need, 4096))))
+			copy(nb, b.buf)
+			b.buf = nb
+		}
+		b.buf = append(b.buf, p[:take]...)
+		p = p[take:]
+		b.histlen = int64(len(b.buf))
+		b.next = len(b.buf) % int(b.limit)
 	}
 	for len(p) > 0 {
 		n := copy(b.buf[b.next:], p)
@@ -159,6 +183,9 @@ func (b *backlog) write(p []byte) {
 
 // since copies the last n bytes of the backlog.
 func (b *backlog) since(n int64) []byte {
+	if n == 0 {
+		return nil
+	}
 	out := make([]byte, 0, n)
 	start := (b.next - int(n) + len(b.buf)) % len(b.buf)
 	if start+int(n) <= len(b.buf) {
@@ -171,7 +198,7 @@ func (b *backlog) since(n int64) []byte {
 // createBacklog starts propagation: from now on every write is fed to the stream.
 func (s *Server) createBacklog() {
 	r := &s.repl
-	r.backlog = backlog{buf: make([]byte, s.cfg.ReplBacklogSize)}
+	r.backlog = newBacklog(s.cfg.ReplBacklogSize)
 	r.streamDB = -1
 	r.feeding = true
 	s.updatePropagation()
@@ -180,11 +207,11 @@ func (s *Server) createBacklog() {
 // resizeBacklog applies CONFIG SET repl-backlog-size, keeping what fits.
 func (s *Server) resizeBacklog() {
 	r := &s.repl
-	if len(r.backlog.buf) == 0 || int64(len(r.backlog.buf)) == s.cfg.ReplBacklogSize {
+	if !r.backlog.active() || r.backlog.limit == s.cfg.ReplBacklogSize {
 		return
 	}
 	keep := r.backlog.since(r.backlog.histlen)
-	r.backlog = backlog{buf: make([]byte, s.cfg.ReplBacklogSize)}
+	r.backlog = newBacklog(s.cfg.ReplBacklogSize)
 	if int64(len(keep)) > s.cfg.ReplBacklogSize {
 		keep = keep[int64(len(keep))-s.cfg.ReplBacklogSize:]
 	}
@@ -443,7 +470,7 @@ func (s *Server) tryPartialResync(c *client, rl *replicaLink, replid, offset str
 	off, err := strconv.ParseInt(offset, 10, 64)
 	known := strings.EqualFold(replid, r.replid) ||
 		(r.replid2 != "" && strings.EqualFold(replid, r.replid2) && err == nil && off <= r.secondOffset)
-	if err != nil || len(r.backlog.buf) == 0 || !known {
+	if err != nil || !r.backlog.active() || !known {
 		if replid != "?" {
 			s.stats.syncPartialErr++
 		}

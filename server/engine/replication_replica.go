@@ -142,8 +142,8 @@ func (s *Server) becomePrimary() {
 	r.master = nil
 	r.replid2, r.secondOffset = r.replid, r.offset+1
 	r.replid = newReplid()
-	if len(r.backlog.buf) == 0 {
-		r.backlog = backlog{buf: make([]byte, s.cfg.ReplBacklogSize)}
+	if !r.backlog.active() {
+		r.backlog = newBacklog(s.cfg.ReplBacklogSize)
 	}
 	r.streamDB = m.db
 	r.feeding = true
@@ -274,7 +274,7 @@ func (s *Server) finishHandshake(res syncResult) {
 		// The backlog starts again at the primary's offset.
 		r := &s.repl
 		r.offset, r.replid2, r.secondOffset = res.offset, "", -1
-		r.backlog = backlog{buf: make([]byte, s.cfg.ReplBacklogSize)}
+		r.backlog = newBacklog(s.cfg.ReplBacklogSize)
 		if s.aof.on || s.aof.waitRewrite {
 			// The AOF describes the data set this sync replaced: it starts again from a base
 			// of the new one, as Redis's restartAOFAfterSYNC does.
