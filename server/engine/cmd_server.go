@@ -182,6 +182,12 @@ func (s *Server) configSet(c *client, args [][]byte) {
 			return
 		}
 	}
+	if next.MaxClients > s.cfg.MaxClients {
+		if err := checkMaxClients(next.MaxClients); err != nil {
+			s.addError(c, "ERR CONFIG SET failed (possibly related to argument 'maxclients') - "+err.Error())
+			return
+		}
+	}
 	if msg := s.reconfigureTLS(&next, args); msg != "" {
 		s.addError(c, msg)
 		return

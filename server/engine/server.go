@@ -38,6 +38,8 @@ type Server struct {
 	lastYield        int64 // when the main loop last yielded to the Go scheduler (netio.YieldIfDue)
 
 	cfg  *config.Config
+	// accepts sheds connections when accept runs out of descriptors (descriptors.go).
+	accepts acceptShedder
 	plan cpuset.Plan
 	lua  *scripting // created by the first script command
 	// functions are the libraries FUNCTION LOAD installed (script_function.go).
@@ -142,7 +144,8 @@ type Server struct {
 // New builds a server from a configuration: resolves io-threads and the cpulists against the CPUs
 // the process may use, and opens the listening sockets. Serve runs it.
 func New(cfg *config.Config) (*Server, error) {
-	s := &Server{cfg: cfg, seed: maphash.MakeSeed(), clients: map[int64]*client{}, startTime: time.Now(), ready: make(chan struct{})}
+	s := &Server{cfg: cfg, seed: maphash.MakeSeed(), clients: map[int64]*client{}, startTime: time.Now(), ready: make(chan struct{}),
+		accepts: acceptShedder{spare: -1}}
 	s.repl.replid = newReplid()
 	var err error
 	if s.logger, err = newLogger(cfg); err != nil {
@@ -328,6 +331,9 @@ func (s *Server) Serve() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	s.mainTID.Store(int64(cpuset.Gettid()))
+	s.fitMaxClientsAtStart()
+	s.accepts.open()
+	defer s.accepts.close()
 	s.startWatchdog()
 	// Every server thread has pinned itself before bio moves the remaining threads away.
 	s.io.Start()
@@ -495,11 +501,30 @@ func (s *Server) beforeSleep() {
 	s.io.Flush()
 }
 
+// acceptOutOfDescriptors handles an accept that failed for want of descriptors: the pending
+// connection is taken and closed with the spare descriptor, and the failure logged once a second
+// at most with how many were shed (a log line per failure was 35 MB/s under a flood).
+func (s *Server) acceptOutOfDescriptors(l *netio.Listener, err error) {
+	s.stats.rejectedConns++
+	s.accepts.shedOne(l)
+	if s.unixtime != s.accepts.loggedAt {
+		s.accepts.loggedAt = s.unixtime
+		s.logf(logWarning, "Accepting client connection: %v (%d connections closed for want of descriptors so far)", err, s.accepts.shed)
+	}
+}
+
 // acceptAll accepts every pending connection on l and assigns each to the I/O thread with the
 // fewest clients; it stays there until the thread layout changes.
 func (s *Server) acceptAll(l *netio.Listener) {
 	for i := 0; i < 1000; i++ {
 		nfd, remote, err := l.Accept()
+		if err != nil && outOfDescriptors(err) {
+			s.acceptOutOfDescriptors(l, err)
+			if s.accepts.spare >= 0 {
+				continue // shed, and the next one may be accepted or shed in turn
+			}
+			return
+		}
 		if err != nil {
 			s.logf(logWarning, "Accepting client connection: %v", err)
 		}
