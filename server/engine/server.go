@@ -37,11 +37,11 @@ type Server struct {
 	cmdStart, cmdEnd int64
 	lastYield        int64 // when the main loop last yielded to the Go scheduler (netio.YieldIfDue)
 
-	cfg  *config.Config
+	cfg *config.Config
 	// accepts sheds connections when accept runs out of descriptors (descriptors.go).
 	accepts acceptShedder
-	plan cpuset.Plan
-	lua  *scripting // created by the first script command
+	plan    cpuset.Plan
+	lua     *scripting // created by the first script command
 	// functions are the libraries FUNCTION LOAD installed (script_function.go).
 	functions functionRegistry
 
