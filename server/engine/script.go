@@ -175,6 +175,7 @@ func (sl *scripting) load(body []byte) (string, *lua.LFunction, error) {
 	if err != nil {
 		return sha, nil, compileError(err, code)
 	}
+	lualib.Compact(fn)
 	sl.scripts[sha] = fn
 	sl.flags[sha] = flags
 	return sha, fn, nil

@@ -158,6 +158,7 @@ func (s *Server) loadLibrary(code []byte) (*functionLibrary, string) {
 		return nil, "ERR Error compiling function: user_function:1: chunk has too many syntax levels"
 	}
 	chunk, err := L.Load(bytes.NewReader(body), functionChunk)
+	lualib.Compact(chunk)
 	if err != nil {
 		return nil, "ERR Error compiling function: " + luaErrorText(compileError(err, body))
 	}
