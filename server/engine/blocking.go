@@ -2,6 +2,7 @@ package engine
 
 import (
 	"container/heap"
+	"slices"
 
 	"github.com/iocache/iocache/server/keyspace"
 )
@@ -66,15 +67,22 @@ func (s *Server) block(c *client, cmd *command, argv [][]byte, keys [][]byte, de
 	for i, a := range argv {
 		st.argv[i] = append([]byte(nil), a...)
 	}
+	// A key named twice waits once. Few keys are compared in place; many go through a set, as
+	// Redis's per-client dict of keys: comparing each with all before it took 22 s to block on
+	// 100,000 keys, with every other client waiting.
+	var seen map[string]struct{}
+	if len(keys) > 16 {
+		seen = make(map[string]struct{}, len(keys))
+	}
+	st.keys = make([]string, 0, len(keys))
 	for _, k := range keys {
 		ks := string(k)
-		dup := false
-		for _, x := range st.keys {
-			if x == ks {
-				dup = true
+		if seen != nil {
+			if _, dup := seen[ks]; dup {
+				continue
 			}
-		}
-		if dup {
+			seen[ks] = struct{}{}
+		} else if slices.Contains(st.keys, ks) {
 			continue
 		}
 		st.keys = append(st.keys, ks)

@@ -22,14 +22,39 @@ type pendingObj struct {
 	accounted int64
 }
 
+// pendingIndexFrom is the number of pending objects past which noteWrite finds them through
+// pendingIndex rather than by comparing each: a command that writes many collections
+// (XREADGROUP over 100,000 streams) made the comparisons quadratic.
+const pendingIndexFrom = 16
+
 // noteWrite remembers obj's accounted size before a write, once until the next Settle.
 func (db *DB) noteWrite(obj any, accounted int64) {
-	for i := range db.pending {
-		if db.pending[i].obj == obj {
+	if db.pendingIndex != nil {
+		if _, ok := db.pendingIndex[obj]; ok {
 			return
 		}
+	} else {
+		for i := range db.pending {
+			if db.pending[i].obj == obj {
+				return
+			}
+		}
 	}
+	db.addPendingObj(obj, accounted)
+}
+
+// addPendingObj appends to pending, indexing it once it is long.
+func (db *DB) addPendingObj(obj any, accounted int64) {
 	db.pending = append(db.pending, pendingObj{obj, accounted})
+	switch {
+	case db.pendingIndex != nil:
+		db.pendingIndex[obj] = struct{}{}
+	case len(db.pending) > pendingIndexFrom:
+		db.pendingIndex = make(map[any]struct{}, 2*len(db.pending))
+		for _, p := range db.pending {
+			db.pendingIndex[p.obj] = struct{}{}
+		}
+	}
 }
 
 // Settle accounts for the growth or shrinking of the collections written since the last call.
@@ -48,10 +73,18 @@ func (db *DB) settle() {
 	}
 	clear(db.pending)
 	db.pending = db.pending[:0]
+	db.pendingIndex = nil
 }
 
 // unaccount subtracts a collection leaving the DB, at the size it was accounted at.
 func (db *DB) unaccount(obj any) {
+	if db.pendingIndex != nil {
+		if _, ok := db.pendingIndex[obj]; !ok {
+			db.objBytes -= sizeOf(obj)
+			return
+		}
+		delete(db.pendingIndex, obj)
+	}
 	for i, p := range db.pending {
 		if p.obj == obj {
 			db.objBytes -= p.accounted
@@ -64,6 +97,13 @@ func (db *DB) unaccount(obj any) {
 
 // replacePending moves a pending entry from old to its replacement (a copy of the same size).
 func (db *DB) replacePending(old, nw any) {
+	if db.pendingIndex != nil {
+		if _, ok := db.pendingIndex[old]; !ok {
+			return
+		}
+		delete(db.pendingIndex, old)
+		db.pendingIndex[nw] = struct{}{}
+	}
 	for i := range db.pending {
 		if db.pending[i].obj == old {
 			db.pending[i].obj = nw

@@ -47,7 +47,9 @@ type DB struct {
 	wviews   viewPool
 	objBytes int64
 	pending  []pendingObj // see accounting.go
-	rng      *rand.Rand
+	// pendingIndex finds a pending object when many are (accounting.go).
+	pendingIndex map[any]struct{}
+	rng          *rand.Rand
 	// visited is the value of a record's flagVisited bit that means "already in the running (or
 	// last) snapshot"; snapshot is the running one, if any (see snapshot.go).
 	visited  byte
@@ -339,7 +341,7 @@ func (db *DB) SetObject(key []byte, t Type, obj any, clock uint32) Ref {
 		id := db.allocObj(obj)
 		// Accounted from zero at the next Settle. A new object is in no pending entry: no need
 		// for noteWrite's search, which a load of many large collections would make quadratic.
-		db.pending = append(db.pending, pendingObj{obj, 0})
+		db.addPendingObj(obj, 0)
 		var b []byte
 		h, b = db.arena.alloc(recordSize(len(key), 0, false))
 		writeHeader(rec(b), t, false, clock, 0, key, id)
