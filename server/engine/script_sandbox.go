@@ -46,6 +46,7 @@ func (sl *scripting) sandbox(L *lua.LState) {
 		}
 		return 1
 	}))
+	boundLoaders(L, g)
 	sl.trampoline = L.NewFunction(sl.trampolineFunc)
 	g.RawSetString("pcall", L.NewFunction(sl.pcall))
 	g.RawSetString("xpcall", L.NewFunction(sl.xpcall))

@@ -588,3 +588,22 @@ func TestScriptCacheCostsLittlePerScript(t *testing.T) {
 		t.Fatalf("after SCRIPT FLUSH %d bytes per script are still held", left)
 	}
 }
+
+// TestScriptLoadersAreBounded: loadstring and load compile what a script builds at run time, up
+// to 4 MiB; a larger chunk is refused the way load fails (nil and a message) instead of being
+// parsed into gigabytes of syntax tree.
+func TestScriptLoadersAreBounded(t *testing.T) {
+	_, addr := startServer(t, nil)
+	c := dialPeer(t, addr)
+	for _, tc := range []struct{ script, want string }{
+		{"return loadstring('return 1+1')()", ":2\r\n"},
+		{"local parts = {'return ', '40', '+2'} local i = 0 return load(function() i = i + 1 return parts[i] end)()", ":42\r\n"},
+		{"local f, err = loadstring('return {' .. string.rep('1,', 3000000) .. '}') return err", "$73\r\nchunk of 6000009 bytes or more is larger than a script may load (4194304)\r\n"},
+		{"local s = string.rep('x', 1000000) local n = 0 local f, err = load(function() n = n + 1 if n <= 5 then return s end end) return err", "$73\r\nchunk of 5000000 bytes or more is larger than a script may load (4194304)\r\n"},
+		{"local f, err = loadstring(string.rep('(', 100000) .. '1' .. string.rep(')', 100000)) return f == nil and err ~= nil", ":1\r\n"},
+	} {
+		if got := c.do("EVAL", tc.script, "0"); got != tc.want {
+			t.Errorf("%s\n got %q\nwant %q", tc.script, got, tc.want)
+		}
+	}
+}
