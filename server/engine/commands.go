@@ -123,7 +123,9 @@ func (s *Server) process(c *client) {
 		}
 		mark := len(c.w.Buf)
 		s.cmdStart, s.cmdEnd = prevEnd, 0
+		s.topCmdStart = 0
 		s.callCommand(c, cmd, argv)
+		began := s.topCmdStart
 		s.cmdStart, prevEnd = 0, s.cmdEnd
 		if c.replyOff || c.replySkip || c.replySkipNext {
 			s.applyReplyMode(c, mark)
@@ -137,6 +139,11 @@ func (s *Server) process(c *client) {
 		}
 		if c.flags&(flagCloseASAP|flagCloseAfterReply) != 0 {
 			break
+		}
+		if c.nextCmd < len(c.conn.CmdEnds) && s.ranLong(began, prevEnd) {
+			// The others' turn (yield.go): stays mainOwned, like a blocked client.
+			s.yieldClient(c)
+			return
 		}
 	}
 	if c.isMaster {
@@ -280,6 +287,9 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 		start = nanotime()
 	}
 	prev, prevCmd := s.executing, s.executingCmd
+	if prev == nil {
+		s.topCmdStart = start // for process's yield (yield.go); not the commands a script runs
+	}
 	s.executing, s.executingCmd = c, cmd
 	cmd.handler(s, c, argv)
 	s.settleMemory()

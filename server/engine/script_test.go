@@ -607,3 +607,35 @@ func TestScriptLoadersAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestPipelinedBusyScriptsWaitTheLimitOnce: three pipelined scripts that each run to
+// busy-reply-threshold make another client's PING wait for one of them, not for all three:
+// the client whose command ran that long lets the others go first (yield.go).
+func TestPipelinedBusyScriptsWaitTheLimitOnce(t *testing.T) {
+	_, addr := startServer(t, func(cfg *config.Config) { cfg.BusyReplyThreshold = 300 })
+	busy := dialPeer(t, addr)
+	other := dialPeer(t, addr)
+	loop := "while true do end"
+	var req strings.Builder
+	for i := 0; i < 3; i++ {
+		fmt.Fprintf(&req, "*3\r\n$4\r\nEVAL\r\n$%d\r\n%s\r\n$1\r\n0\r\n", len(loop), loop)
+	}
+	if _, err := busy.c.Write([]byte(req.String())); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	if got := other.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING: %q", got)
+	}
+	if waited := time.Since(start); waited > 550*time.Millisecond {
+		t.Errorf("PING waited %v behind three pipelined busy scripts of 300 ms each, want one", waited)
+	}
+	for i := 0; i < 3; i++ {
+		var r strings.Builder
+		_ = busy.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if err := readRawReply(busy.br, &r); err != nil || !strings.HasPrefix(r.String(), "-ERR Script stopped") {
+			t.Fatalf("script %d: %q %v", i, r.String(), err)
+		}
+	}
+}

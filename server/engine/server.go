@@ -35,6 +35,10 @@ type Server struct {
 	// rather than twice (it costs ~30 ns on a VM's kvm-clock). cmdEnd is when the last executed
 	// command ended. process sets and clears both (commands.go).
 	cmdStart, cmdEnd int64
+	// topCmdStart is when the last top-level command started; yielded are the clients parked
+	// after one ran past busy-reply-threshold (yield.go).
+	topCmdStart int64
+	yielded     []*client
 	lastYield        int64 // when the main loop last yielded to the Go scheduler (netio.YieldIfDue)
 
 	cfg *config.Config
@@ -380,7 +384,14 @@ func (s *Server) HandleSignals() {
 
 func (s *Server) mainLoop() {
 	for !s.stopping.Load() {
-		evs := s.io.Wait(s.pollTimeout())
+		// Clients parked in the last iteration go after the events that arrived meanwhile.
+		parked := s.yielded
+		s.yielded = nil
+		timeout := s.pollTimeout()
+		if len(parked) > 0 {
+			timeout = 0 // look for what arrived, then serve them at once
+		}
+		evs := s.io.Wait(timeout)
 		start := nanotime()
 		s.watchdog.busySince.Store(start)
 		s.updateClock(time.Now())
@@ -393,6 +404,9 @@ func (s *Server) mainLoop() {
 			s.io.OnMainEvent(evs[i])
 		}
 		s.io.Serve()
+		if len(parked) > 0 {
+			s.resumeYielded(parked)
+		}
 		s.beforeSleep()
 		s.persistTick()
 		if s.snapWanted.Load() {
