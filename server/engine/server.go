@@ -39,7 +39,7 @@ type Server struct {
 	// after one ran past busy-reply-threshold (yield.go).
 	topCmdStart int64
 	yielded     []*client
-	lastYield        int64 // when the main loop last yielded to the Go scheduler (netio.YieldIfDue)
+	lastYield   int64 // when the main loop last yielded to the Go scheduler (netio.YieldIfDue)
 
 	cfg *config.Config
 	// accepts sheds connections when accept runs out of descriptors (descriptors.go).
