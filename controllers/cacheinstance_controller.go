@@ -81,6 +81,9 @@ type instance struct {
 	password string
 	// previousConfig is the rendered config the ConfigMap held before this pass ("" when new).
 	previousConfig string
+	// rolloutDecision is how the rollout step decided the outdated pods reach the update revision
+	// (the Rollout condition), or nil when it did not decide this pass.
+	rolloutDecision *rolloutDecision
 	// change is how this pass brought a new config to the pods, or nil.
 	change *configChange
 	// podConfigs is the config each ready pod runs, once the live step has looked (nil before).

@@ -38,8 +38,10 @@ func statefulSetReplicas(ci *cachev1alpha1.CacheInstance) int32 {
 // reconcileRollout brings outdated pods to the StatefulSet's update revision. It resizes in
 // place every pod whose revision differs only in memory, and relabels every pod whose revision
 // differs only in the legacy form of the config hash (cacheinstance_resize.go), whatever its
-// role. A single pod that needs a new one is deleted, as the StatefulSet controller's
-// RollingUpdate would; a replicated instance's pods are replaced one at a time, replicas first,
+// role. Before it replaces any pod it decides whether the data survives and waits until the status
+// says so (cacheinstance_rollout_decision.go); a single pod that needs a new one is then deleted,
+// as the StatefulSet controller's RollingUpdate would, when it holds no data, keeps it on a volume
+// or spec.rollout.allowColdRestart accepts a cold restart; a replicated instance's pods are replaced one at a time, replicas first,
 // each when every pod is ready and in sync, the primary last after a switchover.
 func (r *CacheInstanceReconciler) reconcileRollout(ctx context.Context, inst *instance) (*ctrl.Result, error) {
 	ro := inst.rollout
@@ -53,6 +55,7 @@ func (r *CacheInstanceReconciler) reconcileRollout(ctx context.Context, inst *in
 	update := ro.updateRevision
 	settled := update != "" && ro.observedGeneration >= ro.generation
 	replace := map[string]bool{}
+	from := ""
 	for i := range pods {
 		pod := &pods[i]
 		// A pod without a revision was not made by the StatefulSet controller: not ours to replace.
@@ -65,6 +68,29 @@ func (r *CacheInstanceReconciler) reconcileRollout(ctx context.Context, inst *in
 		}
 		if outcome == resizeNotApplicable || outcome == resizeInfeasible {
 			replace[pod.Name] = true
+			from = pod.Labels[labelRevision]
+		}
+	}
+	if settled {
+		// Nothing is replaced before the decision is in the status (cacheinstance_rollout_decision.go).
+		what := ""
+		if len(replace) > 0 {
+			if what, err = r.templateChange(ctx, inst.Namespace, from, update); err != nil {
+				return nil, err
+			}
+		}
+		d := decideRollout(inst.CacheInstance, pods, replace, update, what)
+		inst.rolloutDecision = d
+		if !decisionRecorded(inst.CacheInstance, d) {
+			r.announceRollout(inst.CacheInstance, d)
+			inst.recheckIn(time.Second)
+			return nil, nil
+		}
+		if d.waiting() {
+			if inst.blocked == nil {
+				inst.block(d.reason, d.message)
+			}
+			return nil, nil
 		}
 	}
 	if replicated(inst.CacheInstance) {

@@ -317,6 +317,11 @@ type CacheInstanceSpec struct {
 	// +optional
 	Replication ReplicationSpec `json:"replication,omitempty"`
 
+	// Rollout says what the operator may do when a change needs new pods: by default it never
+	// replaces a pod whose data would not survive (see allowColdRestart and the Rollout condition).
+	// +optional
+	Rollout RolloutSpec `json:"rollout,omitempty"`
+
 	// Persistence keeps the data across pod restarts: mode RDB puts Redis-format snapshots on a
 	// volume claim, so a replaced pod comes back warm. None (the default) keeps it in memory only.
 	// +kubebuilder:default={mode: None}
@@ -403,7 +408,8 @@ const (
 	// says why: InvalidSpec (a rule the schema cannot check, such as a background cpulist that
 	// overlaps the computed server list), SecretMissing (the auth Secret or its key), ReconcileError
 	// (an API call failed; retried with backoff), RolloutStuck (pods not ready with the current
-	// config ten minutes after the rollout began); or a server pod's trouble, with the scheduler's or
+	// config ten minutes after the rollout began), WaitingForConsent (a change needs a new pod that
+	// would start empty; see the Rollout condition and spec.rollout.allowColdRestart); or a server pod's trouble, with the scheduler's or
 	// kubelet's reason and message: Unschedulable (no node has the cores or memory), ErrImagePull,
 	// ImagePullBackOff, InvalidImageName, ErrImageNeverPull, CrashLoopBackOff,
 	// CreateContainerConfigError, CreateContainerError, RunContainerError, and OOMKilled (while the
@@ -432,7 +438,8 @@ const (
 	// or memory, volumes, directives the server reads only at start) replaces the pods. True: reason
 	// AppliedLive (the last change was applied to the running pods, which kept their data; the
 	// message lists the directives) or Rolled (it replaced the pods; the message says because of
-	// what). False: reason ApplyingLive or RollingOut while a change is on its way, LiveChangeFailed
+	// what). False: reason ApplyingLive or RollingOut while a change is on its way, WaitingForConsent
+	// while a change that needs a new pod waits (see the Rollout condition), LiveChangeFailed
 	// when a pod refused it or could not be reached (the message says which and why; retried). Unknown
 	// (reason NotApplied) until the operator has applied a StatefulSet.
 	ConditionConfigApplied = "ConfigApplied"
@@ -444,6 +451,17 @@ const (
 	// replication.failoverAfterSeconds), NoReplicaToPromote (the primary is lost and no ready
 	// replica can take over).
 	ConditionReplicated = "Replicated"
+	// ConditionRollout says, before any pod is replaced, how the pods reach the current pod
+	// template and whether their data survives. True: reason Live (no pod needs replacing: changes
+	// are applied to the running pods with CONFIG SET, memory is resized in place), Warm (pods are
+	// replaced and the data survives: a replicated instance switches the primary over to an updated
+	// replica, a persistent one saves at shutdown and loads at start), NoDataToKeep (the pods to
+	// replace never started, so they hold no data) or ColdRestart (the pod is replaced and starts
+	// empty, as spec.rollout.allowColdRestart allows). False: reason WaitingForConsent (a change
+	// needs a new pod that would start empty; nothing is replaced until allowColdRestart is set or
+	// the instance gets a replica; the message says what changed). A Rollout event says the same
+	// when a decision is first made; the operator acts only once the decision is in the status.
+	ConditionRollout = "Rollout"
 )
 
 // BenchmarkSummary is the figures of one measured run, and what they measured.
@@ -598,7 +616,8 @@ type CacheInstanceStatus struct {
 	// conditions say more; tools should read them.
 	// +optional
 	Phase InstancePhase `json:"phase,omitempty"`
-	// Conditions: Ready, Progressing, Degraded, ThroughputValidated.
+	// Conditions: Ready, Progressing, Degraded, ThroughputValidated, ConfigApplied, Rollout and,
+	// with replicas, Replicated.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
