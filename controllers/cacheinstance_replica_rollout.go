@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -156,11 +157,11 @@ func (r *CacheInstanceReconciler) replaceReplicated(ctx context.Context, inst *i
 	return nil, nil
 }
 
-// switchover moves the primary to the most advanced in-sync replica that eligible accepts: it
-// pauses the primary's writes, waits until that replica has applied everything, records and
-// promotes it, points the old primary at it and lifts the pause. Clients see their writes held for
-// that moment, then the old primary drops them and they reconnect through the client Service,
-// which by then selects the new one.
+// switchover moves the primary to the most advanced in-sync replica that eligible accepts, by a
+// hand-over (cacheinstance_handover.go): it pauses the primary's writes, waits until that replica
+// has applied everything, records and promotes it, points the old primary at it and lifts the
+// pause. Clients see their writes held for that moment, then the old primary drops them and they
+// reconnect through the client Service, which by then selects the new one.
 func (r *CacheInstanceReconciler) switchover(ctx context.Context, inst *instance, pods []corev1.Pod, why string, eligible func(*corev1.Pod) bool) (*ctrl.Result, error) {
 	st := inst.replication
 	var from *corev1.Pod
@@ -193,48 +194,25 @@ func (r *CacheInstanceReconciler) switchover(ctx context.Context, inst *instance
 		return nil, nil
 	}
 	toAddr := r.serverAddress(to)
-	fail := func(err error) (*ctrl.Result, error) {
+	offset, err := handOver(ctx, fromAddr, toAddr, inst.creds(), handOverSteps{
+		record: func(offset int64) error {
+			view := &serverView{pod: to, ordinal: ordinalOf(to.Name), addr: toAddr, offset: offset}
+			return r.choosePrimary(ctx, inst, st, view, failoverSwitchover, time.Now())
+		},
+		promoted: func() error { return r.labelRole(ctx, inst, to.Name, cachev1alpha1.RolePrimary) },
+		// Hold the old primary's clients until the client Service routes to the new one
+		// (cacheinstance_endpoints.go).
+		route: func() { r.waitServiceRoutesTo(ctx, inst.Namespace, inst.Name, to, from) },
+	})
+	var serverErr *serverStepError
+	if errors.As(err, &serverErr) {
 		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeWarning, "SwitchoverFailed", "PromoteReplica",
 			"Moving the primary from %s to %s (%s) failed, retrying: %v", from.Name, to.Name, why, err)
 		inst.recheckIn(replicationRecheck)
 		return nil, nil
 	}
-	offset, err := pauseWrites(ctx, fromAddr, inst.creds())
 	if err != nil {
-		_ = unpause(ctx, fromAddr, inst.creds())
-		return fail(err)
-	}
-	if err := waitOffset(ctx, toAddr, inst.creds(), offset); err != nil {
-		_ = unpause(ctx, fromAddr, inst.creds())
-		return fail(fmt.Errorf("%s did not catch up: %w", to.Name, err))
-	}
-	view := &serverView{pod: to, ordinal: ordinalOf(to.Name), addr: toAddr, offset: offset}
-	if err := r.choosePrimary(ctx, inst, st, view, failoverSwitchover, time.Now()); err != nil {
-		_ = unpause(ctx, fromAddr, inst.creds())
 		return nil, err
-	}
-	// From here the decision is recorded: a failure below is finished by the next pass's converge.
-	if err := promote(ctx, toAddr, inst.creds()); err != nil {
-		_ = unpause(ctx, fromAddr, inst.creds())
-		return fail(err)
-	}
-	if err := r.labelRole(ctx, inst, to.Name, cachev1alpha1.RolePrimary); err != nil {
-		_ = unpause(ctx, fromAddr, inst.creds())
-		return nil, err
-	}
-	// Hold the old primary's clients until the client Service routes to the new one
-	// (cacheinstance_endpoints.go); the pause is renewed first so that it outlasts the wait.
-	if _, err := pauseWrites(ctx, fromAddr, inst.creds()); err != nil {
-		_ = unpause(ctx, fromAddr, inst.creds())
-		return fail(err)
-	}
-	r.waitServiceRoutesTo(ctx, inst.Namespace, inst.Name, to, from)
-	err = replicateFrom(ctx, fromAddr, toAddr, inst.creds(), true)
-	if uerr := unpause(ctx, fromAddr, inst.creds()); err == nil {
-		err = uerr
-	}
-	if err != nil {
-		return fail(fmt.Errorf("repointing the old primary: %w", err))
 	}
 	r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, "Switchover", "PromoteReplica",
 		"Moved the primary from %s to %s at offset %d because %s; no acknowledged write was lost", from.Name, to.Name, offset, why)
