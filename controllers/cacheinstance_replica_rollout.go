@@ -80,18 +80,34 @@ func (r *CacheInstanceReconciler) reconcileRollout(ctx context.Context, inst *in
 				return nil, err
 			}
 		}
-		d := decideRollout(inst.CacheInstance, pods, replace, update, what)
+		facts := rolloutFacts{surge: inst.surge}
+		if inst.surge == nil && needsSurge(inst.CacheInstance, pods, replace) {
+			for i := range pods {
+				if replace[pods[i].Name] && ordinalOf(pods[i].Name) == 0 {
+					_, _, _, _, rerr := readRole(ctx, r.serverAddress(&pods[i]), inst.creds())
+					facts.reachable = rerr == nil
+				}
+			}
+		}
+		d := decideRollout(inst.CacheInstance, pods, replace, update, what, facts)
 		inst.rolloutDecision = d
 		if !decisionRecorded(inst.CacheInstance, d) {
 			r.announceRollout(inst.CacheInstance, d)
 			inst.recheckIn(time.Second)
 			return nil, nil
 		}
-		if d.waiting() {
+		switch {
+		case d.waiting():
 			if inst.blocked == nil {
 				inst.block(d.reason, d.message)
 			}
 			return nil, nil
+		case d.surge:
+			return r.reconcileSurge(ctx, inst, pods, inst.surge)
+		case d.dropSurge:
+			if err := r.Delete(ctx, inst.surge, client.Preconditions{UID: &inst.surge.UID}); client.IgnoreNotFound(err) != nil {
+				return nil, fmt.Errorf("deleting the surge pod: %w", err)
+			}
 		}
 	}
 	if replicated(inst.CacheInstance) {

@@ -256,8 +256,10 @@ func (r *CacheInstanceReconciler) serverPods(ctx context.Context, inst *instance
 	if err := r.List(ctx, pods, client.InNamespace(inst.Namespace), client.MatchingLabels(selectorLabels(inst.CacheInstance))); err != nil {
 		return nil, fmt.Errorf("listing the instance's pods: %w", err)
 	}
-	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return ordinalOf(a.Name) - ordinalOf(b.Name) })
-	return pods.Items, nil
+	// The surge pod shares the labels; the surge step reads it on its own (cacheinstance_surge.go).
+	items := slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return isSurgePod(inst.CacheInstance, &p) })
+	slices.SortFunc(items, func(a, b corev1.Pod) int { return ordinalOf(a.Name) - ordinalOf(b.Name) })
+	return items, nil
 }
 
 func findView(views []*serverView, name string) *serverView {

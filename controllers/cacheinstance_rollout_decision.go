@@ -25,11 +25,15 @@ import (
 // says it.
 type rolloutDecision struct {
 	reason, message string
+	// surge: the replacement goes through the surge pod (cacheinstance_surge.go).
+	surge bool
+	// dropSurge: a surge pod that never ran is removed before a cold replacement.
+	dropSurge bool
 }
 
 // waiting is true when the decision is to replace nothing.
 func (d *rolloutDecision) waiting() bool {
-	return d.reason == cachev1alpha1.RolloutWaitingForConsent
+	return d.reason == cachev1alpha1.RolloutWaitingForConsent || d.reason == cachev1alpha1.RolloutWaitingForRoom
 }
 
 // status is the Rollout condition's status for the decision.
@@ -40,9 +44,19 @@ func (d *rolloutDecision) status() metav1.ConditionStatus {
 	return metav1.ConditionTrue
 }
 
+// rolloutFacts are what the decision needs beyond the instance and its pods.
+type rolloutFacts struct {
+	// surge is the instance's surge pod, or nil.
+	surge *corev1.Pod
+	// reachable: the operator reaches the running server with the spec's credentials, which a
+	// hand-over needs (adding auth or TLS changes them before the pod has them).
+	reachable bool
+}
+
 // decideRollout classifies the replacement of the pods in replace (by name), which need a new pod
-// for the update revision; what names what changed in their template. No pod to replace is Live.
-func decideRollout(ci *cachev1alpha1.CacheInstance, pods []corev1.Pod, replace map[string]bool, update, what string) *rolloutDecision {
+// for the update revision; what names what changed in their template. No pod to replace, and no
+// surge under way, is Live.
+func decideRollout(ci *cachev1alpha1.CacheInstance, pods []corev1.Pod, replace map[string]bool, update, what string, facts rolloutFacts) *rolloutDecision {
 	var names []string
 	holding := false
 	for i := range pods {
@@ -53,30 +67,63 @@ func decideRollout(ci *cachev1alpha1.CacheInstance, pods []corev1.Pod, replace m
 	}
 	slices.Sort(names)
 	list := strings.Join(names, ", ")
+	if what != "" {
+		what = " (" + what + ")"
+	}
+	surgeMessage := fmt.Sprintf(
+		"Revision %s%s: the temporary pod %s syncs as a replica of %s-0 and takes the writes over once it has caught up (writes paused a moment, no acknowledged write lost); %s-0 is replaced and takes them back the same way",
+		update, what, surgePodName(ci), ci.Name, ci.Name)
 	switch {
+	case facts.surge != nil && cannotBeScheduled(facts.surge) && ci.Spec.Rollout.AllowColdRestart:
+		return &rolloutDecision{reason: cachev1alpha1.RolloutColdRestart, dropSurge: true, message: fmt.Sprintf(
+			"Revision %s%s: no node has room for the surge pod %s that would keep the data, so %s is replaced and starts empty, as spec.rollout.allowColdRestart allows",
+			update, what, surgePodName(ci), list)}
+	case facts.surge != nil && cannotBeScheduled(facts.surge):
+		return &rolloutDecision{reason: cachev1alpha1.RolloutWaitingForRoom, message: fmt.Sprintf(
+			"Revision %s%s needs a new pod; the surge pod %s that would keep the data meanwhile cannot be scheduled: no node has room for one more pod of this size (see its events). Nothing is replaced; %s-0 keeps serving with its data. "+
+				"Make room, or set spec.rollout.allowColdRestart: true to accept a cold restart",
+			update, what, surgePodName(ci), ci.Name)}
+	case facts.surge != nil:
+		return &rolloutDecision{reason: cachev1alpha1.RolloutWarm, surge: true, message: surgeMessage}
 	case len(names) == 0:
-		return &rolloutDecision{cachev1alpha1.RolloutLive,
-			"No pod needs replacing: changes are applied to the running pods (CONFIG SET, memory resized in place), which keep their data"}
+		return &rolloutDecision{reason: cachev1alpha1.RolloutLive,
+			message: "No pod needs replacing: changes are applied to the running pods (CONFIG SET, memory resized in place), which keep their data"}
 	case replicated(ci):
-		return &rolloutDecision{cachev1alpha1.RolloutWarm, fmt.Sprintf(
-			"Revision %s (%s): replacing %s one at a time, replicas first; the primary moves to an updated replica by a switchover (writes paused for a moment, no acknowledged write lost)",
+		return &rolloutDecision{reason: cachev1alpha1.RolloutWarm, message: fmt.Sprintf(
+			"Revision %s%s: replacing %s one at a time, replicas first; the primary moves to an updated replica by a switchover (writes paused for a moment, no acknowledged write lost)",
 			update, what, list)}
 	case !holding:
-		return &rolloutDecision{cachev1alpha1.RolloutNoDataToKeep, fmt.Sprintf(
-			"Revision %s (%s): replacing %s, which holds no data (its server is not running)", update, what, list)}
+		return &rolloutDecision{reason: cachev1alpha1.RolloutNoDataToKeep, message: fmt.Sprintf(
+			"Revision %s%s: replacing %s, which holds no data (its server is not running)", update, what, list)}
 	case ci.Spec.Persistence.Mode.Persistent():
-		return &rolloutDecision{cachev1alpha1.RolloutWarm, fmt.Sprintf(
-			"Revision %s (%s): replacing %s; persistence %s keeps the data (saved at shutdown, loaded at start)",
+		return &rolloutDecision{reason: cachev1alpha1.RolloutWarm, message: fmt.Sprintf(
+			"Revision %s%s: replacing %s; persistence %s keeps the data (saved at shutdown, loaded at start)",
 			update, what, list, ci.Spec.Persistence.Mode)}
+	case facts.reachable:
+		return &rolloutDecision{reason: cachev1alpha1.RolloutWarm, surge: true, message: surgeMessage}
 	case ci.Spec.Rollout.AllowColdRestart:
-		return &rolloutDecision{cachev1alpha1.RolloutColdRestart, fmt.Sprintf(
-			"Revision %s (%s): replacing %s, which starts empty (no persistence, one pod), as spec.rollout.allowColdRestart allows",
+		return &rolloutDecision{reason: cachev1alpha1.RolloutColdRestart, message: fmt.Sprintf(
+			"Revision %s%s: replacing %s, which starts empty: the operator cannot reach its server with the spec's auth or TLS to hand the data over, and spec.rollout.allowColdRestart allows a cold restart",
 			update, what, list)}
 	}
-	return &rolloutDecision{cachev1alpha1.RolloutWaitingForConsent, fmt.Sprintf(
-		"Revision %s (%s) needs a new pod for %s, which would start empty: the instance has no persistence and one pod. Nothing is replaced; %s keeps serving with its data. "+
-			"Set spec.rollout.allowColdRestart: true to accept a cold restart, or spec.replicas: 2 to keep the data through a switchover, or undo the change",
+	return &rolloutDecision{reason: cachev1alpha1.RolloutWaitingForConsent, message: fmt.Sprintf(
+		"Revision %s%s needs a new pod for %s, which would start empty: the instance has no persistence and one pod, and the operator cannot reach its server with the spec's auth or TLS to hand the data over to a surge pod. Nothing is replaced; %s keeps serving with its data. "+
+			"Set spec.rollout.allowColdRestart: true to accept a cold restart, or undo the change",
 		update, what, list, list)}
+}
+
+// needsSurge is true when the replacement of the pods in replace would lose data that only they
+// hold: the case for a surge.
+func needsSurge(ci *cachev1alpha1.CacheInstance, pods []corev1.Pod, replace map[string]bool) bool {
+	if replicated(ci) || ci.Spec.Persistence.Mode.Persistent() {
+		return false
+	}
+	for i := range pods {
+		if replace[pods[i].Name] && holdsData(&pods[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // holdsData is true when a pod's server may hold data: the pod runs and its server container is

@@ -12,8 +12,10 @@ import (
 )
 
 // The decision before a replacement: nothing to replace is Live; a replicated or persistent
-// instance is Warm; a pod whose server never ran holds nothing to keep; otherwise the only copy of
-// the data would be lost, which waits unless the user allowed a cold restart.
+// instance is Warm; a pod whose server never ran holds nothing to keep; a single pod with data
+// goes through a surge (Warm), which waits for room when its pod cannot be scheduled, and when
+// the operator cannot reach the server to hand the data over it waits for consent; a cold
+// restart only where the user allowed it.
 func TestDecideRollout(t *testing.T) {
 	running := corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning,
 		ContainerStatuses: []corev1.ContainerStatus{{Name: containerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
@@ -23,30 +25,45 @@ func TestDecideRollout(t *testing.T) {
 	pending := corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending}}
 	pending.Name = "cache-0"
 	one := map[string]bool{"cache-0": true}
+	allow := func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Rollout.AllowColdRestart = true }
+	surge := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	noRoom := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}}
+	reachable := rolloutFacts{reachable: true}
 	for _, tc := range []struct {
 		name    string
 		ci      *cachev1alpha1.CacheInstance
 		pod     corev1.Pod
 		replace map[string]bool
+		facts   rolloutFacts
 		want    string
+		surge   bool
 	}{
-		{"nothing to replace", newInstance(1), running, nil, cachev1alpha1.RolloutLive},
-		{"one pod with data", newInstance(1), running, one, cachev1alpha1.RolloutWaitingForConsent},
-		{"consent given", newInstance(1, func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Rollout.AllowColdRestart = true }), running, one, cachev1alpha1.RolloutColdRestart},
+		{"nothing to replace", newInstance(1), running, nil, reachable, cachev1alpha1.RolloutLive, false},
+		{"one pod with data: a surge", newInstance(1), running, one, reachable, cachev1alpha1.RolloutWarm, true},
+		{"a surge even with consent", newInstance(1, allow), running, one, reachable, cachev1alpha1.RolloutWarm, true},
+		{"a surge under way", newInstance(1), running, nil, rolloutFacts{surge: surge}, cachev1alpha1.RolloutWarm, true},
+		{"no room for the surge", newInstance(1), running, one, rolloutFacts{surge: noRoom}, cachev1alpha1.RolloutWaitingForRoom, false},
+		{"no room, consent given", newInstance(1, allow), running, one, rolloutFacts{surge: noRoom}, cachev1alpha1.RolloutColdRestart, false},
+		{"server out of reach", newInstance(1), running, one, rolloutFacts{}, cachev1alpha1.RolloutWaitingForConsent, false},
+		{"out of reach, consent given", newInstance(1, allow), running, one, rolloutFacts{}, cachev1alpha1.RolloutColdRestart, false},
 		{"persistent", newInstance(1, func(ci *cachev1alpha1.CacheInstance) {
 			ci.Spec.Persistence = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceRDB, Size: ptr.To(resource.MustParse("1Gi"))}
-		}), running, one, cachev1alpha1.RolloutWarm},
-		{"replicated", newInstance(1, func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Replicas = ptr.To[int32](2) }), running, one, cachev1alpha1.RolloutWarm},
-		{"never scheduled", newInstance(1), pending, one, cachev1alpha1.RolloutNoDataToKeep},
-		{"crash loop", newInstance(1), crashing, one, cachev1alpha1.RolloutNoDataToKeep},
+		}), running, one, reachable, cachev1alpha1.RolloutWarm, false},
+		{"replicated", newInstance(1, func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Replicas = ptr.To[int32](2) }), running, one, reachable, cachev1alpha1.RolloutWarm, false},
+		{"never scheduled", newInstance(1), pending, one, reachable, cachev1alpha1.RolloutNoDataToKeep, false},
+		{"crash loop", newInstance(1), crashing, one, reachable, cachev1alpha1.RolloutNoDataToKeep, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := decideRollout(tc.ci, []corev1.Pod{tc.pod}, tc.replace, "cache-2", "image a -> b")
-			if d.reason != tc.want {
-				t.Fatalf("reason %s (%s), want %s", d.reason, d.message, tc.want)
+			d := decideRollout(tc.ci, []corev1.Pod{tc.pod}, tc.replace, "cache-2", "image a -> b", tc.facts)
+			if d.reason != tc.want || d.surge != tc.surge {
+				t.Fatalf("reason %s, surge %v (%s), want %s, %v", d.reason, d.surge, d.message, tc.want, tc.surge)
 			}
 			if d.waiting() && (!strings.Contains(d.message, "allowColdRestart") || !strings.Contains(d.message, "image a -> b")) {
 				t.Errorf("the wait does not say what changed and what to do: %s", d.message)
+			}
+			if d.dropSurge != (tc.facts.surge == noRoom && d.reason == cachev1alpha1.RolloutColdRestart) {
+				t.Errorf("dropSurge %v", d.dropSurge)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -39,16 +40,19 @@ type fieldChange struct {
 
 // specFieldChanges records, for every field of CacheInstanceSpec by its JSON name, what a change
 // of it does to a running instance with data. None of them may replace the pod cold without
-// consent: a change that needs a new pod of a default instance (no persistence, one pod) waits
-// for it. A new field fails TestEverySpecFieldIsDecided until its decision is recorded here.
+// consent: a change that needs a new pod of a default instance (no persistence, one pod) goes
+// through a surge pod (Warm), or waits for consent where the operator cannot hand the data over
+// (TLS added: it can no longer reach the running server; added auth still reaches it, as a
+// server without a password takes any). A new field fails TestEverySpecFieldIsDecided until its
+// decision is recorded here.
 var specFieldChanges = map[string][]fieldChange{
 	"cores": {{name: "1 to 2", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Cores = 2 },
-		want: cachev1alpha1.RolloutWaitingForConsent}},
+		want: cachev1alpha1.RolloutWarm}},
 	"cpuMode": {{name: "to Shared", change: func(ci *cachev1alpha1.CacheInstance) {
 		ci.Spec.CPUMode = cachev1alpha1.CPUShared
 		ci.Spec.CPU = ptr.To(resource.MustParse("500m"))
-	}, want: cachev1alpha1.RolloutWaitingForConsent}},
-	"cpu": {{name: "500m to 250m", base: sharedCPU("500m"), change: sharedCPU("250m"), want: cachev1alpha1.RolloutWaitingForConsent}},
+	}, want: cachev1alpha1.RolloutWarm}},
+	"cpu": {{name: "500m to 250m", base: sharedCPU("500m"), change: sharedCPU("250m"), want: cachev1alpha1.RolloutWarm}},
 	"memory": {{name: "grows", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Memory = resource.MustParse("2Gi") },
 		want: cachev1alpha1.RolloutLive}},
 	"maxMemory": {{name: "set", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.MaxMemory = ptr.To(resource.MustParse("512Mi")) },
@@ -63,7 +67,7 @@ var specFieldChanges = map[string][]fieldChange{
 	}, want: cachev1alpha1.RolloutLive}},
 	"auth": {{name: "added", change: func(ci *cachev1alpha1.CacheInstance) {
 		ci.Spec.Auth = &cachev1alpha1.AuthSpec{ExistingSecret: "cache-auth", Key: "password"}
-	}, setup: authSecret, want: cachev1alpha1.RolloutWaitingForConsent}},
+	}, setup: authSecret, want: cachev1alpha1.RolloutWarm}},
 	"tls": {{name: "added", setup: func(t *testing.T, cl *cluster, ns string) {
 		certs := testpeer.NewCerts(t)
 		cert, key := certs.Issue(t, "cache")
@@ -80,7 +84,7 @@ var specFieldChanges = map[string][]fieldChange{
 		}
 	}, base: withAuth, change: func(ci *cachev1alpha1.CacheInstance) {
 		ci.Spec.Users = []cachev1alpha1.UserSpec{{Name: "app", PasswordSecret: "app", Permissions: "~app:* +@read"}}
-	}, want: cachev1alpha1.RolloutWaitingForConsent}},
+	}, want: cachev1alpha1.RolloutWarm}},
 	"config": {
 		{name: "a live directive added", change: func(ci *cachev1alpha1.CacheInstance) {
 			ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"hz": "20"}
@@ -90,14 +94,14 @@ var specFieldChanges = map[string][]fieldChange{
 		}, change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Config = nil }, want: cachev1alpha1.RolloutLive},
 		{name: "a start-only directive added", change: func(ci *cachev1alpha1.CacheInstance) {
 			ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"databases": "32"}
-		}, want: cachev1alpha1.RolloutWaitingForConsent},
+		}, want: cachev1alpha1.RolloutWarm},
 	},
 	"image": {{name: "another image", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Image = "registry.example/iocache:other" },
-		want: cachev1alpha1.RolloutWaitingForConsent}},
+		want: cachev1alpha1.RolloutWarm}},
 	"upgradePolicy": {{name: "Rolling, the operator's image already running",
 		change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.UpgradePolicy = cachev1alpha1.UpgradeRolling }, want: cachev1alpha1.RolloutLive}},
 	"imagePullPolicy": {{name: "Always", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.ImagePullPolicy = corev1.PullAlways },
-		want: cachev1alpha1.RolloutWaitingForConsent}},
+		want: cachev1alpha1.RolloutWarm}},
 	"replicas": {{name: "1 to 2", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Replicas = ptr.To[int32](2) },
 		want: cachev1alpha1.RolloutWarm}},
 	"replication": {{name: "failoverAfterSeconds", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Replication.FailoverAfterSeconds = 30 },
@@ -114,7 +118,7 @@ var specFieldChanges = map[string][]fieldChange{
 	},
 	"metrics": {
 		{name: "serviceMonitor", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Metrics.ServiceMonitor = true }, want: cachev1alpha1.RolloutLive},
-		{name: "port", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Metrics.Port = 9122 }, want: cachev1alpha1.RolloutWaitingForConsent},
+		{name: "port", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Metrics.Port = 9122 }, want: cachev1alpha1.RolloutWarm},
 	},
 	"benchmark": {{name: "minOpsPerSecond", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Benchmark.MinOpsPerSecond = ptr.To[int64](1000) },
 		want: cachev1alpha1.RolloutLive}},
@@ -125,26 +129,31 @@ var specFieldChanges = map[string][]fieldChange{
 		want: cachev1alpha1.RolloutLive}},
 	"imagePullSecrets": {{name: "one", change: func(ci *cachev1alpha1.CacheInstance) {
 		ci.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
-	}, want: cachev1alpha1.RolloutWaitingForConsent}},
+	}, want: cachev1alpha1.RolloutWarm}},
 	"topologySpreadConstraints": {{name: "zones", change: func(ci *cachev1alpha1.CacheInstance) {
 		ci.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone,
 			WhenUnsatisfiable: corev1.ScheduleAnyway}}
-	}, want: cachev1alpha1.RolloutWaitingForConsent}},
+	}, want: cachev1alpha1.RolloutWarm}},
 	"nodeSelector": {{name: "a label", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.NodeSelector = map[string]string{"pool": "cache"} },
-		want: cachev1alpha1.RolloutWaitingForConsent}},
+		want: cachev1alpha1.RolloutWarm}},
 	"tolerations": {{name: "one", change: func(ci *cachev1alpha1.CacheInstance) {
 		ci.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}
-	}, want: cachev1alpha1.RolloutWaitingForConsent}},
+	}, want: cachev1alpha1.RolloutWarm}},
 	"affinity": {{name: "node affinity", change: func(ci *cachev1alpha1.CacheInstance) {
 		ci.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "pool", Operator: corev1.NodeSelectorOpExists}}}}}}}
-	}, want: cachev1alpha1.RolloutWaitingForConsent}},
-	"priorityClassName": {{name: "set", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.PriorityClassName = "cache-critical" },
-		want: cachev1alpha1.RolloutWaitingForConsent}},
+	}, want: cachev1alpha1.RolloutWarm}},
+	"priorityClassName": {{name: "set", setup: func(t *testing.T, cl *cluster, _ string) {
+		// Admission refuses a pod whose priority class does not exist.
+		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "cache-critical"}, Value: 1000}
+		if err := cl.c.Create(context.Background(), pc); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}, change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.PriorityClassName = "cache-critical" }, want: cachev1alpha1.RolloutWarm}},
 	"podAnnotations": {{name: "one", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.PodAnnotations = map[string]string{"team": "cache"} },
-		want: cachev1alpha1.RolloutWaitingForConsent}},
+		want: cachev1alpha1.RolloutWarm}},
 	"podLabels": {{name: "one", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.PodLabels = map[string]string{"team": "cache"} },
-		want: cachev1alpha1.RolloutWaitingForConsent}},
+		want: cachev1alpha1.RolloutWarm}},
 }
 
 func cores(n int32) func(*cachev1alpha1.CacheInstance) {
@@ -193,7 +202,8 @@ func specFieldNames() []string {
 
 // Every field of CacheInstanceSpec, as the API type has them, is changed on a running instance
 // whose pod holds data (a real iocache-server stands in for it): the operator decides live,
-// warm, or waiting for consent, says so in the Rollout condition, and never replaces the pod cold.
+// warm (a surge pod is started), or waiting for consent, says so in the Rollout condition, and
+// never replaces the pod cold.
 func TestEverySpecFieldIsDecided(t *testing.T) {
 	fields := specFieldNames()
 	for _, name := range fields {
@@ -291,10 +301,14 @@ func (cl *cluster) checkFieldChange(t *testing.T, fc fieldChange) {
 	if again := cl.waitRolloutReason(t, ns, fc.want); again.Message != got.Message {
 		t.Errorf("the decision changed: %q -> %q", got.Message, again.Message)
 	}
+	// No pod runs the surge pod here, so even a warm replacement has not replaced the pod yet.
 	p := &corev1.Pod{}
-	gone := cl.get(t, ns, pod.Name, p) != nil || p.UID != pod.UID || !p.DeletionTimestamp.IsZero()
-	if gone && fc.want != cachev1alpha1.RolloutWarm {
+	if cl.get(t, ns, pod.Name, p) != nil || p.UID != pod.UID || !p.DeletionTimestamp.IsZero() {
 		t.Fatalf("the pod was replaced (decision %s: %s)", got.Reason, got.Message)
+	}
+	surge := cl.get(t, ns, "cache-surge", &corev1.Pod{}) == nil
+	if want := strings.Contains(got.Message, "cache-surge"); surge != want {
+		t.Errorf("surge pod exists: %v, want %v (decision %s)", surge, want, got.Message)
 	}
 	t.Logf("spec change %s: pod template %s, Rollout %s: %s", fc.name, map[bool]string{true: "changed", false: "unchanged"}[sts.Generation != before], got.Reason, got.Message)
 }

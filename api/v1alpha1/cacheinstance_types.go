@@ -408,8 +408,9 @@ const (
 	// says why: InvalidSpec (a rule the schema cannot check, such as a background cpulist that
 	// overlaps the computed server list), SecretMissing (the auth Secret or its key), ReconcileError
 	// (an API call failed; retried with backoff), RolloutStuck (pods not ready with the current
-	// config ten minutes after the rollout began), WaitingForConsent (a change needs a new pod that
-	// would start empty; see the Rollout condition and spec.rollout.allowColdRestart); or a server pod's trouble, with the scheduler's or
+	// config ten minutes after the rollout began), WaitingForRoom or WaitingForConsent (a change
+	// needs a new pod and cannot keep the data; see the Rollout condition and
+	// spec.rollout.allowColdRestart); or a server pod's trouble, with the scheduler's or
 	// kubelet's reason and message: Unschedulable (no node has the cores or memory), ErrImagePull,
 	// ImagePullBackOff, InvalidImageName, ErrImageNeverPull, CrashLoopBackOff,
 	// CreateContainerConfigError, CreateContainerError, RunContainerError, and OOMKilled (while the
@@ -457,9 +458,13 @@ const (
 	// replaced and the data survives: a replicated instance switches the primary over to an updated
 	// replica, a persistent one saves at shutdown and loads at start), NoDataToKeep (the pods to
 	// replace never started, so they hold no data) or ColdRestart (the pod is replaced and starts
-	// empty, as spec.rollout.allowColdRestart allows). False: reason WaitingForConsent (a change
-	// needs a new pod that would start empty; nothing is replaced until allowColdRestart is set or
-	// the instance gets a replica; the message says what changed). A Rollout event says the same
+	// empty, as spec.rollout.allowColdRestart allows). Warm includes the surge of a single pod
+	// without persistence: a temporary pod <instance>-surge syncs as its replica, takes the writes
+	// over while the pod is replaced, and hands them back. False: reason WaitingForRoom (the surge
+	// pod cannot be scheduled: no room for one more pod of the instance's size) or
+	// WaitingForConsent (no warm way: the operator cannot reach the running server with the spec's
+	// auth or TLS); nothing is replaced until there is room, allowColdRestart is set or the
+	// instance gets a replica; the message says what changed. A Rollout event says the same
 	// when a decision is first made; the operator acts only once the decision is in the status.
 	ConditionRollout = "Rollout"
 )
