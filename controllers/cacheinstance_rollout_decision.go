@@ -74,6 +74,9 @@ func decideRollout(ci *cachev1alpha1.CacheInstance, pods []corev1.Pod, replace m
 		"Revision %s%s: the temporary pod %s syncs as a replica of %s-0 and takes the writes over once it has caught up (writes paused a moment, no acknowledged write lost); %s-0 is replaced and takes them back the same way",
 		update, what, surgePodName(ci), ci.Name, ci.Name)
 	switch {
+	case facts.surge != nil && !surgeNeeded(ci, facts.surge, pods, len(names) > 0):
+		return &rolloutDecision{reason: cachev1alpha1.RolloutLive, dropSurge: true,
+			message: "No pod needs replacing any more: the surge pod is removed; changes are applied to the running pods, which keep their data"}
 	case facts.surge != nil && cannotBeScheduled(facts.surge) && ci.Spec.Rollout.AllowColdRestart:
 		return &rolloutDecision{reason: cachev1alpha1.RolloutColdRestart, dropSurge: true, message: fmt.Sprintf(
 			"Revision %s%s: no node has room for the surge pod %s that would keep the data, so %s is replaced and starts empty, as spec.rollout.allowColdRestart allows",

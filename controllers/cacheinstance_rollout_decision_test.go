@@ -27,6 +27,9 @@ func TestDecideRollout(t *testing.T) {
 	one := map[string]bool{"cache-0": true}
 	allow := func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Rollout.AllowColdRestart = true }
 	surge := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	surge.Labels = map[string]string{labelRole: string(cachev1alpha1.RolePrimary)}
+	unneeded := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	unneeded.Labels = map[string]string{labelRole: string(cachev1alpha1.RoleReplica)}
 	noRoom := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
 		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}}
 	reachable := rolloutFacts{reachable: true}
@@ -43,6 +46,7 @@ func TestDecideRollout(t *testing.T) {
 		{"one pod with data: a surge", newInstance(1), running, one, reachable, cachev1alpha1.RolloutWarm, true},
 		{"a surge even with consent", newInstance(1, allow), running, one, reachable, cachev1alpha1.RolloutWarm, true},
 		{"a surge under way", newInstance(1), running, nil, rolloutFacts{surge: surge}, cachev1alpha1.RolloutWarm, true},
+		{"a surge no longer needed", newInstance(1), running, nil, rolloutFacts{surge: unneeded}, cachev1alpha1.RolloutLive, false},
 		{"no room for the surge", newInstance(1), running, one, rolloutFacts{surge: noRoom}, cachev1alpha1.RolloutWaitingForRoom, false},
 		{"no room, consent given", newInstance(1, allow), running, one, rolloutFacts{surge: noRoom}, cachev1alpha1.RolloutColdRestart, false},
 		{"server out of reach", newInstance(1), running, one, rolloutFacts{}, cachev1alpha1.RolloutWaitingForConsent, false},
@@ -62,7 +66,7 @@ func TestDecideRollout(t *testing.T) {
 			if d.waiting() && (!strings.Contains(d.message, "allowColdRestart") || !strings.Contains(d.message, "image a -> b")) {
 				t.Errorf("the wait does not say what changed and what to do: %s", d.message)
 			}
-			if d.dropSurge != (tc.facts.surge == noRoom && d.reason == cachev1alpha1.RolloutColdRestart) {
+			if drop := tc.facts.surge == unneeded || (tc.facts.surge == noRoom && d.reason == cachev1alpha1.RolloutColdRestart); d.dropSurge != drop {
 				t.Errorf("dropSurge %v", d.dropSurge)
 			}
 		})

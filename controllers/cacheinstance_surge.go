@@ -38,6 +38,10 @@ import (
 // surgeSuffix names an instance's surge pod: <instance>-surge.
 const surgeSuffix = "-surge"
 
+// annotationSurgeFor is on the surge pod: the UID of the pod whose data it carries. A pod
+// <instance>-0 with another UID was replaced behind the surge's back (a drain, an eviction).
+const annotationSurgeFor = "cache.iocache.dev/surge-for"
+
 func surgePodName(ci *cachev1alpha1.CacheInstance) string { return ci.Name + surgeSuffix }
 
 // isSurgePod is true for the instance's surge pod.
@@ -76,15 +80,20 @@ func clientServiceDuringSurge(ci *cachev1alpha1.CacheInstance) *corev1ac.Service
 	return svc
 }
 
-// desiredSurgePod is the surge pod: the StatefulSet's current pod template under the surge's
-// name, labelled a replica (no Service selects it before it takes over), owned by the instance so
-// that it goes with it.
-func desiredSurgePod(ci *cachev1alpha1.CacheInstance, template *corev1.PodTemplateSpec) *corev1.Pod {
+// desiredSurgePod is the surge pod for the data of pod of: the StatefulSet's current pod template
+// under the surge's name, labelled a replica (no Service selects it before it takes over), owned
+// by the instance so that it goes with it.
+func desiredSurgePod(ci *cachev1alpha1.CacheInstance, template *corev1.PodTemplateSpec, of *corev1.Pod) *corev1.Pod {
 	labels := maps.Clone(template.Labels)
 	labels[labelRole] = string(cachev1alpha1.RoleReplica)
+	annotations := maps.Clone(template.Annotations)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[annotationSurgeFor] = string(of.UID)
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: surgePodName(ci), Namespace: ci.Namespace, Labels: labels, Annotations: maps.Clone(template.Annotations),
+			Name: surgePodName(ci), Namespace: ci.Namespace, Labels: labels, Annotations: annotations,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ci, cachev1alpha1.GroupVersion.WithKind("CacheInstance"))},
 		},
 		Spec: *template.Spec.DeepCopy(),
@@ -129,7 +138,7 @@ func (r *CacheInstanceReconciler) startSurge(ctx context.Context, inst *instance
 	if err := r.Get(ctx, client.ObjectKeyFromObject(ci), sts); err != nil {
 		return fmt.Errorf("reading StatefulSet: %w", err)
 	}
-	if err := r.Create(ctx, desiredSurgePod(ci, &sts.Spec.Template)); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := r.Create(ctx, desiredSurgePod(ci, &sts.Spec.Template, p0)); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating the surge pod: %w", err)
 	}
 	r.Recorder.Eventf(ci, nil, corev1.EventTypeNormal, "SurgeStarted", "StartSurge",
@@ -170,6 +179,18 @@ func (r *CacheInstanceReconciler) surgeHandBack(ctx context.Context, inst *insta
 			"%s serves the data again with the current pod template; removed %s", p0.Name, surge.Name)
 		return nil
 	}
+	// The old pod went before the surge pod took over (a drain, an eviction; decideRollout drops a
+	// surge that is no longer needed): the surge pod holds the best copy left, and becomes the
+	// primary the new pod syncs from.
+	if surge.Labels[labelRole] != string(cachev1alpha1.RolePrimary) {
+		creds := inst.creds()
+		if role, _, _, _, err := readRole(ctx, r.serverAddress(surge), creds); err != nil || role != cachev1alpha1.RolePrimary {
+			if err := promote(ctx, r.serverAddress(surge), creds); err != nil {
+				return nil
+			}
+		}
+		return r.labelRole(ctx, inst, surge.Name, cachev1alpha1.RolePrimary)
+	}
 	return r.surgeHandOver(ctx, inst, surge, p0, "takes the writes back from")
 }
 
@@ -185,7 +206,11 @@ func (r *CacheInstanceReconciler) surgeHandOver(ctx context.Context, inst *insta
 		return nil // not answering yet
 	}
 	if role != cachev1alpha1.RoleReplica || primary != fromAddr {
-		if err := replicateFrom(ctx, toAddr, fromAddr, creds, false); err != nil {
+		err := replicateOverTLS(ctx, toAddr, creds)
+		if err == nil {
+			err = replicateFrom(ctx, toAddr, fromAddr, creds, false)
+		}
+		if err != nil {
 			r.Recorder.Eventf(ci, nil, corev1.EventTypeWarning, "SurgeFailed", "StartReplication",
 				"Making %s a replica of %s failed, retrying: %v", to.Name, from.Name, err)
 		}
@@ -211,4 +236,35 @@ func (r *CacheInstanceReconciler) surgeHandOver(ctx context.Context, inst *insta
 	r.Recorder.Eventf(ci, nil, corev1.EventTypeNormal, "Switchover", "PromoteReplica",
 		"%s %s %s at offset %d; no acknowledged write was lost", to.Name, verb, from.Name, offset)
 	return nil
+}
+
+// replicateOverTLS has a server follow its primary over TLS when the instance serves TLS only: a
+// single pod's config leaves tls-replication out (it has no primary to follow), and the server
+// reads it when the link starts.
+func replicateOverTLS(ctx context.Context, addr string, creds serverCreds) error {
+	if creds.tls == nil {
+		return nil
+	}
+	rdb := serverClient(addr, creds)
+	defer func() { _ = rdb.Close() }()
+	if err := rdb.Do(ctx, "CONFIG", "SET", "tls-replication", "yes").Err(); err != nil {
+		return fmt.Errorf("CONFIG SET tls-replication: %w", err)
+	}
+	return nil
+}
+
+// surgeNeeded is true while the surge pod has a part to play: a pod still needs replacing, the
+// surge pod has taken the writes over, or the pod it was for was replaced behind its back, which
+// leaves its copy the best one. A surge that never took over and is no longer needed (the change
+// was undone, or a cold restart was allowed) is removed.
+func surgeNeeded(ci *cachev1alpha1.CacheInstance, surge *corev1.Pod, pods []corev1.Pod, replacing bool) bool {
+	if replacing || surge.Labels[labelRole] == string(cachev1alpha1.RolePrimary) {
+		return true
+	}
+	for i := range pods {
+		if ordinalOf(pods[i].Name) == 0 && string(pods[i].UID) != surge.Annotations[annotationSurgeFor] {
+			return true
+		}
+	}
+	return false
 }
