@@ -112,7 +112,7 @@ func endpoint(ci *cachev1alpha1.CacheInstance) string {
 // exists the client Service selects the pod labelled primary (cacheinstance_surge.go).
 func (r *CacheInstanceReconciler) reconcileServices(ctx context.Context, inst *instance) (*ctrl.Result, error) {
 	ci := inst.CacheInstance
-	surge, err := r.surgePod(ctx, ci)
+	surge, err := r.surgeOf(ctx, ci)
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,9 @@ func isSurgePod(ci *cachev1alpha1.CacheInstance, pod *corev1.Pod) bool {
 	return pod.Name == surgePodName(ci)
 }
 
+// cacheWait bounds how long the operator waits for its cache to show a pod it created.
+const cacheWait = 5 * time.Second
+
 // surgePod reads the instance's surge pod: nil when there is none.
 func (r *CacheInstanceReconciler) surgePod(ctx context.Context, ci *cachev1alpha1.CacheInstance) (*corev1.Pod, error) {
 	pod := &corev1.Pod{}
@@ -70,6 +73,30 @@ func cannotBeScheduled(pod *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// surgeOf is the instance's surge pod for the Services step. When the cache has none but the
+// client Service still selects the primary label of a surge, the API server is asked: a cache
+// that has not caught up with a surge pod just created must not point the Service back at every
+// pod, the surge pod included.
+func (r *CacheInstanceReconciler) surgeOf(ctx context.Context, ci *cachev1alpha1.CacheInstance) (*corev1.Pod, error) {
+	surge, err := r.surgePod(ctx, ci)
+	if err != nil || surge != nil || replicated(ci) {
+		return surge, err
+	}
+	svc := &corev1.Service{}
+	if err := r.Get(ctx, client.ObjectKeyFromObject(ci), svc); err != nil || svc.Spec.Selector[labelRole] == "" {
+		return nil, client.IgnoreNotFound(err)
+	}
+	pod := &corev1.Pod{}
+	err = r.APIReader.Get(ctx, client.ObjectKey{Namespace: ci.Namespace, Name: surgePodName(ci)}, pod)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the surge pod: %w", err)
+	}
+	return pod, nil
 }
 
 // clientServiceDuringSurge is the client Service while a surge pod exists: it selects the pod
@@ -140,6 +167,17 @@ func (r *CacheInstanceReconciler) startSurge(ctx context.Context, inst *instance
 	}
 	if err := r.Create(ctx, desiredSurgePod(ci, &sts.Spec.Template, p0)); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating the surge pod: %w", err)
+	}
+	// The next pass must find the surge pod in the cache: without it the Services step would
+	// point the client Service back at every pod of the instance, the surge pod included, whose
+	// server is an empty primary until it follows the running one.
+	for deadline := time.Now().Add(cacheWait); ; time.Sleep(20 * time.Millisecond) {
+		if surge, err := r.surgePod(ctx, ci); err != nil || surge != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the surge pod %s is not in the operator's cache after %s", surgePodName(ci), cacheWait)
+		}
 	}
 	r.Recorder.Eventf(ci, nil, corev1.EventTypeNormal, "SurgeStarted", "StartSurge",
 		"Started %s from the current pod template: it syncs as a replica of %s and takes the writes over, so that %s can be replaced without emptying the cache",
