@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"strconv"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+	"github.com/iocache/iocache/server/testpeer"
 )
 
 // waitSurgePod waits until the operator has created the instance's surge pod.
@@ -45,6 +47,7 @@ type serviceWriter struct {
 	t        *testing.T
 	ns       string
 	password string
+	tls      *tls.Config
 	stop     chan struct{}
 	done     sync.WaitGroup
 	acked    map[string]string
@@ -52,8 +55,8 @@ type serviceWriter struct {
 	maxGap   time.Duration
 }
 
-func (cl *cluster) startServiceWriter(t *testing.T, ns, password string) *serviceWriter {
-	w := &serviceWriter{cl: cl, t: t, ns: ns, password: password, stop: make(chan struct{}), acked: map[string]string{}}
+func (cl *cluster) startServiceWriter(t *testing.T, ns, password string, tlsConfig *tls.Config) *serviceWriter {
+	w := &serviceWriter{cl: cl, t: t, ns: ns, password: password, tls: tlsConfig, stop: make(chan struct{}), acked: map[string]string{}}
 	w.done.Add(1)
 	go w.run()
 	return w
@@ -104,7 +107,7 @@ func (w *serviceWriter) run() {
 				time.Sleep(20 * time.Millisecond)
 				continue
 			}
-			rdb = redis.NewClient(&redis.Options{Addr: addr, Password: w.password, Protocol: 2, MaxRetries: -1, PoolSize: 1,
+			rdb = redis.NewClient(&redis.Options{Addr: addr, Password: w.password, TLSConfig: w.tls, Protocol: 2, MaxRetries: -1, PoolSize: 1,
 				DialTimeout: time.Second, ReadTimeout: 15 * time.Second})
 		}
 		key, value := "load:"+strconv.Itoa(seq), strconv.Itoa(seq)
@@ -134,6 +137,12 @@ func (w *serviceWriter) finish() {
 // the kubelet and the StatefulSet controller. Every key, and every acknowledged write, is on the
 // new pod, which serves under the same name and Service.
 func TestSurgeReplacesASinglePodWarm(t *testing.T) {
+	t.Run("plaintext", func(t *testing.T) { surgeReplacesASinglePod(t, nil) })
+	// A TLS-only pod: the surge pod's server follows over TLS with its own certificate.
+	t.Run("tls", func(t *testing.T) { surgeReplacesASinglePod(t, testpeer.NewCerts(t)) })
+}
+
+func surgeReplacesASinglePod(t *testing.T, certs *testpeer.Certs) {
 	cl := startEnv(t)
 	ns := cl.namespace(t)
 	ctx := context.Background()
@@ -142,8 +151,20 @@ func TestSurgeReplacesASinglePodWarm(t *testing.T) {
 		Data: map[string][]byte{"password": []byte(password)}}); err != nil {
 		t.Fatal(err)
 	}
+	startServer := func() string { return startTestServer(t, password) }
+	var clientTLS *tls.Config
+	if certs != nil {
+		if err := cl.c.Create(ctx, tlsSecret(t, ns, "cache-tls", certs, certs.CertFile, certs.KeyFile)); err != nil {
+			t.Fatal(err)
+		}
+		startServer = func() string { return startTLSTestServer(t, password, certs) }
+		clientTLS = certs.ClientConfig(t, true)
+	}
 	ci := instanceIn(ns, "cache", 1, func(ci *cachev1alpha1.CacheInstance) {
 		ci.Spec.Auth = &cachev1alpha1.AuthSpec{ExistingSecret: "cache-auth"}
+		if certs != nil {
+			ci.Spec.TLS = &cachev1alpha1.TLSSpec{SecretName: "cache-tls", AuthClients: cachev1alpha1.TLSAuthClientsRequired}
+		}
 		ci.Spec.Benchmark.ValidateOnChange = ptr.To(false)
 	})
 	if err := cl.c.Create(ctx, ci); err != nil {
@@ -151,8 +172,8 @@ func TestSurgeReplacesASinglePodWarm(t *testing.T) {
 	}
 	sts := &appsv1.StatefulSet{}
 	eventually(t, "the StatefulSet", func() error { return cl.get(t, ns, "cache", sts) })
-	oldAddr := startTestServer(t, password)
-	old := redis.NewClient(&redis.Options{Addr: oldAddr, Password: password, Protocol: 2})
+	oldAddr := startServer()
+	old := redis.NewClient(&redis.Options{Addr: oldAddr, Password: password, Protocol: 2, TLSConfig: clientTLS})
 	defer old.Close()
 	const userKeys = 10000
 	pipe := old.Pipeline()
@@ -169,7 +190,7 @@ func TestSurgeReplacesASinglePodWarm(t *testing.T) {
 	cl.recordRevision(t, ns, "cache")
 	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionRollout, metav1.ConditionTrue, cachev1alpha1.RolloutLive)
 
-	writer := cl.startServiceWriter(t, ns, password)
+	writer := cl.startServiceWriter(t, ns, password, clientTLS)
 	start := time.Now()
 	cl.update(t, ns, "cache", func(ci *cachev1alpha1.CacheInstance) {
 		ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"databases": "32"} // read only at start
@@ -197,7 +218,7 @@ func TestSurgeReplacesASinglePodWarm(t *testing.T) {
 	if err := cl.get(t, ns, "cache", svc); err != nil || svc.Spec.Selector["cache.iocache.dev/role"] != "primary" {
 		t.Fatalf("client Service selector during the surge: %v (%v)", svc.Spec.Selector, err)
 	}
-	surgeAddr := startTestServer(t, password)
+	surgeAddr := startServer()
 	testServers.Store(ns+"/cache-surge", surgeAddr)
 	cl.updatePodStatus(t, ns, "cache-surge", func(p *corev1.Pod) {
 		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.0.20",
@@ -214,7 +235,7 @@ func TestSurgeReplacesASinglePodWarm(t *testing.T) {
 		}
 		return fmt.Errorf("pod %s still there", pod.Name)
 	})
-	tookOver := redis.NewClient(&redis.Options{Addr: surgeAddr, Password: password, Protocol: 2})
+	tookOver := redis.NewClient(&redis.Options{Addr: surgeAddr, Password: password, Protocol: 2, TLSConfig: clientTLS})
 	defer tookOver.Close()
 	if role := tookOver.Do(ctx, "ROLE").Val(); fmt.Sprint(role) == "" || fmt.Sprint(role.([]any)[0]) != "master" {
 		t.Fatalf("the surge server's role is %v after the old pod was deleted", role)
@@ -224,7 +245,7 @@ func TestSurgeReplacesASinglePodWarm(t *testing.T) {
 	}
 
 	// The StatefulSet controller makes cache-0 again from the current template.
-	newAddr := startTestServer(t, password)
+	newAddr := startServer()
 	fresh := cl.servePod(t, ns, "cache", newAddr)
 	cl.updatePod(t, ns, fresh.Name, func(p *corev1.Pod) { p.Labels[appsv1.ControllerRevisionHashLabelKey] = update })
 	cl.countUpdated(t, ns, "cache")
@@ -241,7 +262,7 @@ func TestSurgeReplacesASinglePodWarm(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	writer.finish()
 
-	back := redis.NewClient(&redis.Options{Addr: newAddr, Password: password, Protocol: 2})
+	back := redis.NewClient(&redis.Options{Addr: newAddr, Password: password, Protocol: 2, TLSConfig: clientTLS})
 	defer back.Close()
 	if role := back.Do(ctx, "ROLE").Val(); fmt.Sprint(role.([]any)[0]) != "master" {
 		t.Fatalf("the new cache-0 is %v, want the primary", role)
