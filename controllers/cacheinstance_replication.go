@@ -149,6 +149,12 @@ func (r *CacheInstanceReconciler) reconcileReplication(ctx context.Context, inst
 	if inst.rollout == nil {
 		return nil, nil
 	}
+	if inst.surge != nil {
+		// replicas grew during a surge, whose pod holds or takes the writes: the surge finishes
+		// first (cacheinstance_surge.go), then the primary is chosen among the StatefulSet's pods.
+		inst.recheckIn(replicationRecheck)
+		return nil, nil
+	}
 	pods, err := r.serverPods(ctx, inst)
 	if err != nil {
 		return nil, err
