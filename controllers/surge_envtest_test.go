@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -16,8 +17,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+	"github.com/iocache/iocache/controllers/operator"
 	"github.com/iocache/iocache/server/testpeer"
 )
 
@@ -137,13 +140,48 @@ func (w *serviceWriter) finish() {
 // the kubelet and the StatefulSet controller. Every key, and every acknowledged write, is on the
 // new pod, which serves under the same name and Service.
 func TestSurgeReplacesASinglePodWarm(t *testing.T) {
-	t.Run("plaintext", func(t *testing.T) { surgeReplacesASinglePod(t, nil) })
+	t.Run("plaintext", func(t *testing.T) { surgeReplacesASinglePod(t, startEnv(t), nil, nil) })
 	// A TLS-only pod: the surge pod's server follows over TLS with its own certificate.
-	t.Run("tls", func(t *testing.T) { surgeReplacesASinglePod(t, testpeer.NewCerts(t)) })
+	t.Run("tls", func(t *testing.T) { surgeReplacesASinglePod(t, startEnv(t), testpeer.NewCerts(t), nil) })
 }
 
-func surgeReplacesASinglePod(t *testing.T, certs *testpeer.Certs) {
-	cl := startEnv(t)
+// An operator that stops once the surge pod has taken the writes over, and an operator that
+// starts afterwards, finish the surge from what the pods and servers say: the new pod takes the
+// data back, nothing is lost.
+func TestSurgeSurvivesAnOperatorRestart(t *testing.T) {
+	testpeer.KubebuilderAssets(t)
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	c, err := client.New(cfg, client.Options{Scheme: operator.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func() func() error {
+		stop, err := startManager(cfg, operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: testImage, MaxConcurrent: 2, SeveralManagers: true,
+			ServerAddress: testServerAddress, OperatorNamespace: testOperatorNamespace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stop
+	}
+	stop := start()
+	t.Cleanup(func() { _ = stop() })
+	surgeReplacesASinglePod(t, &cluster{env: env, cfg: cfg, c: c}, nil, func() {
+		if err := stop(); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+		stop = start()
+	})
+}
+
+// surgeReplacesASinglePod runs the surge of TestSurgeReplacesASinglePodWarm against cl, over TLS
+// with certs; afterTakeOver, when set, runs once the surge pod has the writes and the old pod is
+// gone.
+func surgeReplacesASinglePod(t *testing.T, cl *cluster, certs *testpeer.Certs, afterTakeOver func()) {
 	ns := cl.namespace(t)
 	ctx := context.Background()
 	const password = "surge-password"
@@ -242,6 +280,10 @@ func surgeReplacesASinglePod(t *testing.T, certs *testpeer.Certs) {
 	}
 	if n := tookOver.DBSize(ctx).Val(); n < userKeys {
 		t.Fatalf("the surge server holds %d keys, want at least %d", n, userKeys)
+	}
+
+	if afterTakeOver != nil {
+		afterTakeOver()
 	}
 
 	// The StatefulSet controller makes cache-0 again from the current template.
