@@ -706,6 +706,7 @@ type CacheInstanceStatus struct {
 // +kubebuilder:printcolumn:name="Ops/s",type=integer,JSONPath=`.status.lastBenchmark.opsPerSecond`
 // +kubebuilder:printcolumn:name="Measured-By",type=string,JSONPath=`.status.lastBenchmark.purpose`
 // +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Degraded")].reason`
+// +kubebuilder:printcolumn:name="Rollout",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Rollout")].reason`
 // +kubebuilder:printcolumn:name="TLS-Until",type=string,priority=1,JSONPath=`.status.tls.notAfter`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type CacheInstance struct {
