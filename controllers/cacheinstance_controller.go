@@ -81,6 +81,12 @@ type instance struct {
 	password string
 	// previousConfig is the rendered config the ConfigMap held before this pass ("" when new).
 	previousConfig string
+	// surge is the instance's surge pod, as the Services step found it (cacheinstance_surge.go),
+	// or nil.
+	surge *corev1.Pod
+	// rolloutDecision is how the rollout step decided the outdated pods reach the update revision
+	// (the Rollout condition), or nil when it did not decide this pass.
+	rolloutDecision *rolloutDecision
 	// change is how this pass brought a new config to the pods, or nil.
 	change *configChange
 	// podConfigs is the config each ready pod runs, once the live step has looked (nil before).
@@ -156,7 +162,9 @@ func (i *instance) recheckIn(d time.Duration) {
 // (cacheinstance_replica_rollout.go). A pod whose template changed only in memory is resized in
 // place instead (pods/resize) and relabelled with its new revision; to know that, the operator
 // reads the two ControllerRevisions, by name only (cacheinstance_resize.go).
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch;delete
+// It creates the surge pod that carries a single pod's data through its replacement
+// (cacheinstance_surge.go).
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods/resize,verbs=patch
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get
 // When persistence.size grows it expands the data claims (list, read from the API server; patch).

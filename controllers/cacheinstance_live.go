@@ -65,6 +65,8 @@ func (r *CacheInstanceReconciler) reconcileLiveConfig(ctx context.Context, inst 
 	if err := r.List(ctx, pods, client.InNamespace(inst.Namespace), client.MatchingLabels(selectorLabels(inst.CacheInstance))); err != nil {
 		return nil, fmt.Errorf("listing the instance's pods: %w", err)
 	}
+	// The surge pod is the surge step's (cacheinstance_surge.go).
+	pods.Items = slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return isSurgePod(inst.CacheInstance, &p) })
 	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	known := map[string]cachev1alpha1.PodConfigStatus{}
 	for _, p := range inst.Status.Pods {
@@ -292,7 +294,7 @@ func setConfigApplied(st *cachev1alpha1.CacheInstanceStatus, inst *instance, set
 	change := inst.change
 	if change == nil && prev != nil && prev.Status != metav1.ConditionTrue && prev.Reason != reasonLiveChangeFailed {
 		// A change on its way since an earlier pass: keep saying why.
-		change = &configChange{rolled: prev.Reason == reasonRollingOut, detail: prev.Message[strings.Index(prev.Message, ": ")+2:]}
+		change = &configChange{rolled: prev.Reason == reasonRollingOut || prev.Reason == cachev1alpha1.RolloutWaitingForConsent, detail: prev.Message[strings.Index(prev.Message, ": ")+2:]}
 	}
 	inEffect := inst.liveInEffect && ro.ready()
 	if inEffect {
@@ -312,6 +314,8 @@ func setConfigApplied(st *cachev1alpha1.CacheInstanceStatus, inst *instance, set
 			set(cachev1alpha1.ConditionConfigApplied, metav1.ConditionTrue, reasonRolled, "Pods replaced for config %s: %s", cfg.Hash, change.detail)
 		case inEffect:
 			set(cachev1alpha1.ConditionConfigApplied, metav1.ConditionTrue, reasonAppliedLive, "Config %s applied live, the pods kept their data: %s", cfg.Hash, change.detail)
+		case change.rolled && inst.rolloutDecision != nil && inst.rolloutDecision.waiting():
+			set(cachev1alpha1.ConditionConfigApplied, metav1.ConditionFalse, inst.rolloutDecision.reason, "Config %s needs new pods, which wait (see the Rollout condition): %s", cfg.Hash, change.detail)
 		case change.rolled:
 			set(cachev1alpha1.ConditionConfigApplied, metav1.ConditionFalse, reasonRollingOut, "Replacing the pods for config %s: %s", cfg.Hash, change.detail)
 		default:

@@ -94,6 +94,8 @@ func (r *CacheInstanceReconciler) reconcilePods(ctx context.Context, inst *insta
 	if err := r.List(ctx, pods, client.InNamespace(inst.Namespace), client.MatchingLabels(selectorLabels(inst.CacheInstance))); err != nil {
 		return nil, fmt.Errorf("listing the instance's pods: %w", err)
 	}
+	// The surge pod is the surge step's (cacheinstance_surge.go).
+	pods.Items = slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return isSurgePod(inst.CacheInstance, &p) })
 	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	now := time.Now()
 	for i := range pods.Items {

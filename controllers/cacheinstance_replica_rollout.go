@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -38,8 +39,10 @@ func statefulSetReplicas(ci *cachev1alpha1.CacheInstance) int32 {
 // reconcileRollout brings outdated pods to the StatefulSet's update revision. It resizes in
 // place every pod whose revision differs only in memory, and relabels every pod whose revision
 // differs only in the legacy form of the config hash (cacheinstance_resize.go), whatever its
-// role. A single pod that needs a new one is deleted, as the StatefulSet controller's
-// RollingUpdate would; a replicated instance's pods are replaced one at a time, replicas first,
+// role. Before it replaces any pod it decides whether the data survives and waits until the status
+// says so (cacheinstance_rollout_decision.go); a single pod that needs a new one is then deleted,
+// as the StatefulSet controller's RollingUpdate would, when it holds no data, keeps it on a volume
+// or spec.rollout.allowColdRestart accepts a cold restart; a replicated instance's pods are replaced one at a time, replicas first,
 // each when every pod is ready and in sync, the primary last after a switchover.
 func (r *CacheInstanceReconciler) reconcileRollout(ctx context.Context, inst *instance) (*ctrl.Result, error) {
 	ro := inst.rollout
@@ -53,6 +56,7 @@ func (r *CacheInstanceReconciler) reconcileRollout(ctx context.Context, inst *in
 	update := ro.updateRevision
 	settled := update != "" && ro.observedGeneration >= ro.generation
 	replace := map[string]bool{}
+	from := ""
 	for i := range pods {
 		pod := &pods[i]
 		// A pod without a revision was not made by the StatefulSet controller: not ours to replace.
@@ -65,6 +69,45 @@ func (r *CacheInstanceReconciler) reconcileRollout(ctx context.Context, inst *in
 		}
 		if outcome == resizeNotApplicable || outcome == resizeInfeasible {
 			replace[pod.Name] = true
+			from = pod.Labels[labelRevision]
+		}
+	}
+	if settled {
+		// Nothing is replaced before the decision is in the status (cacheinstance_rollout_decision.go).
+		what := ""
+		if len(replace) > 0 {
+			if what, err = r.templateChange(ctx, inst.Namespace, from, update); err != nil {
+				return nil, err
+			}
+		}
+		facts := rolloutFacts{surge: inst.surge}
+		if inst.surge == nil && needsSurge(inst.CacheInstance, pods, replace) {
+			for i := range pods {
+				if replace[pods[i].Name] && ordinalOf(pods[i].Name) == 0 {
+					_, _, _, _, rerr := readRole(ctx, r.serverAddress(&pods[i]), inst.creds())
+					facts.reachable = rerr == nil
+				}
+			}
+		}
+		d := decideRollout(inst.CacheInstance, pods, replace, update, what, facts)
+		inst.rolloutDecision = d
+		if !decisionRecorded(inst.CacheInstance, d) {
+			r.announceRollout(inst.CacheInstance, d)
+			inst.recheckIn(time.Second)
+			return nil, nil
+		}
+		switch {
+		case d.waiting():
+			if inst.blocked == nil {
+				inst.block(d.reason, d.message)
+			}
+			return nil, nil
+		case d.surge:
+			return r.reconcileSurge(ctx, inst, pods, inst.surge)
+		case d.dropSurge:
+			if err := r.Delete(ctx, inst.surge, client.Preconditions{UID: &inst.surge.UID}); client.IgnoreNotFound(err) != nil {
+				return nil, fmt.Errorf("deleting the surge pod: %w", err)
+			}
 		}
 	}
 	if replicated(inst.CacheInstance) {
@@ -130,11 +173,11 @@ func (r *CacheInstanceReconciler) replaceReplicated(ctx context.Context, inst *i
 	return nil, nil
 }
 
-// switchover moves the primary to the most advanced in-sync replica that eligible accepts: it
-// pauses the primary's writes, waits until that replica has applied everything, records and
-// promotes it, points the old primary at it and lifts the pause. Clients see their writes held for
-// that moment, then the old primary drops them and they reconnect through the client Service,
-// which by then selects the new one.
+// switchover moves the primary to the most advanced in-sync replica that eligible accepts, by a
+// hand-over (cacheinstance_handover.go): it pauses the primary's writes, waits until that replica
+// has applied everything, records and promotes it, points the old primary at it and lifts the
+// pause. Clients see their writes held for that moment, then the old primary drops them and they
+// reconnect through the client Service, which by then selects the new one.
 func (r *CacheInstanceReconciler) switchover(ctx context.Context, inst *instance, pods []corev1.Pod, why string, eligible func(*corev1.Pod) bool) (*ctrl.Result, error) {
 	st := inst.replication
 	var from *corev1.Pod
@@ -167,48 +210,25 @@ func (r *CacheInstanceReconciler) switchover(ctx context.Context, inst *instance
 		return nil, nil
 	}
 	toAddr := r.serverAddress(to)
-	fail := func(err error) (*ctrl.Result, error) {
+	offset, err := handOver(ctx, fromAddr, toAddr, inst.creds(), handOverSteps{
+		record: func(offset int64) error {
+			view := &serverView{pod: to, ordinal: ordinalOf(to.Name), addr: toAddr, offset: offset}
+			return r.choosePrimary(ctx, inst, st, view, failoverSwitchover, time.Now())
+		},
+		promoted: func() error { return r.labelRole(ctx, inst, to.Name, cachev1alpha1.RolePrimary) },
+		// Hold the old primary's clients until the client Service routes to the new one
+		// (cacheinstance_endpoints.go).
+		route: func() { r.waitServiceRoutesTo(ctx, inst.Namespace, inst.Name, to, from) },
+	})
+	var serverErr *serverStepError
+	if errors.As(err, &serverErr) {
 		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeWarning, "SwitchoverFailed", "PromoteReplica",
 			"Moving the primary from %s to %s (%s) failed, retrying: %v", from.Name, to.Name, why, err)
 		inst.recheckIn(replicationRecheck)
 		return nil, nil
 	}
-	offset, err := pauseWrites(ctx, fromAddr, inst.creds())
 	if err != nil {
-		_ = unpause(ctx, fromAddr, inst.creds())
-		return fail(err)
-	}
-	if err := waitOffset(ctx, toAddr, inst.creds(), offset); err != nil {
-		_ = unpause(ctx, fromAddr, inst.creds())
-		return fail(fmt.Errorf("%s did not catch up: %w", to.Name, err))
-	}
-	view := &serverView{pod: to, ordinal: ordinalOf(to.Name), addr: toAddr, offset: offset}
-	if err := r.choosePrimary(ctx, inst, st, view, failoverSwitchover, time.Now()); err != nil {
-		_ = unpause(ctx, fromAddr, inst.creds())
 		return nil, err
-	}
-	// From here the decision is recorded: a failure below is finished by the next pass's converge.
-	if err := promote(ctx, toAddr, inst.creds()); err != nil {
-		_ = unpause(ctx, fromAddr, inst.creds())
-		return fail(err)
-	}
-	if err := r.labelRole(ctx, inst, to.Name, cachev1alpha1.RolePrimary); err != nil {
-		_ = unpause(ctx, fromAddr, inst.creds())
-		return nil, err
-	}
-	// Hold the old primary's clients until the client Service routes to the new one
-	// (cacheinstance_endpoints.go); the pause is renewed first so that it outlasts the wait.
-	if _, err := pauseWrites(ctx, fromAddr, inst.creds()); err != nil {
-		_ = unpause(ctx, fromAddr, inst.creds())
-		return fail(err)
-	}
-	r.waitServiceRoutesTo(ctx, inst.Namespace, inst.Name, to, from)
-	err = replicateFrom(ctx, fromAddr, toAddr, inst.creds(), true)
-	if uerr := unpause(ctx, fromAddr, inst.creds()); err == nil {
-		err = uerr
-	}
-	if err != nil {
-		return fail(fmt.Errorf("repointing the old primary: %w", err))
 	}
 	r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, "Switchover", "PromoteReplica",
 		"Moved the primary from %s to %s at offset %d because %s; no acknowledged write was lost", from.Name, to.Name, offset, why)

@@ -149,6 +149,12 @@ func (r *CacheInstanceReconciler) reconcileReplication(ctx context.Context, inst
 	if inst.rollout == nil {
 		return nil, nil
 	}
+	if inst.surge != nil {
+		// replicas grew during a surge, whose pod holds or takes the writes: the surge finishes
+		// first (cacheinstance_surge.go), then the primary is chosen among the StatefulSet's pods.
+		inst.recheckIn(replicationRecheck)
+		return nil, nil
+	}
 	pods, err := r.serverPods(ctx, inst)
 	if err != nil {
 		return nil, err
@@ -256,8 +262,10 @@ func (r *CacheInstanceReconciler) serverPods(ctx context.Context, inst *instance
 	if err := r.List(ctx, pods, client.InNamespace(inst.Namespace), client.MatchingLabels(selectorLabels(inst.CacheInstance))); err != nil {
 		return nil, fmt.Errorf("listing the instance's pods: %w", err)
 	}
-	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return ordinalOf(a.Name) - ordinalOf(b.Name) })
-	return pods.Items, nil
+	// The surge pod shares the labels; the surge step reads it on its own (cacheinstance_surge.go).
+	items := slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return isSurgePod(inst.CacheInstance, &p) })
+	slices.SortFunc(items, func(a, b corev1.Pod) int { return ordinalOf(a.Name) - ordinalOf(b.Name) })
+	return items, nil
 }
 
 func findView(views []*serverView, name string) *serverView {

@@ -108,10 +108,20 @@ func endpoint(ci *cachev1alpha1.CacheInstance) string {
 }
 
 // reconcileServices applies the client and the headless Service and, for a replicated instance,
-// the replicas Service, which it deletes when the instance is back to one pod.
+// the replicas Service, which it deletes when the instance is back to one pod. While a surge pod
+// exists the client Service selects the pod labelled primary (cacheinstance_surge.go).
 func (r *CacheInstanceReconciler) reconcileServices(ctx context.Context, inst *instance) (*ctrl.Result, error) {
 	ci := inst.CacheInstance
-	services := []*corev1ac.ServiceApplyConfiguration{desiredClientService(ci), desiredHeadlessService(ci)}
+	surge, err := r.surgeOf(ctx, ci)
+	if err != nil {
+		return nil, err
+	}
+	inst.surge = surge
+	clientService := desiredClientService(ci)
+	if surge != nil {
+		clientService = clientServiceDuringSurge(ci)
+	}
+	services := []*corev1ac.ServiceApplyConfiguration{clientService, desiredHeadlessService(ci)}
 	if replicated(ci) {
 		services = append(services, desiredReplicasService(ci))
 	}

@@ -418,7 +418,7 @@ func (r *CacheInstanceReconciler) reconcileStatefulSet(ctx context.Context, inst
 		why := rollReasons(old.Image, image, old.Resources.Limits, serverResources(inst.CacheInstance), inst.previousConfig, inst.config.Text)
 		inst.change = &configChange{rolled: true, detail: why}
 		r.Recorder.Eventf(inst.CacheInstance, nil, corev1.EventTypeNormal, reasonRolled, "RollPods",
-			"Replacing the pods for config %s (io-threads %d, server cpulist %s) %s",
+			"New pod template for config %s (io-threads %d, server cpulist %s) %s; the Rollout condition says how the pods get it, before any is replaced",
 			inst.config.Hash, inst.config.IOThreads, inst.config.CPULists.Server, why)
 	}
 	return nil, nil

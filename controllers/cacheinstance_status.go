@@ -103,6 +103,8 @@ func setStatus(st *cachev1alpha1.CacheInstanceStatus, inst *instance, passErr er
 				"%d of %d pods ready with config %s%s", ro.readyReplicas, ro.replicas, cfg.Hash, why)
 		}
 		switch {
+		case inst.rolloutDecision != nil && inst.rolloutDecision.waiting():
+			set(cachev1alpha1.ConditionProgressing, metav1.ConditionFalse, inst.rolloutDecision.reason, "%s", inst.rolloutDecision.message)
 		case !ro.current():
 			set(cachev1alpha1.ConditionProgressing, metav1.ConditionTrue, reasonRollingOut,
 				"Rolling pods to config %s (io-threads %d, server cpulist %s): %d of %d updated",
@@ -124,6 +126,7 @@ func setStatus(st *cachev1alpha1.CacheInstanceStatus, inst *instance, passErr er
 	}
 
 	setConfigApplied(st, inst, set)
+	setRolloutCondition(inst, set)
 	setReplicationStatus(st, inst, set)
 	setTLSStatus(st, inst, now, set)
 	switch {

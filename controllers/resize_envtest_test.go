@@ -104,7 +104,8 @@ func serverMemory(cs []corev1.Container) string {
 // kubelet takes it without a restart, instead of replacing the pod and emptying the cache:
 // growing, the pod grows before the server's maxmemory; shrinking, maxmemory comes down before the
 // pod; the pod is then marked as made from the new revision. A resize the kubelet calls Infeasible
-// falls back to replacing the pod, and so does any change beyond memory.
+// falls back to replacing the pod: through a surge pod, or, without room for one, a cold restart
+// once allowed.
 func TestMemoryChangeResizesThePodInPlace(t *testing.T) {
 	cl := startEnv(t)
 	ns := cl.namespace(t)
@@ -247,13 +248,21 @@ func TestMemoryChangeResizesThePodInPlace(t *testing.T) {
 		t.Fatalf("user:1 = %q after two resizes in place", v)
 	}
 
-	// The kubelet refuses: the pod is replaced.
+	// The kubelet refuses: the pod needs replacing; a surge pod would carry the data, but there is
+	// no room for it either, so the instance waits; once a cold restart is allowed, the pod is
+	// replaced.
 	_, _ = resizeTo("3Gi")
 	cl.updatePodStatus(t, ns, pod.Name, func(p *corev1.Pod) {
 		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodResizePending, Status: corev1.ConditionTrue,
 			Reason: corev1.PodReasonInfeasible, Message: "Node didn't have enough capacity: memory, requested: 3221225472, capacity: 2147483648"})
 	})
 	cl.waitEventSaying(t, ns, "cache", "ResizeInfeasible", "enough capacity")
+	cl.noRoomForSurge(t, ns, "cache")
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionRollout, metav1.ConditionFalse, cachev1alpha1.RolloutWaitingForRoom)
+	if p := (&corev1.Pod{}); cl.get(t, ns, pod.Name, p) != nil || p.UID != pod.UID || !p.DeletionTimestamp.IsZero() {
+		t.Fatal("the pod was replaced without consent")
+	}
+	cl.update(t, ns, "cache", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Rollout.AllowColdRestart = true })
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		p := &corev1.Pod{}
 		err := cl.get(t, ns, pod.Name, p)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -164,5 +165,89 @@ func TestOperatorUpgradeLeavesManualInstancesAlone(t *testing.T) {
 	waitFor("the Manual instance on v2 once it asks to roll", imageIs("manual", v2))
 	if got := instance("manual").Status.PendingImage; got != "" {
 		t.Errorf("pendingImage %q after the upgrade", got)
+	}
+}
+
+// An operator upgrade under upgradePolicy Rolling gives a single pod without persistence a new
+// image, which needs a new pod: the operator says so before anything happens (Rollout Warm, the
+// image named), carries the data through a surge pod, and without room for that pod waits
+// (WaitingForRoom) with the pod and its keys in place.
+func TestOperatorUpgradeRollingKeepsASinglePodWarm(t *testing.T) {
+	testpeer.KubebuilderAssets(t)
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	c, err := client.New(cfg, client.Options{Scheme: operator.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &cluster{env: env, cfg: cfg, c: c}
+	ctx := context.Background()
+	startOperator := func(image string) func() {
+		stop, err := startManager(cfg, operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: image, MaxConcurrent: 2, SeveralManagers: true,
+			ServerAddress: testServerAddress, OperatorNamespace: testOperatorNamespace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func() {
+			if err := stop(); err != nil {
+				t.Errorf("manager: %v", err)
+			}
+		}
+	}
+	const v1, v2 = "registry.example/iocache:v1", "registry.example/iocache:v2"
+	ns := cl.namespace(t)
+	ci := instanceIn(ns, "cache", 1, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.UpgradePolicy = cachev1alpha1.UpgradeRolling
+		ci.Spec.Benchmark.ValidateOnChange = ptr.To(false)
+	})
+	if err := c.Create(ctx, ci); err != nil {
+		t.Fatal(err)
+	}
+	stop := startOperator(v1)
+	sts := &appsv1.StatefulSet{}
+	eventually(t, "the StatefulSet", func() error { return cl.get(t, ns, "cache", sts) })
+	addr := startTestServerWith(t)
+	rdb := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	defer rdb.Close()
+	if err := rdb.Set(ctx, "user:1", "kept", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	pod := cl.servePod(t, ns, "cache", addr)
+	cl.updatePod(t, ns, pod.Name, func(p *corev1.Pod) {
+		p.Labels[appsv1.ControllerRevisionHashLabelKey] = fmt.Sprintf("cache-%d", sts.Generation)
+	})
+	cl.recordRevision(t, ns, "cache")
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionRollout, metav1.ConditionTrue, cachev1alpha1.RolloutLive)
+	stop()
+
+	stop = startOperator(v2)
+	defer func() { stop() }()
+	eventually(t, "the template on v2", func() error {
+		if err := cl.get(t, ns, "cache", sts); err != nil {
+			return err
+		}
+		if got := sts.Spec.Template.Spec.Containers[0].Image; got != v2 {
+			return fmt.Errorf("image %s", got)
+		}
+		return nil
+	})
+	cl.recordRevision(t, ns, "cache")
+	warm := cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionRollout, metav1.ConditionTrue, cachev1alpha1.RolloutWarm)
+	if m := findCondition(warm.Status.Conditions, cachev1alpha1.ConditionRollout).Message; !strings.Contains(m, "image "+v1+" -> "+v2) {
+		t.Errorf("Rollout %q does not name the image change", m)
+	}
+	cl.noRoomForSurge(t, ns, "cache")
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionRollout, metav1.ConditionFalse, cachev1alpha1.RolloutWaitingForRoom)
+	time.Sleep(2 * time.Second) // passes go on; none may replace the pod
+	p := &corev1.Pod{}
+	if err := cl.get(t, ns, pod.Name, p); err != nil || p.UID != pod.UID || !p.DeletionTimestamp.IsZero() {
+		t.Fatalf("the pod was replaced by the operator's upgrade (%v)", err)
+	}
+	if rdb.Get(ctx, "user:1").Val() != "kept" {
+		t.Fatal("the data is gone")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,8 +32,9 @@ const configHashKey = "cache.iocache.dev/config-hash"
 // spec.config directives in the pod template's config hash, replaces no pod of an instance whose
 // spec.config has one (hz): the new template differs only in that hash, the pod runs exactly the
 // start-only config it asks for, so the operator relabels the pod (revision and hash) instead of
-// deleting it, the keys stay, and later passes change nothing. A start-only change afterwards still
-// replaces the pod.
+// deleting it, the keys stay, and later passes change nothing. A start-only change afterwards needs
+// a new pod; without room for the surge pod it waits (WaitingForRoom), the pod keeping its keys,
+// and replaces the pod once spec.rollout.allowColdRestart allows it.
 //
 // The old operator is played by stopping the operator and giving the StatefulSet, its revision,
 // the pod and the status what the old one wrote: the same objects but for the hash (the
@@ -227,7 +229,9 @@ func TestOperatorUpgradeKeepsPodsOfLiveSpecConfig(t *testing.T) {
 		t.Errorf("hz %s after the upgrade", got)
 	}
 
-	// A directive read only at start still replaces the pod.
+	// A directive read only at start needs a new pod: a surge pod would carry the data, but no
+	// node has room for it, so the instance waits, the pod serving with its data, and the pod is
+	// replaced once the user allows a cold restart.
 	cl.update(t, ns, "cache", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Config["databases"] = "32" })
 	eventually(t, "the template for databases 32", func() error {
 		if err := cl.get(t, ns, "cache", sts); err != nil {
@@ -239,6 +243,19 @@ func TestOperatorUpgradeKeepsPodsOfLiveSpecConfig(t *testing.T) {
 		return nil
 	})
 	cl.recordRevision(t, ns, "cache")
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionRollout, metav1.ConditionTrue, cachev1alpha1.RolloutWarm)
+	cl.noRoomForSurge(t, ns, "cache")
+	waiting := cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionRollout, metav1.ConditionFalse, cachev1alpha1.RolloutWaitingForRoom)
+	if c := findCondition(waiting.Status.Conditions, cachev1alpha1.ConditionRollout); !strings.Contains(c.Message, "directives the server reads only at start") ||
+		!strings.Contains(c.Message, "allowColdRestart") {
+		t.Errorf("Rollout condition %q does not say what changed and what the user can do", c.Message)
+	}
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionDegraded, metav1.ConditionTrue, cachev1alpha1.RolloutWaitingForRoom)
+	cl.waitEventSaying(t, ns, "cache", cachev1alpha1.RolloutWaitingForRoom, "cache-surge")
+	time.Sleep(2 * time.Second) // passes go on; none may replace the pod
+	keptPod("waiting for room")
+	cl.update(t, ns, "cache", func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Rollout.AllowColdRestart = true })
+	cl.waitCondition(t, ns, "cache", cachev1alpha1.ConditionRollout, metav1.ConditionTrue, cachev1alpha1.RolloutColdRestart)
 	eventually(t, "the pod replaced for databases", func() error {
 		p := &corev1.Pod{}
 		err := cl.get(t, ns, pod.Name, p)

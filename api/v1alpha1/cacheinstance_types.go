@@ -317,6 +317,11 @@ type CacheInstanceSpec struct {
 	// +optional
 	Replication ReplicationSpec `json:"replication,omitempty"`
 
+	// Rollout says what the operator may do when a change needs new pods: by default it never
+	// replaces a pod whose data would not survive (see allowColdRestart and the Rollout condition).
+	// +optional
+	Rollout RolloutSpec `json:"rollout,omitempty"`
+
 	// Persistence keeps the data across pod restarts: mode RDB puts Redis-format snapshots on a
 	// volume claim, so a replaced pod comes back warm. None (the default) keeps it in memory only.
 	// +kubebuilder:default={mode: None}
@@ -403,7 +408,9 @@ const (
 	// says why: InvalidSpec (a rule the schema cannot check, such as a background cpulist that
 	// overlaps the computed server list), SecretMissing (the auth Secret or its key), ReconcileError
 	// (an API call failed; retried with backoff), RolloutStuck (pods not ready with the current
-	// config ten minutes after the rollout began); or a server pod's trouble, with the scheduler's or
+	// config ten minutes after the rollout began), WaitingForRoom or WaitingForConsent (a change
+	// needs a new pod and cannot keep the data; see the Rollout condition and
+	// spec.rollout.allowColdRestart); or a server pod's trouble, with the scheduler's or
 	// kubelet's reason and message: Unschedulable (no node has the cores or memory), ErrImagePull,
 	// ImagePullBackOff, InvalidImageName, ErrImageNeverPull, CrashLoopBackOff,
 	// CreateContainerConfigError, CreateContainerError, RunContainerError, and OOMKilled (while the
@@ -432,7 +439,8 @@ const (
 	// or memory, volumes, directives the server reads only at start) replaces the pods. True: reason
 	// AppliedLive (the last change was applied to the running pods, which kept their data; the
 	// message lists the directives) or Rolled (it replaced the pods; the message says because of
-	// what). False: reason ApplyingLive or RollingOut while a change is on its way, LiveChangeFailed
+	// what). False: reason ApplyingLive or RollingOut while a change is on its way, WaitingForConsent
+	// while a change that needs a new pod waits (see the Rollout condition), LiveChangeFailed
 	// when a pod refused it or could not be reached (the message says which and why; retried). Unknown
 	// (reason NotApplied) until the operator has applied a StatefulSet.
 	ConditionConfigApplied = "ConfigApplied"
@@ -444,6 +452,21 @@ const (
 	// replication.failoverAfterSeconds), NoReplicaToPromote (the primary is lost and no ready
 	// replica can take over).
 	ConditionReplicated = "Replicated"
+	// ConditionRollout says, before any pod is replaced, how the pods reach the current pod
+	// template and whether their data survives. True: reason Live (no pod needs replacing: changes
+	// are applied to the running pods with CONFIG SET, memory is resized in place), Warm (pods are
+	// replaced and the data survives: a replicated instance switches the primary over to an updated
+	// replica, a persistent one saves at shutdown and loads at start), NoDataToKeep (the pods to
+	// replace never started, so they hold no data) or ColdRestart (the pod is replaced and starts
+	// empty, as spec.rollout.allowColdRestart allows). Warm includes the surge of a single pod
+	// without persistence: a temporary pod <instance>-surge syncs as its replica, takes the writes
+	// over while the pod is replaced, and hands them back. False: reason WaitingForRoom (the surge
+	// pod cannot be scheduled: no room for one more pod of the instance's size) or
+	// WaitingForConsent (no warm way: the operator cannot reach the running server with the spec's
+	// auth or TLS); nothing is replaced until there is room, allowColdRestart is set or the
+	// instance gets a replica; the message says what changed. A Rollout event says the same
+	// when a decision is first made; the operator acts only once the decision is in the status.
+	ConditionRollout = "Rollout"
 )
 
 // BenchmarkSummary is the figures of one measured run, and what they measured.
@@ -598,7 +621,8 @@ type CacheInstanceStatus struct {
 	// conditions say more; tools should read them.
 	// +optional
 	Phase InstancePhase `json:"phase,omitempty"`
-	// Conditions: Ready, Progressing, Degraded, ThroughputValidated.
+	// Conditions: Ready, Progressing, Degraded, ThroughputValidated, ConfigApplied, Rollout and,
+	// with replicas, Replicated.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -682,6 +706,7 @@ type CacheInstanceStatus struct {
 // +kubebuilder:printcolumn:name="Ops/s",type=integer,JSONPath=`.status.lastBenchmark.opsPerSecond`
 // +kubebuilder:printcolumn:name="Measured-By",type=string,JSONPath=`.status.lastBenchmark.purpose`
 // +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Degraded")].reason`
+// +kubebuilder:printcolumn:name="Rollout",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Rollout")].reason`
 // +kubebuilder:printcolumn:name="TLS-Until",type=string,priority=1,JSONPath=`.status.tls.notAfter`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type CacheInstance struct {
