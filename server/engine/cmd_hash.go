@@ -240,22 +240,27 @@ func cmdHScan(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	c.w.Array(2)
-	c.w.BulkString("0")
 	if h == nil {
+		c.w.BulkString("0")
 		c.w.EmptyArray()
 		return
 	}
-	// Hashes are returned whole in one call, which SCAN's contract allows.
+	// A compact hash is returned whole, a large one in pages of COUNT fields, as in Redis.
 	var items [][]byte
-	h.Each(func(f, v []byte) bool {
+	add := func(f, v []byte) {
 		if a.match == nil || glob.Match(a.match, f, false) {
 			items = append(items, f)
 			if !a.noValue {
 				items = append(items, v)
 			}
 		}
-		return true
-	})
+	}
+	if h.Compact() {
+		c.w.BulkString("0")
+		h.Each(func(f, v []byte) bool { add(f, v); return true })
+	} else {
+		c.w.BulkInt(scanPositions(h.Len(), a, false, func(pos int) { add(h.At(pos)) }))
+	}
 	c.w.Array(len(items))
 	for _, it := range items {
 		c.w.Bulk(it)

@@ -387,32 +387,40 @@ func cmdSScan(s *Server, c *client, argv [][]byte) {
 		c.w.EmptyArray()
 		return
 	}
-	// An intset is returned whole in one call, as Redis returns its compact encodings. A
-	// hashtable's member slice is walked from the end, like DB.Scan: removals swap the last
-	// member into the hole, so every member present for the whole scan is returned.
-	size := st.Len()
-	pos, count := size-1, a.count
-	if st.Encoding() == "intset" {
-		count = size
-	} else if a.cursor != 0 && int(a.cursor)-1 < pos {
-		pos = int(a.cursor) - 1
-	}
+	// An intset is returned whole in one call, as Redis returns its compact encodings.
 	var out [][]byte
-	for n := 0; pos >= 0 && n < count; pos, n = pos-1, n+1 {
+	next := scanPositions(st.Len(), a, st.Encoding() == "intset", func(pos int) {
 		m := st.AppendAt(nil, pos)
 		if a.match == nil || glob.Match(a.match, m, false) {
 			out = append(out, m)
 		}
-	}
-	next := int64(0)
-	if pos >= 0 {
-		next = int64(pos) + 1
-	}
+	})
 	c.w.BulkInt(next)
 	c.w.Array(len(out))
 	for _, m := range out {
 		c.w.Bulk(m)
 	}
+}
+
+// scanPositions walks a collection's positions for SSCAN, HSCAN and ZSCAN from the cursor, up
+// to COUNT of them, and returns the next cursor (0 when done). A compact collection (whole) is
+// walked entirely in one call, as Redis returns its listpacks and intsets. A large one is walked
+// from the end, like DB.Scan: removals swap the last element into the hole, so every element
+// present for the whole scan is returned at least once.
+func scanPositions(size int, a scanArgs, whole bool, visit func(pos int)) int64 {
+	pos, count := size-1, a.count
+	if whole {
+		count = size
+	} else if a.cursor != 0 && int(a.cursor)-1 < pos {
+		pos = int(a.cursor) - 1
+	}
+	for n := 0; pos >= 0 && n < count; pos, n = pos-1, n+1 {
+		visit(pos)
+	}
+	if pos >= 0 {
+		return int64(pos) + 1
+	}
+	return 0
 }
 
 // setCommands registers this file's commands (see table.go).

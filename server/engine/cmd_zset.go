@@ -696,15 +696,21 @@ func cmdZScan(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	c.w.Array(2)
-	c.w.BulkString("0")
 	var entries []keyspace.Entry
-	if z != nil {
-		z.Each(func(e keyspace.Entry) bool {
-			if a.match == nil || glob.Match(a.match, e.Member, false) {
-				entries = append(entries, e)
-			}
-			return true
-		})
+	add := func(e keyspace.Entry) {
+		if a.match == nil || glob.Match(a.match, e.Member, false) {
+			entries = append(entries, e)
+		}
+	}
+	switch {
+	case z == nil:
+		c.w.BulkString("0")
+	case z.Encoding() == "listpack":
+		// A compact set is returned whole, a large one in pages of COUNT members, as in Redis.
+		c.w.BulkString("0")
+		z.Each(func(e keyspace.Entry) bool { add(e); return true })
+	default:
+		c.w.BulkInt(scanPositions(z.Len(), a, false, func(pos int) { add(z.ScanAt(pos)) }))
 	}
 	c.w.Array(len(entries) * 2)
 	for _, e := range entries {

@@ -292,6 +292,19 @@ func (z *ZSet) RangeByRank(start, stop int, rev bool, fn func(Entry) bool) {
 
 // At returns the entry of 0-based ascending rank i, 0 <= i < Len(): O(log n) in the large form,
 // a scan of the compact one.
+// ScanAt returns the entry at position i (0 <= i < Len) of a large set's member table, in no
+// particular order: ZSCAN pages through these positions as SSCAN and HSCAN do. A compact set has
+// no such positions (ZSCAN returns it whole), and ScanAt ranks it instead.
+func (z *ZSet) ScanAt(i int) Entry {
+	if z.big == nil {
+		return z.At(i)
+	}
+	m, v := z.big.dict.at(i)
+	sc, _ := scoreAt(v, 0)
+	return Entry{Member: m, Score: sc}
+}
+
+// At returns the entry of rank i.
 func (z *ZSet) At(i int) Entry {
 	var out Entry
 	z.RangeByRank(i, i, false, func(e Entry) bool { out = e; return false })
