@@ -185,6 +185,7 @@ func Load(args []string, stdin io.Reader) (*Config, error) {
 		if len(values) == 0 {
 			values = []string{""}
 		}
+		values = splitSoleArgument(name, values)
 		if err := c.Set(name, values, false); err != nil {
 			return &FileError{Text: name + " " + strings.Join(values, " "), Message: message(err)}
 		}
@@ -208,6 +209,21 @@ func Load(args []string, stdin io.Reader) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// splitSoleArgument reads a directive of several arguments given them all in one command-line
+// argument (`--replicaof "127.0.0.1 6380"`, `--bind "127.0.0.1 ::1"`, as docker-compose files
+// and guides write them) as its arguments, as redis-server does. A directive of one argument
+// keeps it whole: `--maxmemory "100mb 5"` is refused, as by Redis.
+func splitSoleArgument(name string, values []string) []string {
+	d, ok := table[canonicalName(name)]
+	if !ok || !d.multiArg || len(values) != 1 || !strings.ContainsAny(values[0], " \t") {
+		return values
+	}
+	if split, err := SplitArgs(values[0]); err == nil && len(split) > 0 {
+		return split
+	}
+	return values
 }
 
 // ReadConfig applies a redis.conf-syntax configuration.
