@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/bits"
 	"net"
 	"net/http"
@@ -40,7 +41,7 @@ func latencyBucket(ns int64) int {
 
 type metricsServer struct {
 	srv *http.Server
-	ln  net.Listener
+	lns []net.Listener
 }
 
 type commandSnap struct {
@@ -376,8 +377,9 @@ func (col collector) Collect(ch chan<- prometheus.Metric) {
 	collectReplication(sn.repl, gauge)
 }
 
-// startMetrics serves /metrics on metrics-port (0 turns it off), on the same addresses as the
-// server's TCP listeners would bind.
+// startMetrics serves /metrics on metrics-port (0 turns it off), on each address the server's
+// TCP listeners bind: a server told `bind 127.0.0.1 -::1` (the stock redis.conf line) keeps its
+// metrics on loopback too, instead of every interface.
 func (s *Server) startMetrics() error {
 	if s.cfg.MetricsPort == 0 {
 		return nil
@@ -387,25 +389,44 @@ func (s *Server) startMetrics() error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-	host := "0.0.0.0"
-	if len(s.cfg.Bind) == 1 {
-		host, _ = isIPv6Optional(s.cfg.Bind[0])
-		if host == "*" {
-			host = "0.0.0.0"
-		}
+	binds := s.cfg.Bind
+	if len(binds) == 0 {
+		binds = []string{"*"}
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(s.cfg.MetricsPort)))
-	if err != nil {
-		return err
+	var lns []net.Listener
+	for _, b := range binds {
+		host, optional := isIPv6Optional(b)
+		switch host {
+		case "*":
+			host = "0.0.0.0"
+		case "::*":
+			host = "::"
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(s.cfg.MetricsPort)))
+		if err != nil {
+			if optional {
+				continue
+			}
+			for _, l := range lns {
+				l.Close()
+			}
+			return err
+		}
+		lns = append(lns, ln)
+	}
+	if len(lns) == 0 {
+		return fmt.Errorf("no address of bind %v could be bound", s.cfg.Bind)
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	s.metrics = &metricsServer{srv: srv, ln: ln}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.logf(logWarning, "metrics endpoint: %v", err)
-		}
-	}()
-	s.logf(logNotice, "Serving Prometheus metrics on http://%s/metrics", ln.Addr())
+	s.metrics = &metricsServer{srv: srv, lns: lns}
+	for _, ln := range lns {
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.logf(logWarning, "metrics endpoint: %v", err)
+			}
+		}()
+		s.logf(logNotice, "Serving Prometheus metrics on http://%s/metrics", ln.Addr())
+	}
 	return nil
 }
 
@@ -414,7 +435,7 @@ func (s *Server) MetricsAddr() string {
 	if s.metrics == nil {
 		return ""
 	}
-	return s.metrics.ln.Addr().String()
+	return s.metrics.lns[0].Addr().String()
 }
 
 func (s *Server) stopMetrics() {

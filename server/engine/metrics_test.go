@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"io"
+	"net"
 	"net/http"
 	"os/exec"
 	"strconv"
@@ -121,5 +122,30 @@ func TestMetricsMatchTraffic(t *testing.T) {
 		t.Fatalf("promtool check metrics: %v\n%s", err, out)
 	} else if len(strings.TrimSpace(string(out))) > 0 {
 		t.Fatalf("promtool check metrics has findings:\n%s", out)
+	}
+}
+
+// TestMetricsFollowBind: with `bind 127.0.0.1 -::1` (the stock redis.conf line) /metrics is
+// served on loopback only, IPv4 and (where the machine has it) IPv6, never on every interface;
+// with no loopback-only bind it keeps serving all.
+func TestMetricsFollowBind(t *testing.T) {
+	port := testpeer.FreePort(t)
+	s, _ := startServer(t, func(c *config.Config) { c.Bind = []string{"127.0.0.1", "-::1"}; c.MetricsPort = port })
+	if len(s.metrics.lns) == 0 {
+		t.Fatal("no metrics listener")
+	}
+	for _, ln := range s.metrics.lns {
+		host, _, _ := net.SplitHostPort(ln.Addr().String())
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			t.Errorf("metrics listening on %s with bind 127.0.0.1 -::1", ln.Addr())
+		}
+	}
+	if body := scrape(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); !bytes.Contains(body, []byte("redis_up")) {
+		t.Errorf("no redis_up in /metrics on loopback:\n%.300s", body)
+	}
+	port2 := testpeer.FreePort(t)
+	s2, _ := startServer(t, func(c *config.Config) { c.Bind = []string{"*"}; c.MetricsPort = port2 })
+	if host, _, _ := net.SplitHostPort(s2.MetricsAddr()); !net.ParseIP(host).IsUnspecified() {
+		t.Errorf("bind * serves metrics on %s, want every interface", s2.MetricsAddr())
 	}
 }
