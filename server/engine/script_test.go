@@ -639,3 +639,23 @@ func TestPipelinedBusyScriptsWaitTheLimitOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeTableConstructorsKeepEveryItem: a table written literally with more than 25,550 items
+// (50 a batch, past batch 511) keeps them all, as in Redis; gopher-lua's compiler dropped the
+// rest without an error (lualib.fixSetList). Nested and consecutive constructors too.
+func TestLargeTableConstructorsKeepEveryItem(t *testing.T) {
+	_, addr := startServer(t, nil)
+	c := dialPeer(t, addr)
+	items := func(n int, v string) string { return strings.TrimSuffix(strings.Repeat(v+",", n), ",") }
+	for _, tc := range []struct{ script, want string }{
+		{"local t={" + items(30000, "1") + "} return #t", ":30000\r\n"},
+		{"local t={" + items(30000, "7") + "} return t[30000] + t[25551] + t[1]", ":21\r\n"},
+		{"local a={" + items(26000, "1") + "} local b={" + items(27000, "2") + "} return #a + #b + b[27000]", ":53002\r\n"},
+		{"local t={{" + items(26000, "3") + "}, " + items(25600, "1") + "} return #t + #t[1] + t[1][26000]", ":51604\r\n"},
+		{"return loadstring('local t={" + items(26000, "1") + "} return #t')()", ":26000\r\n"},
+	} {
+		if got := c.do("EVAL", tc.script, "0"); got != tc.want {
+			t.Errorf("%.60s...: got %q, want %q", tc.script, got, tc.want)
+		}
+	}
+}
