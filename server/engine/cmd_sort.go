@@ -142,13 +142,21 @@ func sortGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 		items[i].score = f
 	}
 	if !dontSort {
-		sort.SliceStable(items, func(a, b int) bool {
-			cmp := sortCompare(&items[a], &items[b], alpha, sortBy != nil)
+		less := func(a, b *sortItem) bool {
+			cmp := sortCompare(a, b, alpha, sortBy != nil)
 			if desc {
 				cmp = -cmp
 			}
 			return cmp < 0
-		})
+		}
+		// Ties of ALPHA BY compare equal: only the stable full sort gives them an order.
+		if k := int(end) + 1; k > 0 && k < len(items)/2 && !(alpha && sortBy != nil) {
+			// LIMIT asks for the first few: keep only those, as Redis's pqsort does. Sorting
+			// 2,000,000 elements for LIMIT 0 10 took 3.2 s (Redis 0.38 s).
+			items = smallest(items, k, less)
+		} else {
+			sort.SliceStable(items, func(a, b int) bool { return less(&items[a], &items[b]) })
+		}
 	}
 	if convErr {
 		s.addError(c, "ERR One or more scores can't be converted into double")
@@ -194,6 +202,40 @@ func sortGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 	s.notifyStore(c, config.NotifyList, "sortstore", storeKey, len(out) > 0, existed)
 	s.modified(c.db, storeKey)
 	c.w.Int(int64(len(out)))
+}
+
+// smallest returns the k smallest items in order, in O(n log k): a max-heap of the k smallest
+// seen so far. sortCompare breaks ties by the elements' bytes, so the order is total and the
+// result is what a full sort's first k would be.
+func smallest(items []sortItem, k int, less func(a, b *sortItem) bool) []sortItem {
+	h := items[:k:k]
+	down := func(i int) {
+		for {
+			l, r, top := 2*i+1, 2*i+2, i
+			if l < k && less(&h[top], &h[l]) {
+				top = l
+			}
+			if r < k && less(&h[top], &h[r]) {
+				top = r
+			}
+			if top == i {
+				return
+			}
+			h[i], h[top] = h[top], h[i]
+			i = top
+		}
+	}
+	for i := k/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for i := k; i < len(items); i++ {
+		if less(&items[i], &h[0]) {
+			h[0] = items[i]
+			down(0)
+		}
+	}
+	sort.Slice(h, func(a, b int) bool { return less(&h[a], &h[b]) })
+	return h
 }
 
 // sortLookup resolves a BY or GET pattern for one element: "#" is the element; the first '*' is
