@@ -18,6 +18,7 @@ const (
 	flagCloseASAP                   // close without waiting for replies to be written
 	flagCloseAfterReply             // QUIT, protocol error, KILL: close once the reply is written
 	flagNoEvict                     // CLIENT NO-EVICT on
+	flagNoTouch                     // CLIENT NO-TOUCH on: its reads leave keys' LRU/LFU alone
 )
 
 // client is one connection's session: what commands read and change (database, resp version,
@@ -41,10 +42,12 @@ type client struct {
 	flags     int
 	db        int
 	name      string
-	authed    bool
-	user      *aclUser // the ACL user: the default user until AUTH or HELLO AUTH
-	guest     bool     // in the bench space (benchspace.go)
-	lastCmd   string
+	// libName and libVer are what CLIENT SETINFO told (Redis 7.2), shown by CLIENT LIST.
+	libName, libVer string
+	authed          bool
+	user            *aclUser // the ACL user: the default user until AUTH or HELLO AUTH
+	guest           bool     // in the bench space (benchspace.go)
+	lastCmd         string
 	// The name this client last sent, byte for byte, and the command it named: a pipeline of
 	// one command, the usual case, looks the table up once (lookupFor).
 	lookupName    [16]byte

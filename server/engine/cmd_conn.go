@@ -201,6 +201,11 @@ func cmdClient(s *Server, c *client, argv [][]byte) {
 			s.addError(c, "ERR "+attr+" cannot contain spaces, newlines or special characters.")
 			return
 		}
+		if attr == "lib-name" {
+			c.libName = string(argv[3])
+		} else {
+			c.libVer = string(argv[3])
+		}
 		c.w.OK()
 	case equalFold(sub, "list"):
 		s.clientList(c, argv)
@@ -224,6 +229,15 @@ func cmdClient(s *Server, c *client, argv [][]byte) {
 	case equalFold(sub, "unpause") && len(argv) == 2:
 		s.clientUnpause(c)
 	case equalFold(sub, "no-touch") && len(argv) == 3:
+		switch {
+		case equalFold(argv[2], "on"):
+			c.flags |= flagNoTouch
+		case equalFold(argv[2], "off"):
+			c.flags &^= flagNoTouch
+		default:
+			s.addError(c, errSyntax)
+			return
+		}
 		c.w.OK()
 	case equalFold(sub, "reply") && len(argv) == 3:
 		// OFF and SKIP take effect in process, which drops the replies they silence (this
@@ -296,6 +310,7 @@ func (s *Server) clientInfoLine(x *client, argv [][]byte) string {
 	add(x.flags&flagCloseASAP != 0, "A")
 	add(x.unix, "U")
 	add(x.flags&flagNoEvict != 0, "e")
+	add(x.flags&flagNoTouch != 0, "T")
 	if flags == "" {
 		flags = "N"
 	}
@@ -364,6 +379,8 @@ func (s *Server) clientInfoLine(x *client, argv [][]byte) string {
 	b.WriteString(" user=" + user)
 	b.WriteString(" redir=" + itoa(redir))
 	b.WriteString(" resp=" + strconv.Itoa(resp))
+	b.WriteString(" lib-name=" + x.libName) // Redis 7.2's, after resp as there
+	b.WriteString(" lib-ver=" + x.libVer)
 	return b.String()
 }
 

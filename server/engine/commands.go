@@ -487,10 +487,19 @@ func equalFold(b []byte, lower string) bool {
 // hits, misses and the LRU clock are updated.
 func (s *Server) lookupRead(c *client, key []byte) (keyspace.Ref, bool) {
 	r, ok := s.lookupReadNoTouch(c, key)
-	if ok {
+	if ok && s.touches(c) {
 		s.touch(s.dbs[c.db], r)
 	}
 	return r, ok
+}
+
+// touches reports whether c's access counts for LRU/LFU: not under CLIENT NO-TOUCH, except for
+// TOUCH itself (Redis 7.2). A script's commands count as its caller's.
+func (s *Server) touches(c *client) bool {
+	if s.lua != nil && c == s.lua.sc && s.lua.caller != nil {
+		c = s.lua.caller
+	}
+	return c.flags&flagNoTouch == 0 || c.lastCmd == "touch"
 }
 
 // lookupReadNoTouch is lookupRead that leaves the key's access time alone, as Redis's
@@ -512,7 +521,7 @@ func (s *Server) lookupReadNoTouch(c *client, key []byte) (keyspace.Ref, bool) {
 func (s *Server) lookupWrite(c *client, key []byte) (keyspace.Ref, bool) {
 	db := s.dbs[c.db]
 	r, ok := s.lookupLive(db, c.db, key)
-	if ok {
+	if ok && s.touches(c) {
 		s.touch(db, r)
 	}
 	return r, ok
