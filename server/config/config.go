@@ -204,6 +204,10 @@ type Config struct {
 	// found later, when the engine applies a rename, can point at it.
 	loadingLine int
 
+	// File is the absolute path of the config file the server was started with ("" without
+	// one, or from standard input): where CONFIG REWRITE writes (rewrite.go).
+	File string
+
 	// Compat holds directives accepted only so that existing redis.conf files load: they tune
 	// Redis internals (encodings, jemalloc, rehashing) that iocache does not have.
 	Compat map[string]string

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -170,6 +171,10 @@ func Load(args []string, stdin io.Reader) (*Config, error) {
 			}
 			defer f.Close()
 			r = f
+			// Absolute, as Redis keeps it: `dir` changes the working directory.
+			if c.File, err = filepath.Abs(args[0]); err != nil {
+				return nil, err
+			}
 		}
 		if err := c.ReadConfig(r); err != nil {
 			return nil, err

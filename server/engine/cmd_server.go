@@ -139,7 +139,17 @@ func cmdConfig(s *Server, c *client, argv [][]byte) {
 		s.resetStats()
 		c.w.OK()
 	case equalFold(sub, "rewrite") && len(argv) == 2:
-		s.addError(c, "ERR The server is running without a config file")
+		if err := s.cfg.Rewrite(); err != nil {
+			if errors.Is(err, config.ErrNoConfigFile) {
+				s.addError(c, "ERR "+err.Error())
+			} else {
+				s.logf(logWarning, "CONFIG REWRITE failed: %v", err)
+				s.addError(c, "ERR Rewriting config file: "+err.Error())
+			}
+			return
+		}
+		s.logf(logNotice, "CONFIG REWRITE executed with success.")
+		c.w.OK()
 	case equalFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "CONFIG", []string{
 			"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
