@@ -17,7 +17,6 @@ var missingSubcommands = map[string]bool{}
 // partialCommands notes what an implemented command lacks.
 var partialCommands = map[string]string{
 	"debug":               "DIGEST, DIGEST-VALUE, LOADAOF, OBJECT, PAUSE-CRON, POPULATE, PROTOCOL, QUICKLIST-PACKED-THRESHOLD (no effect), RELOAD, SET-ACTIVE-EXPIRE, SET-DISABLE-DENY-SCRIPTS, SLEEP and HELP only",
-	"config|rewrite":      "answers that there is no config file to rewrite",
 	"memory|doctor":       "a fixed answer",
 	"latency|histogram":   "buckets are powers of two of microseconds",
 	"latency|doctor":      "the events iocache records: command, fast-command, expire-cycle, eviction-cycle",
