@@ -188,7 +188,7 @@ func (s *Server) connectToMaster() {
 		failover:  s.repl.failover.state == failoverInProgress,
 		timeout:   time.Duration(s.cfg.ReplTimeout) * time.Second,
 		databases: len(s.dbs), seed: s.seed, clock: s.initialClock(), wake: s.io.WakeMain, done: r.done,
-		logf: s.logf}
+		logf: s.logf, budget: s.syncBudget()}
 	if s.cfg.CompatValue("tls-replication") == "yes" && s.tls.mat != nil {
 		h.tls = s.tls.mat.Client
 	}
@@ -373,11 +373,13 @@ type handshake struct {
 	sourceAddr string
 	timeout    time.Duration
 	databases  int
-	seed       maphash.Seed
-	clock      uint32
-	wake       func()
-	done       chan syncResult
-	logf       func(level int, format string, args ...any)
+	// budget bounds what a full sync may load (replication_budget.go); 0: no bound.
+	budget int64
+	seed   maphash.Seed
+	clock  uint32
+	wake   func()
+	done   chan syncResult
+	logf   func(level int, format string, args ...any)
 	// tls: tls-replication yes, the link is TLS with this client configuration.
 	tls *tls.Config
 }
@@ -533,7 +535,7 @@ func (h handshake) loadPayload(conn net.Conn, lr *lineReader, res *syncResult) e
 		}
 		src = io.LimitReader(conn, n)
 	}
-	br := bufio.NewReaderSize(src, 1<<20)
+	br := bufio.NewReaderSize(&budgetReader{r: src, budget: h.budget}, 1<<20)
 	start := time.Now()
 	dbs := make([]*keyspace.DB, h.databases)
 	for i := range dbs {
@@ -549,6 +551,9 @@ func (h handshake) loadPayload(conn net.Conn, lr *lineReader, res *syncResult) e
 		}
 		storeRecord(dbs[e.DB], e.Key, e.Value, e.ExpireAt, h.clock)
 		res.keys++
+		if res.keys%256 == 0 || len(e.Value.Str) > 1<<20 {
+			return checkLoaded(dbs, h.budget)
+		}
 		return nil
 	}})
 	if err != nil {
