@@ -66,6 +66,12 @@ func (s *Server) guardScript() (g *scriptGuard, stop func()) {
 	t := time.AfterFunc(scriptCheckEvery, g.check)
 	return g, func() {
 		t.Stop()
+		if g.stopped() != nil {
+			// A script stopped at its limits leaves what it built (a string.gsub grown to the
+			// time limit left 1.5 GB): give it back now, on the bio thread, as MEMORY PURGE does,
+			// rather than when the collector and scavenger get to it.
+			s.bio.submit(debug.FreeOSMemory)
+		}
 		cancel(nil)
 	}
 }
