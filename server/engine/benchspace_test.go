@@ -38,6 +38,12 @@ func TestBenchSpaceIsApartFromUserData(t *testing.T) {
 	for _, want := range []string{"+OK", "$5", "guest", ":1", ":2", ":3"} {
 		expectLine(t, guest, want)
 	}
+	// A list written again, in other commands: its length grows (the write must survive the
+	// bench space's own memory check in the middle of the command).
+	guest.send("LPUSH l c\r\nLPUSH l d e\r\n")
+	for _, want := range []string{":3", ":5"} {
+		expectLine(t, guest, want)
+	}
 	for _, cmd := range []string{"SELECT 0", "KEYS *", "FLUSHALL", "MULTI", "CONFIG GET maxmemory"} {
 		guest.send(cmd + "\r\n")
 		if got := guest.line(); !strings.HasPrefix(got, "-ERR '") || !strings.Contains(got, "not available in the bench space") {

@@ -113,6 +113,16 @@ func (db *DB) replacePending(old, nw any) {
 
 // ObjectBytes is the memory accounted to collections.
 func (db *DB) ObjectBytes() int64 {
-	db.Settle()
+	db.settleObjects()
 	return db.objBytes
+}
+
+// settleObjects is Settle for the collections in the object table only: what UsedMemory and
+// ObjectBytes need, and safe in the middle of a command, which may hold views of inline
+// collections that Settle's write-back would end (inline.go). Inline collections a command is
+// writing are counted at their size before the command until it ends.
+func (db *DB) settleObjects() {
+	if len(db.pending) != 0 {
+		db.settle()
+	}
 }

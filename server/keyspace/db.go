@@ -511,7 +511,7 @@ func (db *DB) Refs() []Ref { return append([]Ref(nil), db.dense...) }
 // Free slots inside arena pages are not counted (they are reused by new records); see
 // Fragmentation.
 func (db *DB) UsedMemory() int64 {
-	db.Settle()
+	db.settleObjects()
 	// A Swiss-table slot for a uint32→uint32 entry is 8 bytes plus a control byte, at a load
 	// factor between 7/16 and 7/8; 13 bytes per entry is the middle of that range. over's entries
 	// (uint64→uint32) take 16 and a control byte.
