@@ -1,0 +1,167 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
+	"github.com/iocache/iocache/hack/e2e/e2eutil"
+)
+
+// testWarmSurge shows the rule of issue #30 end to end on a default instance (no persistence,
+// no replicas), the kind that used to come back empty from any change that needed a new pod:
+// 10,000 user keys stay through a spec.config directive added and removed (live, same pod) and
+// through a CPU change, which needs a new pod: a temporary surge pod syncs as a replica, takes
+// the writes over while the pod is replaced, and hands them back. A writer runs throughout; the
+// longest time without a successful write is printed.
+func testWarmSurge(ctx context.Context, t *testing.T, e *e2eutil.Env) {
+	ci := &cachev1alpha1.CacheInstance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "surge"},
+		Spec: cachev1alpha1.CacheInstanceSpec{
+			CPUMode: cachev1alpha1.CPUShared, CPU: ptr.To(resource.MustParse("200m")),
+			Memory: resource.MustParse("64Mi"), Auth: &cachev1alpha1.AuthSpec{Generate: true},
+			Benchmark: cachev1alpha1.CacheInstanceBenchmarkSpec{ValidateOnChange: ptr.To(false)},
+		},
+	}
+	if err := e.Client.Create(ctx, ci); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = e.Client.Delete(ctx, ci) }()
+	key := client.ObjectKeyFromObject(ci)
+	got, err := e.WaitInstance(ctx, key, 3*time.Minute, e2eutil.Ready)
+	if err != nil {
+		t.Fatalf("not Ready: %v\n%s", err, e.Describe(ctx, ci))
+	}
+	rdb, how, closeFn, err := e.Redis(ctx, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	pipe := rdb.Pipeline()
+	for i := range 10000 {
+		pipe.Set(ctx, fmt.Sprintf("user:%05d", i), fmt.Sprintf("value-%d", i), 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatalf("writing 10,000 keys through %s: %v", how, err)
+	}
+	before, err := e2eutil.ReadKeyspace(ctx, rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("  10,000 user keys through %s: %s\n", how, before)
+	firstPod := got.Status.Pods[0].UID
+
+	change := func(what string, mutate func(*cachev1alpha1.CacheInstance)) {
+		t.Helper()
+		if err := e.Client.Get(ctx, key, got); err != nil {
+			t.Fatal(err)
+		}
+		mutate(got)
+		if err := e.Client.Update(ctx, got); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	keysKept := func(when string) {
+		t.Helper()
+		now, err := e2eutil.ReadKeyspace(ctx, rdb)
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		// The writer's own keys come and go; the user's 10,000 must all be there, unchanged.
+		n, err := rdb.Exists(ctx, userKeys()...).Result()
+		if err != nil || n != 10000 {
+			t.Errorf("%s: %d of the 10,000 user keys left (%v); keyspace %s", when, n, err, now)
+		}
+		fmt.Printf("  %s: %d user keys, %s\n", when, n, now)
+	}
+
+	// spec.config added, then removed: both live, the same pod.
+	change("add spec.config", func(c *cachev1alpha1.CacheInstance) {
+		c.Spec.Config = map[string]cachev1alpha1.ConfigValue{"hz": "20"}
+	})
+	if _, err := e.WaitInstance(ctx, key, 2*time.Minute, func(c *cachev1alpha1.CacheInstance) bool {
+		v, _ := rdb.ConfigGet(ctx, "hz").Result()
+		return e2eutil.Ready(c) && v["hz"] == "20"
+	}); err != nil {
+		t.Fatalf("hz 20 not applied: %v\n%s", err, e.Describe(ctx, ci))
+	}
+	change("remove spec.config", func(c *cachev1alpha1.CacheInstance) { c.Spec.Config = nil })
+	if _, err := e.WaitInstance(ctx, key, 2*time.Minute, func(c *cachev1alpha1.CacheInstance) bool {
+		v, _ := rdb.ConfigGet(ctx, "hz").Result()
+		return e2eutil.Ready(c) && v["hz"] == "10"
+	}); err != nil {
+		t.Fatalf("hz not back to its default: %v\n%s", err, e.Describe(ctx, ci))
+	}
+	if err := e.Client.Get(ctx, key, got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Pods[0].UID != firstPod {
+		t.Errorf("a spec.config change replaced the pod")
+	}
+	keysKept("after spec.config added and removed (same pod)")
+
+	// A CPU change needs a new pod: the surge carries the data, a writer measures the gap.
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var longest time.Duration
+	var failures int
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		last := time.Now()
+		for i := 0; !stop.Load(); i++ {
+			wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			err := rdb.Set(wctx, fmt.Sprintf("writer:%d", i%100), i, 0).Err()
+			cancel()
+			if err != nil {
+				failures++
+				time.Sleep(20 * time.Millisecond)
+				continue
+			}
+			longest = max(longest, time.Since(last))
+			last = time.Now()
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	rolledAt := time.Now()
+	change("cpu 200m -> 250m", func(c *cachev1alpha1.CacheInstance) { c.Spec.CPU = ptr.To(resource.MustParse("250m")) })
+	got, err = e.WaitInstance(ctx, key, 5*time.Minute, func(c *cachev1alpha1.CacheInstance) bool {
+		return e2eutil.Ready(c) && len(c.Status.Pods) == 1 && c.Status.Pods[0].UID != firstPod &&
+			c.Status.ObservedGeneration == c.Generation
+	})
+	stop.Store(true)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("the pod was not replaced: %v\n%s", err, e.Describe(ctx, ci))
+	}
+	rollout := meta.FindStatusCondition(got.Status.Conditions, cachev1alpha1.ConditionRollout)
+	if rollout == nil || rollout.Reason != cachev1alpha1.RolloutWarm {
+		t.Errorf("Rollout condition after the CPU change: %+v, want Warm", rollout)
+	} else {
+		fmt.Printf("  Rollout %s: %s\n", rollout.Reason, rollout.Message)
+	}
+	fmt.Printf("  pod replaced through the surge in %s; longest time without a successful write %s (%d failed writes, retried)\n",
+		time.Since(rolledAt).Round(time.Second), longest.Round(time.Millisecond), failures)
+	keysKept("after the CPU change (new pod)")
+}
+
+// userKeys names the 10,000 keys testWarmSurge writes.
+func userKeys() []string {
+	out := make([]string, 10000)
+	for i := range out {
+		out[i] = fmt.Sprintf("user:%05d", i)
+	}
+	return out
+}
