@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -214,7 +215,8 @@ func (r *reader) string() ([]byte, error) {
 		if ulen == 0 || ulen > uint64(len(r.lzfBuf))*lzfMaxMatch {
 			return nil, ErrFormat
 		}
-		r.scratch = append(r.scratch, make([]byte, ulen)...)
+		// Grown in place: appending make(ulen) held a second copy of the value while it ran.
+		r.scratch = slices.Grow(r.scratch, int(ulen))[:start+int(ulen)]
 		if !lzfDecompress(r.lzfBuf, r.scratch[start:]) {
 			return nil, ErrFormat
 		}
