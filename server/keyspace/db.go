@@ -1,7 +1,8 @@
 // Package keyspace is iocache's data store: databases of keys with their values, expiry times and
 // LRU/LFU clocks, built so the garbage collector has almost nothing to scan. String keys live
-// entirely in pointer-free arena pages; collections keep their key there and their Go object in a
-// side table. A DB is not safe for concurrent use: the server's main thread owns every DB.
+// entirely in pointer-free arena pages; so do compact collections, their packed bytes after the
+// key (inline.go), while larger ones keep their key there and their Go object in a side table.
+// A DB is not safe for concurrent use: the server's main thread owns every DB.
 package keyspace
 
 import (
