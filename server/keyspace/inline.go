@@ -289,37 +289,29 @@ func (p *viewPool) resetReads() {
 // holds when they are still its own: a compact payload (now written back), not what detach
 // handed to a heap object (the view was cleared) or a large form.
 func (p *viewPool) resetWrites() {
-	p.hashes.reset(func(v *hashView) {
-		v.buf = nil
-		if v.big == nil && v.lp != nil {
-			v.buf = keepBuf(v.lp)
-		}
-		v.Hash = Hash{}
-	})
-	p.sets.reset(func(v *setView) {
-		v.buf = nil
-		if v.big == nil && v.ints != nil {
-			v.buf = keepBuf(v.ints)
-		}
-		v.Set = Set{}
-	})
-	p.zsets.reset(func(v *zsetView) {
-		v.buf = nil
-		if v.big == nil && v.lp != nil {
-			v.buf = keepBuf(v.lp)
-		}
-		v.ZSet = ZSet{}
-	})
+	p.hashes.reset(func(v *hashView) { v.buf, v.Hash = ownBytes(v.big == nil, v.lp), Hash{} })
+	p.sets.reset(func(v *setView) { v.buf, v.Set = ownBytes(v.big == nil, v.ints), Set{} })
+	p.zsets.reset(func(v *zsetView) { v.buf, v.ZSet = ownBytes(v.big == nil, v.lp), ZSet{} })
 	p.lists.reset(func(v *listView) {
-		v.buf = nil
 		switch {
 		case len(v.nodes) == 1:
 			v.buf = keepBuf(v.nodes[0])
 		case v.nodes != nil && len(v.nodes) == 0 && cap(v.nodes) == 1:
 			v.buf = keepBuf(v.nodes[:1][0]) // the spare of a list left empty
+		default:
+			v.buf = nil
 		}
 		v.List, v.one[0] = List{}, nil
 	})
+}
+
+// ownBytes is the buffer a view keeps: its compact payload, nil once detach took it (or for a
+// large form).
+func ownBytes(compact bool, b []byte) []byte {
+	if compact && b != nil {
+		return keepBuf(b)
+	}
+	return nil
 }
 
 // detach moves a write view's contents into a new heap object, which the object table keeps;
