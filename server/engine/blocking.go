@@ -249,7 +249,9 @@ func (s *Server) resume(c *client) {
 	}
 }
 
-// expireTimeouts answers blocked clients whose timeout passed with the command's null reply.
+// expireTimeouts answers blocked clients whose timeout passed with the command's null reply:
+// a null array for every blocking pop, BLMOVE and BRPOPLPUSH included, as Redis 7.0 answers them
+// (though the same commands answer a null bulk when they do not block, in MULTI).
 func (b *blockingState) expireTimeouts(s *Server) {
 	for len(b.timeouts) > 0 {
 		e := b.timeouts[0]
@@ -265,8 +267,6 @@ func (b *blockingState) expireTimeouts(s *Server) {
 		name := c.blocked.cmd.name
 		b.remove(c)
 		switch name {
-		case "blmove", "brpoplpush":
-			c.w.Null()
 		case "wait":
 			c.w.Int(s.replicasAcked(c.woff)) // fewer than it asked for
 		default:

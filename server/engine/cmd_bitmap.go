@@ -104,8 +104,7 @@ func cmdSetBit(s *Server, c *client, argv [][]byte) {
 	setBit(v, off, int(on))
 	if grown || old != int(on) {
 		// Like Redis, a SETBIT that changes nothing is not a write: no WATCH abort, no event.
-		s.modified(c.db, argv[1])
-		s.notify(config.NotifyString, "setbit", argv[1], c.db)
+		s.wrote(c.db, argv[1], nil, config.NotifyString, "setbit")
 	}
 	c.w.Int(int64(old))
 }
@@ -354,12 +353,10 @@ func cmdBitOp(s *Server, c *client, argv [][]byte) {
 	dest := argv[2]
 	if maxLen > 0 {
 		db.SetString(dest, res, 0, false, s.initialClock())
-		s.modified(c.db, dest)
-		s.notify(config.NotifyString, "set", dest, c.db)
+		s.wrote(c.db, dest, nil, config.NotifyString, "set")
 	} else if r, ok := s.lookupWrite(c, dest); ok {
 		s.deleteKey(db, r)
-		s.modified(c.db, dest)
-		s.notify(config.NotifyGeneric, "del", dest, c.db)
+		s.wrote(c.db, dest, nil, config.NotifyGeneric, "del")
 	}
 	c.w.Int(int64(maxLen))
 }
@@ -480,8 +477,7 @@ func bitfieldGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 		}
 	}
 	if changed { // as in Redis: a write that changes no bit of an existing string is not announced
-		s.modified(c.db, argv[1])
-		s.notify(config.NotifyString, "setbit", argv[1], c.db)
+		s.wrote(c.db, argv[1], nil, config.NotifyString, "setbit")
 	}
 }
 

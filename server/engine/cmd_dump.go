@@ -131,15 +131,13 @@ func cmdRestore(s *Server, c *client, argv [][]byte) {
 	if ttl > 0 && ttl <= s.nowMs {
 		// Already expired: the key is not created, but a replaced one is gone.
 		if deleted {
-			s.modified(c.db, key)
-			s.notify(config.NotifyGeneric, "del", key, c.db)
+			s.wrote(c.db, key, nil, config.NotifyGeneric, "del")
 		}
 		c.w.OK()
 		return
 	}
 	s.storeValue(db, key, v, ttl, s.restoredClock(o))
-	s.modified(c.db, key)
-	s.notify(config.NotifyGeneric, "restore", key, c.db)
+	s.wrote(c.db, key, nil, config.NotifyGeneric, "restore")
 	c.w.OK()
 }
 

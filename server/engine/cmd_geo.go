@@ -375,8 +375,7 @@ func geoSearch(s *Server, c *client, argv [][]byte, srcAt int, flags int) {
 		if storeKey != nil {
 			if r, ok := s.lookupWrite(c, storeKey); ok {
 				s.deleteKey(db, r)
-				s.modified(c.db, storeKey)
-				s.notify(config.NotifyGeneric, "del", storeKey, c.db)
+				s.wrote(c.db, storeKey, nil, config.NotifyGeneric, "del")
 			}
 			c.w.Int(0)
 		} else {
@@ -456,10 +455,7 @@ func geoSearch(s *Server, c *client, argv [][]byte, srcAt int, flags int) {
 	if flags&geoSearchCmd != 0 {
 		event = "geosearchstore"
 	}
-	if len(points) > 0 || existed {
-		s.modified(c.db, storeKey)
-	}
-	s.notifyStore(c, config.NotifyZSet, event, storeKey, len(points) > 0, existed)
+	s.stored(c, config.NotifyZSet, event, storeKey, len(points) > 0, existed)
 	c.w.Int(int64(len(points)))
 }
 

@@ -27,8 +27,7 @@ func hsetGeneric(s *Server, c *client, argv [][]byte, name string, replyOK bool)
 			added++
 		}
 	}
-	s.modified(c.db, argv[1])
-	s.notify(config.NotifyHash, "hset", argv[1], c.db)
+	s.wrote(c.db, argv[1], nil, config.NotifyHash, "hset")
 	if replyOK {
 		c.w.OK()
 	} else {
@@ -49,8 +48,7 @@ func cmdHSetNX(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	h.Set(argv[2], argv[3])
-	s.modified(c.db, argv[1])
-	s.notify(config.NotifyHash, "hset", argv[1], c.db)
+	s.wrote(c.db, argv[1], nil, config.NotifyHash, "hset")
 	c.w.Int(1)
 }
 
@@ -178,20 +176,17 @@ func cmdHIncrBy(s *Server, c *client, argv [][]byte) {
 		n, ok := parseInt(v)
 		if !ok {
 			s.addError(c, "ERR hash value is not an integer")
-			s.discardIfEmpty(c, argv[1], h.Len())
 			return
 		}
 		cur = n
 	}
 	if (delta < 0 && cur < 0 && delta < math.MinInt64-cur) || (delta > 0 && cur > 0 && delta > math.MaxInt64-cur) {
 		s.addError(c, errOverflow)
-		s.discardIfEmpty(c, argv[1], h.Len())
 		return
 	}
 	cur += delta
 	h.Set(argv[2], strconv.AppendInt(nil, cur, 10))
-	s.modified(c.db, argv[1])
-	s.notify(config.NotifyHash, "hincrby", argv[1], c.db)
+	s.wrote(c.db, argv[1], nil, config.NotifyHash, "hincrby")
 	c.w.Int(cur)
 }
 
@@ -213,7 +208,6 @@ func cmdHIncrByFloat(s *Server, c *client, argv [][]byte) {
 	if v, found := h.Get(argv[2]); found {
 		if _, ok := parseFloat(v); !ok {
 			s.addError(c, "ERR hash value is not a float")
-			s.discardIfEmpty(c, argv[1], h.Len())
 			return
 		}
 		cur = v
@@ -221,12 +215,10 @@ func cmdHIncrByFloat(s *Server, c *client, argv [][]byte) {
 	out, ok := longdouble.Add(cur, argv[3])
 	if !ok {
 		s.addError(c, "ERR increment would produce NaN or Infinity")
-		s.discardIfEmpty(c, argv[1], h.Len())
 		return
 	}
 	h.Set(argv[2], out)
-	s.modified(c.db, argv[1])
-	s.notify(config.NotifyHash, "hincrbyfloat", argv[1], c.db)
+	s.wrote(c.db, argv[1], nil, config.NotifyHash, "hincrbyfloat")
 	c.w.Bulk(out)
 }
 

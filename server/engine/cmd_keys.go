@@ -14,8 +14,7 @@ func delGeneric(s *Server, c *client, argv [][]byte) {
 	for _, k := range argv[1:] {
 		if r, ok := s.lookupWrite(c, k); ok {
 			s.deleteKey(db, r)
-			s.modified(c.db, k)
-			s.notify(config.NotifyGeneric, "del", k, c.db)
+			s.wrote(c.db, k, nil, config.NotifyGeneric, "del")
 			n++
 		}
 	}
@@ -116,8 +115,7 @@ func renameGeneric(s *Server, c *client, argv [][]byte, nx bool) {
 	r, _ := db.Find(argv[1])
 	src := append([]byte(nil), argv[1]...)
 	s.copyValue(db, r, db, c.db, argv[2], true)
-	s.modified(c.db, src)
-	s.notify(config.NotifyGeneric, "rename_from", src, c.db)
+	s.wrote(c.db, src, nil, config.NotifyGeneric, "rename_from")
 	s.notify(config.NotifyGeneric, "rename_to", argv[2], c.db)
 	if nx {
 		c.w.Int(1)
@@ -194,14 +192,12 @@ func expireGeneric(s *Server, c *client, argv [][]byte, unitMs int64, absolute b
 	}
 	if when <= s.nowMs {
 		s.deleteKey(db, r)
-		s.modified(c.db, argv[1])
-		s.notify(config.NotifyGeneric, "del", argv[1], c.db)
+		s.wrote(c.db, argv[1], nil, config.NotifyGeneric, "del")
 		c.w.Int(1)
 		return
 	}
 	db.SetExpire(r, when)
-	s.modified(c.db, argv[1])
-	s.notify(config.NotifyGeneric, "expire", argv[1], c.db)
+	s.wrote(c.db, argv[1], nil, config.NotifyGeneric, "expire")
 	c.w.Int(1)
 }
 
@@ -261,8 +257,7 @@ func cmdPersist(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	db.Persist(r)
-	s.modified(c.db, argv[1])
-	s.notify(config.NotifyGeneric, "persist", argv[1], c.db)
+	s.wrote(c.db, argv[1], nil, config.NotifyGeneric, "persist")
 	c.w.Int(1)
 }
 
@@ -486,8 +481,7 @@ func cmdMove(s *Server, c *client, argv [][]byte) {
 	r, _ := src.Find(argv[1]) // again: the destination's lookup may have moved records
 	key := append([]byte(nil), argv[1]...)
 	s.copyValue(src, r, dst, int(v), key, true)
-	s.modified(c.db, key)
-	s.notify(config.NotifyGeneric, "move_from", key, c.db)
+	s.wrote(c.db, key, nil, config.NotifyGeneric, "move_from")
 	s.notify(config.NotifyGeneric, "move_to", key, int(v))
 	c.w.Int(1)
 }

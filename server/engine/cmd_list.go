@@ -5,29 +5,6 @@ import (
 	"github.com/iocache/iocache/server/keyspace"
 )
 
-// discardIfEmpty deletes, without a keyspace event, an empty collection that a failed command
-// created.
-func (s *Server) discardIfEmpty(c *client, key []byte, n int) {
-	if n == 0 {
-		db := s.dbs[c.db]
-		if r, ok := db.Find(key); ok {
-			s.deleteKey(db, r)
-		}
-	}
-}
-
-// dropIfEmpty deletes a collection key that became empty, as Redis never keeps empty ones, and
-// announces it ("del").
-func (s *Server) dropIfEmpty(c *client, key []byte, n int) {
-	if n == 0 {
-		db := s.dbs[c.db]
-		if r, ok := db.Find(key); ok {
-			s.deleteKey(db, r)
-			s.notify(config.NotifyGeneric, "del", key, c.db)
-		}
-	}
-}
-
 // pushEvent and popEvent are the keyspace events of adding at and taking from each end.
 func pushEvent(front bool) string {
 	if front {
@@ -57,8 +34,7 @@ func pushGeneric(s *Server, c *client, argv [][]byte, front, onlyExisting bool) 
 		return
 	}
 	l.PushAll(argv[2:], front)
-	s.modified(c.db, argv[1])
-	s.notify(config.NotifyList, pushEvent(front), argv[1], c.db)
+	s.wrote(c.db, argv[1], nil, config.NotifyList, pushEvent(front))
 	c.w.Int(int64(l.Len()))
 }
 
@@ -105,9 +81,7 @@ func popGeneric(s *Server, c *client, argv [][]byte, front bool) {
 		}
 	}
 	if !hasCount || count > 0 { // LPOP key 0 pops nothing and announces nothing
-		s.notify(config.NotifyList, popEvent(front), argv[1], c.db)
-		s.dropIfEmpty(c, argv[1], l.Len())
-		s.modified(c.db, argv[1])
+		s.wrote(c.db, argv[1], l, config.NotifyList, popEvent(front))
 	}
 }
 
@@ -218,8 +192,7 @@ func cmdLSet(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	l.Set(int(idx), argv[3])
-	s.modified(c.db, argv[1])
-	s.notify(config.NotifyList, "lset", argv[1], c.db)
+	s.wrote(c.db, argv[1], nil, config.NotifyList, "lset")
 	c.w.OK()
 }
 
@@ -257,8 +230,7 @@ func cmdLInsert(s *Server, c *client, argv [][]byte) {
 		at++
 	}
 	l.Insert(at, argv[4])
-	s.modified(c.db, argv[1])
-	s.notify(config.NotifyList, "linsert", argv[1], c.db)
+	s.wrote(c.db, argv[1], nil, config.NotifyList, "linsert")
 	c.w.Int(int64(l.Len()))
 }
 
@@ -283,9 +255,7 @@ func cmdLRem(s *Server, c *client, argv [][]byte) {
 	}
 	removed := int64(l.RemoveMatching(func(v []byte) bool { return string(v) == target }, int(min(uint64(limit), uint64(l.Len()))), count < 0))
 	if removed > 0 {
-		s.notify(config.NotifyList, "lrem", argv[1], c.db)
-		s.dropIfEmpty(c, argv[1], l.Len())
-		s.modified(c.db, argv[1])
+		s.wrote(c.db, argv[1], l, config.NotifyList, "lrem")
 	}
 	c.w.Int(removed)
 }
@@ -305,6 +275,7 @@ func cmdLTrim(s *Server, c *client, argv [][]byte) {
 		c.w.OK()
 		return
 	}
+	before := l.Len()
 	a, b, ok := clampRange(start, stop, l.Len())
 	if !ok {
 		l.Trim(0, -1)
@@ -314,9 +285,13 @@ func cmdLTrim(s *Server, c *client, argv [][]byte) {
 	} else {
 		l.Trim(a, b)
 	}
-	s.notify(config.NotifyList, "ltrim", argv[1], c.db)
-	s.dropIfEmpty(c, argv[1], l.Len())
-	s.modified(c.db, argv[1])
+	if l.Len() == before {
+		// Redis announces and signals an LTRIM that kept everything, but counts no change.
+		s.notify(config.NotifyList, "ltrim", argv[1], c.db)
+		s.signalModified(c.db, argv[1])
+	} else {
+		s.wrote(c.db, argv[1], l, config.NotifyList, "ltrim")
+	}
 	c.w.OK()
 }
 
@@ -453,11 +428,8 @@ func (s *Server) lmove(c *client, src, dst []byte, fromFront, toFront bool) (don
 		dl.PushBack(v)
 	}
 	// Redis announces the push, then the pop, then the source's deletion.
-	s.notify(config.NotifyList, pushEvent(toFront), dst, c.db)
-	s.notify(config.NotifyList, popEvent(fromFront), src, c.db)
-	s.dropIfEmpty(c, src, sl.Len())
-	s.modified(c.db, src)
-	s.modified(c.db, dst)
+	s.wrote(c.db, dst, dl, config.NotifyList, pushEvent(toFront))
+	s.wrote(c.db, src, sl, config.NotifyList, popEvent(fromFront))
 	c.w.Bulk(v)
 	return true
 }
@@ -498,9 +470,7 @@ func bpopGeneric(s *Server, c *client, argv [][]byte, front bool) {
 		c.w.Array(2)
 		c.w.Bulk(k)
 		c.w.Bulk(v)
-		s.notify(config.NotifyList, popEvent(front), k, c.db)
-		s.dropIfEmpty(c, k, l.Len())
-		s.modified(c.db, k)
+		s.wrote(c.db, k, l, config.NotifyList, popEvent(front))
 		return
 	}
 	if c.flags&flagExecuting != 0 {

@@ -123,8 +123,7 @@ func cmdMigrate(s *Server, c *client, argv [][]byte) {
 			if s.repl.feeding {
 				s.propagateDeletion(c.db, key)
 			}
-			s.modified(c.db, key)
-			s.notify(config.NotifyGeneric, "del", key, c.db)
+			s.wrote(c.db, key, nil, config.NotifyGeneric, "del")
 		}
 	}
 	switch {

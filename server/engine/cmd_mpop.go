@@ -68,9 +68,7 @@ func (s *Server) lmpop(c *client, keys [][]byte, left bool, count int64) bool {
 	for i := int64(0); i < n; i++ {
 		c.w.Bulk(popOne(l, left))
 	}
-	s.notify(config.NotifyList, popEvent(left), k, c.db)
-	s.dropIfEmpty(c, k, l.Len())
-	s.modified(c.db, k)
+	s.wrote(c.db, k, l, config.NotifyList, popEvent(left))
 	return true
 }
 
@@ -92,9 +90,7 @@ func (s *Server) zmpop(c *client, keys [][]byte, lowest bool, count int64) bool 
 		c.w.Double(e.Score)
 		z.Remove(e.Member)
 	}
-	s.notify(config.NotifyZSet, zpopEvent(!lowest), k, c.db)
-	s.dropIfEmpty(c, k, z.Len())
-	s.modified(c.db, k)
+	s.wrote(c.db, k, z, config.NotifyZSet, zpopEvent(!lowest))
 	return true
 }
 

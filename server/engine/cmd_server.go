@@ -26,10 +26,11 @@ func (s *Server) flushArg(c *client, argv [][]byte) bool {
 // collections are dropped whole, and the garbage collector reclaims them in the background.
 func (s *Server) flushDB(i int) {
 	s.stats.dirty += int64(s.dbs[i].Len())
+	old := s.dbs[i]
 	s.dbs[i] = keyspace.NewDB(s.seed)
 	s.adoptDB(s.dbs[i], i)
 	s.hookNewKeys(true)
-	s.touchAllWatched(i)
+	s.touchReplacedDB(i, old, nil)
 	if s.blocking.waiting > 0 {
 		s.blocking.signalDB(i) // XREADGROUP waiters learn their stream is gone
 	}
@@ -85,8 +86,8 @@ func cmdSwapDB(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	s.dbs[a], s.dbs[b] = s.dbs[b], s.dbs[a]
-	s.touchAllWatched(int(a))
-	s.touchAllWatched(int(b))
+	s.touchReplacedDB(int(a), s.dbs[b], s.dbs[a])
+	s.touchReplacedDB(int(b), s.dbs[a], s.dbs[b])
 	// Clients blocked on keys of either DB may now be served.
 	if s.blocking.waiting > 0 {
 		s.blocking.signalDB(int(a))

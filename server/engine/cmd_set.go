@@ -15,9 +15,8 @@ func cmdSAdd(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	n := st.AddAll(argv[2:])
-	s.modified(c.db, argv[1])
-	if n > 0 {
-		s.notify(config.NotifySet, "sadd", argv[1], c.db)
+	if n > 0 { // Redis signals an unchanged set to nobody (dirty, WATCH, tracking)
+		s.wrote(c.db, argv[1], st, config.NotifySet, "sadd")
 	}
 	c.w.Int(int64(n))
 }
@@ -147,10 +146,11 @@ func cmdSPop(s *Server, c *client, argv [][]byte) {
 				s.propagateStrings(c.db, "SREM", string(argv[1]), string(m))
 			}
 		}
+		if count == 0 {
+			return // SPOP key 0 changed nothing: Redis announces and signals nothing
+		}
 	}
-	s.notify(config.NotifySet, "spop", argv[1], c.db)
-	s.dropIfEmpty(c, argv[1], st.Len())
-	s.modified(c.db, argv[1])
+	s.wrote(c.db, argv[1], st, config.NotifySet, "spop")
 }
 
 func cmdSRandMember(s *Server, c *client, argv [][]byte) {
@@ -229,15 +229,12 @@ func cmdSMove(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	src.Remove(argv[3])
-	s.notify(config.NotifySet, "srem", argv[1], c.db)
-	s.dropIfEmpty(c, argv[1], src.Len())
+	s.wrote(c.db, argv[1], src, config.NotifySet, "srem")
 	dst, _ := s.getSet(c, argv[2], forCreate)
-	s.modified(c.db, argv[1])
 	// The destination changed only if it did not hold the member yet: Redis signals it (WATCH,
 	// tracking) only then.
 	if dst.Add(argv[3]) {
-		s.modified(c.db, argv[2])
-		s.notify(config.NotifySet, "sadd", argv[2], c.db)
+		s.wrote(c.db, argv[2], dst, config.NotifySet, "sadd")
 	}
 	c.w.Int(1)
 }
@@ -325,8 +322,7 @@ func setOpStore(s *Server, c *client, argv [][]byte, op string) {
 		}
 		s.storeObject(db, argv[1], keyspace.TypeSet, st, existed)
 	}
-	s.notifyStore(c, config.NotifySet, "s"+op+"store", argv[1], len(out) > 0, existed)
-	s.modified(c.db, argv[1])
+	s.stored(c, config.NotifySet, "s"+op+"store", argv[1], len(out) > 0, existed)
 	c.w.Int(int64(len(out)))
 }
 

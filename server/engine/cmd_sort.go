@@ -199,8 +199,7 @@ func sortGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 		}
 		s.storeObject(db, storeKey, keyspace.TypeList, l, existed)
 	}
-	s.notifyStore(c, config.NotifyList, "sortstore", storeKey, len(out) > 0, existed)
-	s.modified(c.db, storeKey)
+	s.stored(c, config.NotifyList, "sortstore", storeKey, len(out) > 0, existed)
 	c.w.Int(int64(len(out)))
 }
 

@@ -253,8 +253,7 @@ func cmdXAdd(s *Server, c *client, argv [][]byte) {
 	if trim.strategy != 0 {
 		trimmed = s.trimStream(st, &trim)
 	}
-	s.modified(c.db, argv[1])
-	s.notify(config.NotifyStream, "xadd", argv[1], c.db)
+	s.wrote(c.db, argv[1], nil, config.NotifyStream, "xadd")
 	if trimmed > 0 {
 		s.notify(config.NotifyStream, "xtrim", argv[1], c.db)
 	}
@@ -371,8 +370,7 @@ func (s *Server) removeFromStream(c *client, key []byte, event string, remove fu
 	}
 	n := remove(st)
 	if n > 0 {
-		s.modified(c.db, key)
-		s.notify(config.NotifyStream, event, key, c.db)
+		s.wrote(c.db, key, nil, config.NotifyStream, event)
 	}
 	c.w.Int(int64(n))
 }
@@ -622,7 +620,9 @@ func cmdXSetID(s *Server, c *client, argv [][]byte) {
 	if !maxDeleted.IsZero() {
 		st.MaxDeletedID = maxDeleted
 	}
-	s.modified(c.db, argv[1])
+	// Redis counts and announces XSETID (replication's command) but signals no one: WATCH and
+	// tracking do not see it.
+	s.stats.dirty++
 	s.notify(config.NotifyStream, "xsetid", argv[1], c.db)
 	c.w.OK()
 }

@@ -177,9 +177,10 @@ func cmdXGroup(s *Server, c *client, argv [][]byte) {
 	case equalFold(sub, "delconsumer"):
 		existed := g.Consumers[string(argv[4])] != nil
 		c.w.Int(int64(g.DeleteConsumer(string(argv[4]))))
-		if existed { // Redis announces only a consumer that was there
-			s.notify(config.NotifyStream, "xgroup-delconsumer", key, c.db)
+		if !existed {
+			return // Redis neither announces nor counts a consumer that was not there
 		}
+		s.notify(config.NotifyStream, "xgroup-delconsumer", key, c.db)
 	}
 	s.stats.dirty++
 }
@@ -305,6 +306,7 @@ func (s *Server) groupConsumer(g *keyspace.Group, name, key []byte, dbIndex int)
 	consumer, created := g.Consumer(string(name), s.nowMs, true)
 	consumer.SeenTime = s.nowMs
 	if created {
+		s.stats.dirty++ // a new consumer is a change, which XREADGROUP propagates
 		s.notify(config.NotifyStream, "xgroup-createconsumer", key, dbIndex)
 	}
 	return consumer
@@ -521,8 +523,10 @@ func cmdXClaim(s *Server, c *client, argv [][]byte) {
 	if !ok {
 		return
 	}
+	changed := false // Redis counts a change only for what XCLAIM did: a claim, an ack, LASTID
 	if g.LastID.Less(lastID) {
 		g.LastID = lastID
+		changed = true
 	}
 	var consumer *keyspace.Consumer // created only when it claims something, as in Redis
 	var claimed []keyspace.StreamEntry
@@ -532,6 +536,7 @@ func cmdXClaim(s *Server, c *client, argv [][]byte) {
 		if !exists {
 			if pe != nil {
 				g.Ack(id) // deleted since its delivery: it can never be processed
+				changed = true
 			}
 			continue
 		}
@@ -553,7 +558,9 @@ func cmdXClaim(s *Server, c *client, argv [][]byte) {
 		}
 		claimed = append(claimed, e)
 	}
-	s.stats.dirty++
+	if changed || len(claimed) > 0 {
+		s.stats.dirty++
+	}
 	c.w.Array(len(claimed))
 	for _, e := range claimed {
 		if justID {
@@ -640,7 +647,9 @@ func cmdXAutoClaim(s *Server, c *client, argv [][]byte) {
 	if i < len(ids) {
 		next = ids[i]
 	}
-	s.stats.dirty++
+	if len(claimed)+len(deleted) > 0 { // as Redis, which counts each claim and each ack
+		s.stats.dirty++
+	}
 	c.w.Array(3)
 	s.writeStreamID(c, next)
 	c.w.Array(len(claimed))

@@ -120,8 +120,7 @@ func (s *Server) setGeneric(c *client, key, val []byte, o setOptions) {
 	if freed != nil {
 		s.freeObject(db, freed)
 	}
-	s.modified(c.db, key)
-	s.notify(config.NotifyString, "set", key, c.db)
+	s.wrote(c.db, key, nil, config.NotifyString, "set")
 	if o.expireAt > 0 {
 		s.notify(config.NotifyGeneric, "expire", key, c.db)
 	}
@@ -143,8 +142,7 @@ func cmdSetNX(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	db.SetString(argv[1], argv[2], 0, false, s.initialClock())
-	s.modified(c.db, argv[1])
-	s.notify(config.NotifyString, "set", argv[1], c.db)
+	s.wrote(c.db, argv[1], nil, config.NotifyString, "set")
 	c.w.Int(1)
 }
 
@@ -176,8 +174,7 @@ func cmdGetDel(s *Server, c *client, argv [][]byte) {
 	}
 	c.w.Bulk(db.Str(r))
 	db.Delete(r)
-	s.modified(c.db, argv[1])
-	s.notify(config.NotifyGeneric, "del", argv[1], c.db)
+	s.wrote(c.db, argv[1], nil, config.NotifyGeneric, "del")
 }
 
 func cmdGetEx(s *Server, c *client, argv [][]byte) {
@@ -222,17 +219,14 @@ func cmdGetEx(s *Server, c *client, argv [][]byte) {
 	switch {
 	case at > 0 && at <= s.nowMs:
 		s.deleteKey(db, r) // a time already past deletes the key, as Redis's GETEX does
-		s.modified(c.db, argv[1])
-		s.notify(config.NotifyGeneric, "del", argv[1], c.db)
+		s.wrote(c.db, argv[1], nil, config.NotifyGeneric, "del")
 	case at > 0:
 		db.SetExpire(r, at)
-		s.modified(c.db, argv[1])
-		s.notify(config.NotifyGeneric, "expire", argv[1], c.db)
+		s.wrote(c.db, argv[1], nil, config.NotifyGeneric, "expire")
 	case persist:
 		if _, has := db.ExpireAt(r); has {
 			db.Persist(r)
-			s.modified(c.db, argv[1])
-			s.notify(config.NotifyGeneric, "persist", argv[1], c.db)
+			s.wrote(c.db, argv[1], nil, config.NotifyGeneric, "persist")
 		}
 	}
 }
@@ -261,8 +255,7 @@ func cmdMSet(s *Server, c *client, argv [][]byte) {
 		if _, freed := db.SetString(argv[i], argv[i+1], 0, false, s.initialClock()); freed != nil {
 			s.freeObject(db, freed)
 		}
-		s.modified(c.db, argv[i])
-		s.notify(config.NotifyString, "set", argv[i], c.db)
+		s.wrote(c.db, argv[i], nil, config.NotifyString, "set")
 	}
 	c.w.OK()
 }
@@ -281,8 +274,7 @@ func cmdMSetNX(s *Server, c *client, argv [][]byte) {
 	db := s.dbs[c.db]
 	for i := 1; i < len(argv); i += 2 {
 		db.SetString(argv[i], argv[i+1], 0, false, s.initialClock())
-		s.modified(c.db, argv[i])
-		s.notify(config.NotifyString, "set", argv[i], c.db)
+		s.wrote(c.db, argv[i], nil, config.NotifyString, "set")
 	}
 	c.w.Int(1)
 }
@@ -292,8 +284,7 @@ func cmdAppend(s *Server, c *client, argv [][]byte) {
 	r, ok := s.lookupWrite(c, argv[1])
 	if !ok {
 		db.SetString(argv[1], argv[2], 0, false, s.initialClock())
-		s.modified(c.db, argv[1])
-		s.notify(config.NotifyString, "append", argv[1], c.db)
+		s.wrote(c.db, argv[1], nil, config.NotifyString, "append")
 		c.w.Int(int64(len(argv[2])))
 		return
 	}
@@ -308,8 +299,7 @@ func cmdAppend(s *Server, c *client, argv [][]byte) {
 	}
 	_, v := db.ResizeString(r, old+len(argv[2]))
 	copy(v[old:], argv[2])
-	s.modified(c.db, argv[1])
-	s.notify(config.NotifyString, "append", argv[1], c.db)
+	s.wrote(c.db, argv[1], nil, config.NotifyString, "append")
 	c.w.Int(int64(len(v)))
 }
 
@@ -357,8 +347,7 @@ func (s *Server) incrDecr(c *client, key []byte, delta int64) {
 	} else {
 		db.SetString(key, out, 0, false, s.initialClock())
 	}
-	s.modified(c.db, key)
-	s.notify(config.NotifyString, "incrby", key, c.db)
+	s.wrote(c.db, key, nil, config.NotifyString, "incrby")
 	c.w.Int(cur)
 }
 
@@ -418,8 +407,7 @@ func cmdIncrByFloat(s *Server, c *client, argv [][]byte) {
 	} else {
 		db.SetString(argv[1], out, 0, false, s.initialClock())
 	}
-	s.modified(c.db, argv[1])
-	s.notify(config.NotifyString, "incrbyfloat", argv[1], c.db)
+	s.wrote(c.db, argv[1], nil, config.NotifyString, "incrbyfloat")
 	c.w.Bulk(out)
 }
 
@@ -511,8 +499,7 @@ func cmdSetRange(s *Server, c *client, argv [][]byte) {
 		v[i] = 0
 	}
 	copy(v[off:], val)
-	s.modified(c.db, argv[1])
-	s.notify(config.NotifyString, "setrange", argv[1], c.db)
+	s.wrote(c.db, argv[1], nil, config.NotifyString, "setrange")
 	c.w.Int(int64(len(v)))
 }
 

@@ -112,14 +112,12 @@ pairs:
 		}
 		incrResult, incrApplied = newScore, true
 	}
-	s.discardIfEmpty(c, argv[1], z.Len())
 	if added+changed > 0 {
-		s.modified(c.db, argv[1])
 		event := "zadd"
 		if incr {
 			event = "zincr"
 		}
-		s.notify(config.NotifyZSet, event, argv[1], c.db)
+		s.wrote(c.db, argv[1], z, config.NotifyZSet, event)
 	}
 	if incr {
 		if incrApplied {
@@ -149,15 +147,13 @@ func cmdZIncrBy(s *Server, c *client, argv [][]byte) {
 	cur, exists := z.Score(argv[3])
 	nv := cur + incr
 	if math.IsNaN(nv) {
-		s.discardIfEmpty(c, argv[1], z.Len())
 		s.addError(c, "ERR resulting score is not a number (NaN)")
 		return
 	}
 	// As ZADD INCR in Redis: a score that does not change (an infinite one) is no write.
 	if !exists || nv != cur {
 		z.Add(argv[3], nv)
-		s.modified(c.db, argv[1])
-		s.notify(config.NotifyZSet, "zincr", argv[1], c.db)
+		s.wrote(c.db, argv[1], nil, config.NotifyZSet, "zincr")
 	}
 	c.w.Double(nv)
 }
@@ -556,11 +552,7 @@ func zpopGeneric(s *Server, c *client, argv [][]byte, max bool) {
 			entries = append(entries, e)
 		}
 		if len(entries) > 0 {
-			s.notify(config.NotifyZSet, zpopEvent(max), argv[1], c.db)
-		}
-		s.dropIfEmpty(c, argv[1], z.Len())
-		if len(entries) > 0 {
-			s.modified(c.db, argv[1])
+			s.wrote(c.db, argv[1], z, config.NotifyZSet, zpopEvent(max))
 		}
 	}
 	if !hasCount {
@@ -601,9 +593,7 @@ func bzpopGeneric(s *Server, c *client, argv [][]byte, max bool) {
 		c.w.Bulk(e.Member) // before the removal, which may move the bytes e.Member views
 		c.w.Double(e.Score)
 		z.Remove(e.Member)
-		s.notify(config.NotifyZSet, zpopEvent(max), k, c.db)
-		s.dropIfEmpty(c, k, z.Len())
-		s.modified(c.db, k)
+		s.wrote(c.db, k, z, config.NotifyZSet, zpopEvent(max))
 		return
 	}
 	if c.flags&flagExecuting != 0 {
@@ -643,9 +633,7 @@ func (s *Server) zremMembers(c *client, key []byte, z *keyspace.ZSet, victims []
 		z.Remove([]byte(m))
 	}
 	if len(victims) > 0 {
-		s.notify(config.NotifyZSet, event, key, c.db)
-		s.dropIfEmpty(c, key, z.Len())
-		s.modified(c.db, key)
+		s.wrote(c.db, key, z, config.NotifyZSet, event)
 	}
 	c.w.Int(int64(len(victims)))
 }

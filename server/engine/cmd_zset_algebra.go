@@ -123,8 +123,7 @@ func zsetAlgebra(s *Server, c *client, argv [][]byte, op zsetOp, numkeysAt int, 
 			}
 			s.storeObject(db, dest, keyspace.TypeZSet, z, existed)
 		}
-		s.notifyStore(c, config.NotifyZSet, lowerASCII(string(argv[0])), dest, len(result) > 0, existed)
-		s.modified(c.db, dest)
+		s.stored(c, config.NotifyZSet, lowerASCII(string(argv[0])), dest, len(result) > 0, existed)
 		c.w.Int(int64(len(result)))
 	default:
 		z := keyspace.NewZSet()
@@ -262,8 +261,7 @@ func cmdZRangeStore(s *Server, c *client, argv [][]byte) {
 		}
 		s.storeObject(db, argv[1], keyspace.TypeZSet, z, existed)
 	}
-	s.notifyStore(c, config.NotifyZSet, "zrangestore", argv[1], len(entries) > 0, existed)
-	s.modified(c.db, argv[1])
+	s.stored(c, config.NotifyZSet, "zrangestore", argv[1], len(entries) > 0, existed)
 	c.w.Int(int64(len(entries)))
 }
 

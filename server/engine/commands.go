@@ -292,6 +292,9 @@ func (s *Server) execute(c *client, cmd *command, argv [][]byte) {
 	}
 	s.executing, s.executingCmd = c, cmd
 	cmd.handler(s, c, argv)
+	if len(s.writing) > 0 {
+		s.endWrites()
+	}
 	s.settleMemory()
 	s.executing, s.executingCmd = prev, prevCmd
 	if feeding {

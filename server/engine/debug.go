@@ -174,8 +174,9 @@ func (s *Server) debugLoadAOF(c *client) {
 		}
 	}
 	for i := range s.dbs {
+		old := s.dbs[i]
 		s.dbs[i] = keyspace.NewDB(s.seed)
-		s.touchAllWatched(i)
+		s.touchReplacedDB(i, old, nil)
 	}
 	s.functions = functionRegistry{} // the AOF holds them
 	if m == nil || m.empty() {

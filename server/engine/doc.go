@@ -8,6 +8,10 @@
 //     main.go (the command line; --check-health and --pre-stop are package probe).
 //   - I/O engine: ioengine.go is what package netio's I/O threads may call back into (command
 //     execution on the main thread, limits, accounting); layout.go re-pins threads live.
+//   - The write path: write.go. Every write ends with one call (wrote) that announces it,
+//     deletes a collection it emptied and marks the key modified (dirty, WATCH, blocked clients,
+//     client-side caching); a collection a failed command created is swept when the command ends.
+//     TestWritesHaveTheirEffects holds every write command to redis-server's effects.
 //   - Commands: table.go and commands.go (the table, flags, dispatch), command_meta.go and
 //     keyspecs.go (COMMAND, from redis_commands.resp), cmd_*.go (one file per family), blocking.go,
 //     multi.go, pubsub*.go, tracking.go, pause.go, expire.go, evict.go, info.go, metrics.go,

@@ -100,8 +100,7 @@ func (s *Server) freeMemoryIfNeeded() bool {
 		if s.propagating {
 			s.propagateDeletion(victimDB, []byte(victimKey))
 		}
-		s.modified(victimDB, []byte(victimKey))
-		s.notify(config.NotifyEvicted, "evicted", []byte(victimKey), victimDB)
+		s.wrote(victimDB, []byte(victimKey), nil, config.NotifyEvicted, "evicted")
 		if nanotime()-start > budget {
 			// A large deficit (maxmemory lowered by CONFIG SET, a burst of big writes) is worked
 			// off over several commands and main-loop iterations rather than in one long stall;

@@ -44,8 +44,7 @@ func (s *Server) expireKey(db *keyspace.DB, dbIndex int, r keyspace.Ref, key []b
 	if s.propagating {
 		s.propagateDeletion(dbIndex, k)
 	}
-	s.modified(dbIndex, k)
-	s.notify(config.NotifyExpired, "expired", k, dbIndex)
+	s.wrote(dbIndex, k, nil, config.NotifyExpired, "expired")
 }
 
 // activeExpireCycle samples keys with a TTL in every DB and deletes the expired ones, within the

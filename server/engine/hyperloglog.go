@@ -106,8 +106,7 @@ func (s *Server) pfaddDone(c *client, key []byte, updated bool) {
 		c.w.Int(0)
 		return
 	}
-	s.modified(c.db, key)
-	s.notify(config.NotifyString, "pfadd", key, c.db)
+	s.wrote(c.db, key, nil, config.NotifyString, "pfadd")
 	c.w.Int(1)
 }
 
@@ -169,8 +168,7 @@ func cmdPFMerge(s *Server, c *client, argv [][]byte) {
 	}
 	dest.Merge(merged)
 	s.storeHLL(c, argv[1], dest.Encode(useDense || destDense))
-	s.modified(c.db, argv[1])
-	s.notify(config.NotifyString, "pfadd", argv[1], c.db)
+	s.wrote(c.db, argv[1], nil, config.NotifyString, "pfadd")
 	c.w.OK()
 }
 

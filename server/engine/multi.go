@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/iocache/iocache/server/keyspace"
+
 // MULTI/EXEC transactions and WATCH. Queued commands copy their arguments, because the query
 // buffer they came from is reused once the client returns to its I/O thread.
 
@@ -162,32 +164,26 @@ func (s *Server) touchWatched(dbIndex int, key []byte) {
 	}
 }
 
-// touchAllWatched marks every client watching a key in dbIndex (-1: any) as dirty.
-func (s *Server) touchAllWatched(dbIndex int) {
+// touchReplacedDB marks as dirty the clients watching a key of database dbIndex whose contents
+// were replaced whole (FLUSHDB, SWAPDB, a load): as Redis's touchAllWatchedKeysInDb, only the
+// keys that existed before or exist after (old and now; either may be nil) changed.
+func (s *Server) touchReplacedDB(dbIndex int, old, now *keyspace.DB) {
 	for wk, list := range s.watchedKeys {
-		if dbIndex == -1 || wk.db == dbIndex {
-			for _, w := range list {
-				w.flags |= flagDirtyCAS
-			}
+		if wk.db != dbIndex || !(hasKey(old, wk.key) || hasKey(now, wk.key)) {
+			continue
+		}
+		for _, w := range list {
+			w.flags |= flagDirtyCAS
 		}
 	}
 }
 
-// modified is called after every write to a key: WATCH, blocked clients, the dirty counter.
-func (s *Server) modified(dbIndex int, key []byte) {
-	s.stats.dirty++
-	if s.propagating {
-		s.noteWrittenKey(key)
+func hasKey(db *keyspace.DB, key string) bool {
+	if db == nil {
+		return false
 	}
-	if len(s.watchedKeys) > 0 {
-		s.touchWatched(dbIndex, key)
-	}
-	if s.blocking.waiting > 0 {
-		s.blocking.signalKey(dbIndex, key)
-	}
-	if s.tracking.clients > 0 {
-		s.trackingInvalidateKey(key)
-	}
+	_, ok := db.Find([]byte(key))
+	return ok
 }
 
 // multiCommands registers this file's commands (see table.go).

@@ -53,17 +53,6 @@ func (s *Server) notifyNew(db *keyspace.DB, key []byte) {
 	}
 }
 
-// notifyStore announces a STORE command's result: its event when it stored something, "del"
-// when it only deleted what the destination held.
-func (s *Server) notifyStore(c *client, class int, event string, key []byte, stored, existed bool) {
-	switch {
-	case stored:
-		s.notify(class, event, key, c.db)
-	case existed:
-		s.notify(config.NotifyGeneric, "del", key, c.db)
-	}
-}
-
 // notify publishes one event about key in database db, if its class is enabled. It is small
 // enough to be inlined, so a write pays one flag test when notifications are off.
 func (s *Server) notify(class int, event string, key []byte, db int) {

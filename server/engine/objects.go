@@ -37,9 +37,11 @@ func getObject[T collection](s *Server, c *client, key []byte, t keyspace.Type, 
 	if !exists {
 		if mode == forCreate && create == nil {
 			obj = db.Create(key, t, s.initialClock()).(T)
+			s.noteWriting(c.db, key)
 		} else if mode == forCreate {
 			obj = create()
 			db.CreateObject(key, t, obj, s.initialClock())
+			s.noteWriting(c.db, key)
 		}
 		return obj, true
 	}
@@ -116,9 +118,7 @@ func (s *Server) removeMembers(c *client, key []byte, obj collection, members []
 		}
 	}
 	if n > 0 {
-		s.notify(class, event, key, c.db)
-		s.dropIfEmpty(c, key, obj.Len())
-		s.modified(c.db, key)
+		s.wrote(c.db, key, obj, class, event)
 	}
 	c.w.Int(int64(n))
 }

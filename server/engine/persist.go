@@ -357,8 +357,9 @@ func (s *Server) debugReload(c *client, opts [][]byte) {
 	}
 	if flush {
 		for i := range s.dbs {
+			old := s.dbs[i]
 			s.dbs[i] = keyspace.NewDB(s.seed)
-			s.touchAllWatched(i)
+			s.touchReplacedDB(i, old, nil)
 		}
 		s.functions = functionRegistry{} // the file holds them
 	}

@@ -264,8 +264,9 @@ func (s *Server) finishHandshake(res syncResult) {
 	if res.full {
 		s.abortBGSave()
 		for i := range s.dbs {
+			old := s.dbs[i]
 			s.dbs[i] = res.dbs[i]
-			s.touchAllWatched(i)
+			s.touchReplacedDB(i, old, s.dbs[i])
 		}
 		if s.tracking.clients > 0 {
 			s.trackingInvalidateAll()

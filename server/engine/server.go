@@ -49,7 +49,9 @@ type Server struct {
 	// functions are the libraries FUNCTION LOAD installed (script_function.go).
 	functions functionRegistry
 
-	tracking  trackingState
+	tracking trackingState
+	// writing are the keys whose collections the running command created (write.go).
+	writing   []writingKey
 	executing *client // the client whose command is running, for tracking's NOLOOP and ordering
 	// executingCmd is the command running (nil between commands): lazy expiry under a pause
 	// depends on whether it writes.
