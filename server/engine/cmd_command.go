@@ -246,7 +246,7 @@ func (s *Server) commandGetKeys(c *client, args [][]byte, withFlags bool) {
 	}
 	var keys []foundKey
 	if entry != nil {
-		keys = keysBySpecs(name, entry, args)
+		keys, _ = appendKeys(nil, name, args)
 	} else {
 		for _, k := range commandKeys(cmd, args) {
 			keys = append(keys, foundKey{key: k})

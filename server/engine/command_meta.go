@@ -106,8 +106,9 @@ func parseMetaNode(b []byte, pos int) (*metaNode, int) {
 
 // redisMeta indexes the file by full command name ("get", "config|get").
 type redisMeta struct {
-	info map[string]*metaNode // COMMAND INFO entries
-	docs map[string]*metaNode // COMMAND DOCS values (the map after the name)
+	info     map[string]*metaNode // COMMAND INFO entries
+	docs     map[string]*metaNode // COMMAND DOCS values (the map after the name)
+	keySpecs map[string][]keySpec // the entries' key specs, for GETKEYS and ACL (keyspecs.go)
 }
 
 var (
@@ -120,10 +121,11 @@ func redisCommandMeta() *redisMeta {
 	metaOnce.Do(func() {
 		info, pos := parseMetaNode(redisCommandsRESP, 0)
 		docs, _ := parseMetaNode(redisCommandsRESP, pos)
-		meta = redisMeta{info: map[string]*metaNode{}, docs: map[string]*metaNode{}}
+		meta = redisMeta{info: map[string]*metaNode{}, docs: map[string]*metaNode{}, keySpecs: map[string][]keySpec{}}
 		var addInfo func(e *metaNode)
 		addInfo = func(e *metaNode) {
 			meta.info[e.elems[0].str] = e
+			meta.keySpecs[e.elems[0].str] = keySpecsOf(e)
 			for _, sub := range e.elems[9].elems {
 				addInfo(sub)
 			}
