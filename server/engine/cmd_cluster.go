@@ -9,12 +9,6 @@ package engine
 
 const errClusterDisabled = "ERR This instance has cluster support disabled"
 
-// clusterSubcommands are Redis 7.0's CLUSTER subcommands.
-var clusterSubcommands = []string{"addslots", "addslotsrange", "bumpepoch", "count-failure-reports",
-	"countkeysinslot", "delslots", "delslotsrange", "failover", "flushslots", "forget", "getkeysinslot",
-	"help", "info", "keyslot", "links", "meet", "myid", "nodes", "replicas", "replicate", "reset",
-	"saveconfig", "set-config-epoch", "setslot", "shards", "slaves", "slots"}
-
 func cmdClusterDisabled(s *Server, c *client, argv [][]byte) { s.addError(c, errClusterDisabled) }
 
 // cmdCluster checks the subcommand and its arity as Redis's command table does, then refuses.
@@ -38,43 +32,4 @@ var clusterCommands = []commandSpec{
 	{"readwrite", cmdClusterDisabled, 1, cmdFast | cmdLoading | cmdStale, 0, 0, 0, "cluster", "Disables read queries for a connection to a cluster replica node"},
 	{"asking", cmdClusterDisabled, 1, cmdFast, 0, 0, 0, "cluster", "Sent by cluster clients after an -ASK redirect"},
 	{"restore-asking", cmdRestore, -4, cmdWrite | cmdDenyOOM, 1, 1, 1, "server", "An internal command for migrating keys in a cluster"},
-}
-
-// The ACL categories Redis 7.0 gives these commands (see acl_categories.go).
-func init() {
-	categoryExtras["asking"] = struct{ add, remove string }{add: "connection"}
-	categoryExtras["readonly"] = struct{ add, remove string }{add: "connection"}
-	categoryExtras["readwrite"] = struct{ add, remove string }{add: "connection"}
-	categoryExtras["restore-asking"] = struct{ add, remove string }{add: "keyspace dangerous"}
-	for name, cats := range map[string]string{
-		"cluster|addslots":              "admin dangerous slow",
-		"cluster|addslotsrange":         "admin dangerous slow",
-		"cluster|bumpepoch":             "admin dangerous slow",
-		"cluster|count-failure-reports": "admin dangerous slow",
-		"cluster|countkeysinslot":       "slow",
-		"cluster|delslots":              "admin dangerous slow",
-		"cluster|delslotsrange":         "admin dangerous slow",
-		"cluster|failover":              "admin dangerous slow",
-		"cluster|flushslots":            "admin dangerous slow",
-		"cluster|forget":                "admin dangerous slow",
-		"cluster|getkeysinslot":         "slow",
-		"cluster|help":                  "slow",
-		"cluster|info":                  "slow",
-		"cluster|keyslot":               "slow",
-		"cluster|links":                 "slow",
-		"cluster|meet":                  "admin dangerous slow",
-		"cluster|myid":                  "slow",
-		"cluster|nodes":                 "slow",
-		"cluster|replicas":              "admin dangerous slow",
-		"cluster|replicate":             "admin dangerous slow",
-		"cluster|reset":                 "admin dangerous slow",
-		"cluster|saveconfig":            "admin dangerous slow",
-		"cluster|set-config-epoch":      "admin dangerous slow",
-		"cluster|setslot":               "admin dangerous slow",
-		"cluster|shards":                "slow",
-		"cluster|slaves":                "admin dangerous slow",
-		"cluster|slots":                 "slow",
-	} {
-		subcommandCategories[name] = cats
-	}
 }

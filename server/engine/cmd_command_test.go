@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -121,4 +124,50 @@ func bulkStrings(t *testing.T, reply string) []string {
 		out = append(out, lines[i])
 	}
 	return out
+}
+
+// The command table's own numbers agree with Redis's COMMAND INFO for every command Redis has:
+// arity, the key positions and the write/readonly flags (which decide replication, OOM refusals,
+// read-only replicas and client-side caching). COMMAND INFO, DOCS, GETKEYS, ACL key checks and
+// ACL categories are read from that metadata directly; the handlers' table keeps these numbers
+// for dispatch, and this test keeps them Redis's. The deviations below are iocache's, each
+// with its reason; one that stops being needed fails the test too.
+func TestCommandTableAgreesWithRedis(t *testing.T) {
+	deviations := map[string]string{
+		// Containers: Redis puts flags and keys on the subcommands; iocache's table carries
+		// the container's (OBJECT ENCODING key, XINFO STREAM key) for its own key handling.
+		"object keys": "2 2 1", "object readonly": "true", "memory readonly": "true", "xinfo readonly": "true",
+		"xgroup write": "true",
+		// Redis 7.2's ZRANK/ZREVRANK WITHSCORE is accepted.
+		"zrank arity": "-3", "zrevrank arity": "-3",
+	}
+	seen := map[string]bool{}
+	check := func(what, got, want string) {
+		if dev, ok := deviations[what]; ok {
+			seen[what] = true
+			if got != dev {
+				t.Errorf("%s: table %s, the deviation listed is %s (Redis %s)", what, got, dev, want)
+			}
+			return
+		}
+		if got != want {
+			t.Errorf("%s: table %s, Redis %s", what, got, want)
+		}
+	}
+	for name, cmd := range buildCommandTable() {
+		e := commandInfoEntry(name)
+		if e == nil {
+			continue // iocache's own (BENCHSPACE): described from the table
+		}
+		check(name+" arity", strconv.Itoa(cmd.arity), strconv.FormatInt(e.elems[1].num, 10))
+		check(name+" keys", fmt.Sprint(cmd.firstKey, cmd.lastKey, cmd.step), fmt.Sprint(e.elems[3].num, e.elems[4].num, e.elems[5].num))
+		flags := e.elems[2].strings()
+		check(name+" write", fmt.Sprint(cmd.flags&cmdWrite != 0), fmt.Sprint(slices.Contains(flags, "write")))
+		check(name+" readonly", fmt.Sprint(cmd.flags&cmdReadonly != 0), fmt.Sprint(slices.Contains(flags, "readonly")))
+	}
+	for what := range deviations {
+		if !seen[what] {
+			t.Errorf("deviation %q is listed but no longer checked", what)
+		}
+	}
 }

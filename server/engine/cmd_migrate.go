@@ -177,4 +177,3 @@ var migrateCommands = []commandSpec{
 }
 
 // MIGRATE is @dangerous in Redis's command table (see acl_categories.go).
-func init() { categoryExtras["migrate"] = struct{ add, remove string }{add: "dangerous"} }

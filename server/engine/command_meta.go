@@ -171,7 +171,7 @@ func subcommandNames(container string) []string {
 // "config|get"), without the '@', as the ACL code assigns them (acl_categories.go).
 func commandACLCategories(name string, cmd *command) []string {
 	if strings.Contains(name, "|") {
-		return strings.Fields(subcommandCategories[name])
+		return categoryNames(entryCategories(commandInfoEntry(name)))
 	}
 	return categoryNames(commandCategories(cmd))
 }

@@ -12,8 +12,10 @@
 //     deletes a collection it emptied and marks the key modified (dirty, WATCH, blocked clients,
 //     client-side caching); a collection a failed command created is swept when the command ends.
 //     TestWritesHaveTheirEffects holds every write command to redis-server's effects.
-//   - Commands: table.go and commands.go (the table, flags, dispatch), command_meta.go and
-//     keyspecs.go (COMMAND, from redis_commands.resp), cmd_*.go (one file per family), blocking.go,
+//   - Commands: table.go and commands.go (the table, flags, dispatch), command_meta.go (Redis's
+//     COMMAND INFO and DOCS, embedded from redis_commands.resp: the one source of key specs, ACL
+//     categories and subcommands), keyspecs.go (finding keys, for GETKEYS and ACL alike),
+//     cmd_*.go (one file per family), blocking.go,
 //     multi.go, pubsub*.go, tracking.go, pause.go, expire.go, evict.go, info.go, metrics.go,
 //     debug*.go, slowlog.go, latency_*.go.
 //   - Scripting: script.go (EVAL), script_function.go (FUNCTION, FCALL), script_sandbox.go,

@@ -632,5 +632,5 @@ var functionHelp = []string{
 var functionCommands = []commandSpec{
 	{"function", cmdFunction, -2, cmdNoScript, 0, 0, 0, "scripting", "A container for function commands."},
 	{"fcall", cmdFCall, -3, cmdNoScript | cmdSkipMonitor | cmdMayReplicate | cmdStale, 0, 0, 0, "scripting", "Invokes a function."},
-	{"fcall_ro", cmdFCallRO, -3, cmdNoScript | cmdSkipMonitor | cmdStale, 0, 0, 0, "scripting", "Invokes a read-only function."},
+	{"fcall_ro", cmdFCallRO, -3, cmdNoScript | cmdSkipMonitor | cmdStale | cmdReadonly, 0, 0, 0, "scripting", "Invokes a read-only function."},
 }

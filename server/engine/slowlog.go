@@ -1,5 +1,7 @@
 package engine
 
+import "strings"
+
 // slowlog keeps the commands that took longer than slowlog-log-slower-than microseconds, newest
 // first, at most slowlog-max-len of them.
 type slowlog struct {
@@ -93,31 +95,22 @@ func cmdSlowlog(s *Server, c *client, argv [][]byte) {
 	}
 }
 
-// containerSubcommands are the subcommands Redis 7.0 registers for its container commands. For
-// these, an unknown subcommand and a known one with the wrong arguments get different errors.
-var containerSubcommands = map[string][]string{
-	"acl":      {"cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load", "log", "save", "setuser", "users", "whoami"},
-	"cluster":  clusterSubcommands,
-	"client":   {"caching", "getname", "getredir", "help", "id", "info", "kill", "list", "no-evict", "pause", "reply", "setname", "tracking", "trackinginfo", "unblock", "unpause"},
-	"command":  {"count", "docs", "getkeys", "getkeysandflags", "help", "info", "list"},
-	"config":   {"get", "help", "resetstat", "rewrite", "set"},
-	"function": {"delete", "dump", "flush", "help", "kill", "list", "load", "restore", "stats"},
-	"latency":  {"doctor", "graph", "help", "histogram", "history", "latest", "reset"},
-	"memory":   {"doctor", "help", "malloc-stats", "purge", "stats", "usage"},
-	"module":   {"help", "list", "load", "loadex", "unload"},
-	"object":   {"encoding", "freq", "help", "idletime", "refcount"},
-	"pubsub":   {"channels", "help", "numpat", "numsub", "shardchannels", "shardnumsub"},
-	"script":   {"debug", "exists", "flush", "help", "kill", "load"},
-	"slowlog":  {"get", "help", "len", "reset"},
-	"xgroup":   {"create", "createconsumer", "delconsumer", "destroy", "help", "setid"},
-	"xinfo":    {"consumers", "groups", "help", "stream"},
+// containerSubcommands are the subcommands Redis 7.0 registers for a container command, from its
+// COMMAND INFO entry (command_meta.go); isContainer is false for any other command. For these,
+// an unknown subcommand and a known one with the wrong arguments get different errors.
+func containerSubcommands(container string) (subs []string, isContainer bool) {
+	for _, full := range subcommandNames(container) {
+		_, sub, _ := strings.Cut(full, "|")
+		subs = append(subs, sub)
+	}
+	return subs, len(subs) > 0
 }
 
 // subcommandError is Redis 7.0's reply to an unknown subcommand, or to a known one with the wrong
 // number of arguments. Commands that are not containers (DEBUG) keep the older combined text.
 func (s *Server) subcommandError(c *client, argv [][]byte) {
 	container := lowerASCII(string(argv[0]))
-	known, isContainer := containerSubcommands[container]
+	known, isContainer := containerSubcommands(container)
 	if !isContainer {
 		s.addError(c, "ERR unknown subcommand or wrong number of arguments for '"+truncate(string(argv[1]), 128)+"'. Try "+upper(string(argv[0]))+" HELP.")
 		return

@@ -60,7 +60,8 @@ func buildCommandTable() map[string]*command {
 			}
 			cmd := &command{name: sp.name, handler: sp.h, arity: sp.arity, flags: sp.flags,
 				firstKey: sp.first, lastKey: sp.last, step: sp.stp, group: sp.group, summary: sp.summary}
-			for _, sub := range containerSubcommands[sp.name] {
+			subs, _ := containerSubcommands(sp.name)
+			for _, sub := range subs {
 				if cmd.subNames == nil {
 					cmd.subNames = map[string]string{}
 				}
