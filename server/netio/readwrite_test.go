@@ -78,6 +78,18 @@ func TestQueryBufferLimit(t *testing.T) {
 	}
 }
 
+// TestProtocolError sends a request that cannot be framed behind one that can: the first is
+// answered, the error is replied, and the conn closes once that reply is out.
+func TestProtocolError(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s *testServer) {
+		c := s.dial(t)
+		c.send([]byte("PING\r\n*1\r\n$x\r\n"), 0)
+		c.expect("+PONG")
+		c.expect("-ERR Protocol error: invalid bulk length")
+		c.expectClosed()
+	})
+}
+
 // TestOutputLimit pushes out-of-band output (as pub/sub does) to two clients: one reads
 // everything, the other stops reading. The one that stopped is closed once what waits for it
 // passes its output limit; the reader never is. A client the engine holds (blocked) is checked
