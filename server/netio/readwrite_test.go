@@ -45,6 +45,25 @@ func TestPartialReads(t *testing.T) {
 	})
 }
 
+// TestBatchEndsBeforeLargeRequest sends, in one write, exactly two batches' worth of short
+// requests and then a large one. The second batch ends where the large request begins, so the
+// parse after it completes nothing while the rest of the request waits on the socket, which no
+// new edge announces: the thread must read on by itself. The query buffer, meanwhile, runs out
+// of room with the short requests parsed at its front, and makes room by moving the large one's
+// first part down rather than by growing.
+func TestBatchEndsBeforeLargeRequest(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef", 6<<10)
+	forEachServer(t, func(t *testing.T, s *testServer) {
+		c := s.dial(t)
+		pings := 2 * maxCmdsPerBatch
+		c.send(append([]byte(strings.Repeat("PING\r\n", pings)), multibulk("ECHO", big)...), 0)
+		for range pings {
+			c.expect("+PONG")
+		}
+		c.expect("$" + big)
+	})
+}
+
 // TestQueryBufferLimit sends a request that passes the query buffer limit before it is complete:
 // the engine hears of it (QueryBufferExceeded, with the request's first bytes), then the conn is
 // closed (Closed). Requests under the limit are served as usual first.

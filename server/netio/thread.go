@@ -289,7 +289,10 @@ func (t *thread) processPending() {
 		}
 		if c.moreToParse {
 			t.parseAndDispatch(c)
-		} else if c.readPending {
+		}
+		// A parse that dispatched nothing (a batch ended just before an incomplete request)
+		// needs the input waiting on the socket, which no edge will announce again.
+		if c.readPending && !c.inFlight && !c.closed {
 			c.readPending = false
 			t.readClient(c)
 		}
