@@ -95,14 +95,3 @@ func (c *Conn) Closed() bool { return c.closed }
 
 // ThreadID is the serving thread (0: the main thread), for CLIENT LIST. Main thread only.
 func (c *Conn) ThreadID() int { return c.thread.id }
-
-// Buffer sizing: a read asks for at least readChunk bytes; a query buffer that grew past
-// bigBuffer while serving a large request is released once empty; a batch holds at most
-// maxCmdsPerBatch commands of one client; an argument vector longer than bigArgv is released
-// once its commands ran.
-const (
-	readChunk       = 16 << 10
-	bigBuffer       = 256 << 10
-	bigArgv         = 16 << 10
-	maxCmdsPerBatch = 1024
-)

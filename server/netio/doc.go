@@ -11,9 +11,10 @@
 //
 // Which thread owns which state is the package boundary: see Conn. Group decides by load how
 // many I/O threads serve sockets (activation.go) and moves connections between threads at batch
-// boundaries (group.go). TLS conns are served the same way, their record layer run by their
-// thread over an in-memory transport (tls.go), after a handshake in a goroutine of its own
-// (handshake.go).
+// boundaries (group.go). A conn's reads and writes are one loop for plaintext and TLS
+// (readwrite.go), over buffers sized and accounted in one place (buffers.go); a TLS conn differs
+// only in its wire, its record layer run by its thread over an in-memory transport (tls.go),
+// after a handshake in a goroutine of its own (handshake.go).
 //
 // It builds on Linux only (epoll, eventfd, accept4); elsewhere every constructor returns
 // ErrUnsupported, so the server says why it cannot run instead of failing to compile.

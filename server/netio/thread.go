@@ -11,10 +11,10 @@ import (
 	"github.com/iocache/iocache/server/resp"
 )
 
-// A thread owns a set of connections and does their socket work: reads, RESP parsing, writes.
-// Connections move between threads only when the layout changes (see group.go). Thread 0 is the
-// main thread; the connections it serves (all of them while no I/O thread is active) have their
-// commands executed inline. Other threads hand parsed commands to the main thread in batches and
+// A thread owns a set of connections and does their socket work: reads and writes (readwrite.go),
+// RESP parsing. Connections move between threads only when the layout changes (see group.go).
+// Thread 0 is the main thread; the connections it serves (all of them while no I/O thread is
+// active) have their commands executed inline. Other threads hand parsed commands to the main thread in batches and
 // get the conns back, replies appended, in batches: one mutex acquisition per batch, no channel
 // operation, and a wake-up (an eventfd write) only when the other side is asleep. Nothing spins:
 // a thread with no work blocks in epoll_wait.
@@ -265,60 +265,6 @@ func (t *thread) detach(c *Conn) {
 	}
 }
 
-// readClient reads one chunk from the socket (Redis's 16 KiB, or the rest of a large argument)
-// and dispatches the commands it completes. A full chunk means more may be waiting; the client
-// then goes on the pending list and is read again on the next loop iteration, after the other
-// clients had their turn. That bounds the query buffer by the chunk size rather than by how much
-// a client pipelines, and keeps one client from monopolising its thread.
-func (t *thread) readClient(c *Conn) {
-	if c.tls != nil {
-		t.readTLS(c)
-		return
-	}
-	if c.qpos > 0 && c.qpos == len(c.qbuf) {
-		c.qbuf, c.qpos, c.need = c.qbuf[:0], 0, 0
-	}
-	// The rest of a large argument is read in steps that at most double what has arrived: a
-	// client that announces a 512 MB argument (or 100 GB, under a raised proto-max-bulk-len) and
-	// sends nothing more costs a read chunk, not the size it announced.
-	want := readChunk
-	if rest := c.need - len(c.qbuf); rest > want {
-		want = min(rest, max(readChunk, len(c.qbuf)-c.qpos))
-	}
-	if cap(c.qbuf)-len(c.qbuf) < want {
-		t.growQuery(c, want)
-	}
-	space := c.qbuf[len(c.qbuf):cap(c.qbuf)]
-	if len(space) > want {
-		space = space[:want]
-	}
-	n, again := readSocket(c.FD, space)
-	switch {
-	case n > 0:
-		c.qbuf = c.qbuf[:len(c.qbuf)+n]
-		t.reads++
-		t.inBytes += int64(n)
-	case again:
-		return
-	default: // end of stream or a socket error
-		t.closeClient(c)
-		return
-	}
-	if int64(len(c.qbuf)-c.qpos) > t.g.eng.QueryBufferLimit() {
-		t.g.eng.QueryBufferExceeded(c, firstBytes(c.qbuf[c.qpos:], 64))
-		t.closeClient(c)
-		return
-	}
-	full := n == len(space)
-	t.parseAndDispatch(c)
-	if full && !c.closed {
-		c.readPending = true
-		if !c.inFlight {
-			t.schedule(c)
-		}
-	}
-}
-
 // schedule puts a client on the pending list: it has buffered commands left to parse or socket
 // data left to read, which no new epoll edge will announce.
 func (t *thread) schedule(c *Conn) {
@@ -343,44 +289,15 @@ func (t *thread) processPending() {
 		}
 		if c.moreToParse {
 			t.parseAndDispatch(c)
-		} else if c.readPending {
+		}
+		// A parse that dispatched nothing (a batch ended just before an incomplete request)
+		// needs the input waiting on the socket, which no edge will announce again.
+		if c.readPending && !c.inFlight && !c.closed {
 			c.readPending = false
 			t.readClient(c)
 		}
 	}
 	t.pendingSpare = list[:0]
-}
-
-func firstBytes(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[:n]
-	}
-	return b
-}
-
-// growQuery makes room for at least want more bytes, first by moving unparsed bytes to the front,
-// then by growing. A client is only read when it is not inFlight, and then no parsed arguments
-// point into qbuf, so moving its bytes is safe.
-func (t *thread) growQuery(c *Conn, want int) {
-	unparsed := len(c.qbuf) - c.qpos
-	if c.qpos > 0 && cap(c.qbuf)-unparsed >= want {
-		copy(c.qbuf, c.qbuf[c.qpos:])
-		c.qbuf = c.qbuf[:unparsed]
-		c.need -= c.qpos
-		c.qpos = 0
-		return
-	}
-	size := 2 * cap(c.qbuf)
-	if size < unparsed+want {
-		size = unparsed + want
-	}
-	if size < 2*readChunk {
-		size = 2 * readChunk
-	}
-	nb := make([]byte, unparsed, size)
-	copy(nb, c.qbuf[c.qpos:])
-	c.need -= c.qpos
-	c.qbuf, c.qpos = nb, 0
 }
 
 // parseAndDispatch parses the complete commands in qbuf and hands the client to the main thread
@@ -417,7 +334,7 @@ func (t *thread) parseAndDispatch(c *Conn) {
 			break
 		}
 	}
-	t.noteQueryBuffer(c, int64(len(c.qbuf)-c.qpos))
+	t.noteQueryBuffer(c)
 	if len(c.CmdEnds) == 0 && c.ProtoErr == "" {
 		return
 	}
@@ -527,13 +444,13 @@ func (t *thread) push(c *Conn, data []byte, class uint8) {
 	if c.inFlight {
 		c.pendingPush = append(c.pendingPush, data)
 		c.pendingPushBytes += int64(len(data))
-		if t.g.eng.OverOutputLimit(c, class, c.pendingPushBytes, true, 0) {
+		if t.overOutputLimit(c, class) {
 			t.outputLimitReached(c)
 		}
 		return
 	}
 	c.Out.Buf = append(c.Out.Buf, data...)
-	if t.g.eng.OverOutputLimit(c, class, int64(c.PendingOutput()), false, time.Now().UnixMilli()) {
+	if t.overOutputLimit(c, class) {
 		t.outputLimitReached(c)
 		return
 	}
@@ -576,7 +493,7 @@ func (t *thread) afterProcess(c *Conn) {
 		t.closeClient(c)
 		return
 	}
-	if pushed && t.g.eng.OverOutputLimit(c, c.pushClass, int64(c.PendingOutput()), false, time.Now().UnixMilli()) {
+	if pushed && t.overOutputLimit(c, c.pushClass) {
 		t.outputLimitReached(c)
 		return
 	}
@@ -590,57 +507,10 @@ func (t *thread) afterProcess(c *Conn) {
 		}
 		return
 	}
-	if c.qpos > 0 && c.qpos == len(c.qbuf) {
-		c.qbuf, c.qpos, c.need = c.qbuf[:0], 0, 0
-		if cap(c.qbuf) > bigBuffer {
-			t.g.eng.BigBufferReleased(cap(c.qbuf))
-			c.qbuf = nil
-		}
-	}
+	t.queryConsumed(c)
 	if c.moreToParse || c.readPending {
 		t.schedule(c)
 	}
-}
-
-// writeClient writes pending output until done or the socket is full.
-func (t *thread) writeClient(c *Conn) {
-	if c.tls != nil {
-		t.writeTLS(c)
-		return
-	}
-	for c.outPos < len(c.Out.Buf) {
-		if !c.writable {
-			return
-		}
-		n, full, failed := Write(c.FD, c.Out.Buf[c.outPos:])
-		if n > 0 {
-			c.outPos += n
-			t.writes++
-			t.outBytes += int64(n)
-		}
-		if full {
-			c.writable = false
-			break
-		}
-		if failed {
-			t.closeClient(c)
-			return
-		}
-	}
-	if c.outPos == len(c.Out.Buf) {
-		c.outPos = 0
-		if cap(c.Out.Buf) > bigBuffer {
-			t.g.eng.BigBufferReleased(cap(c.Out.Buf))
-			c.Out.Buf = nil
-		} else {
-			c.Out.Buf = c.Out.Buf[:0]
-		}
-		if _, afterReply := t.g.eng.CloseRequested(c); afterReply && !c.inFlight {
-			t.closeClient(c)
-			return
-		}
-	}
-	t.noteOutputBuffer(c, int64(cap(c.Out.Buf)))
 }
 
 // closeClient closes the socket and tells the main thread, which forgets the client.
@@ -702,19 +572,5 @@ func (t *thread) sendBatch(ms []msg) {
 	t.inboxN.Add(1)
 	if t.sleeping.Load() == 1 {
 		t.p.Wake()
-	}
-}
-
-// noteQueryBuffer and noteOutputBuffer publish a conn's buffer sizes and tell the engine, which
-// keeps the total that maxmemory-clients is checked against.
-func (t *thread) noteQueryBuffer(c *Conn, n int64) {
-	if old := c.QbufLen.Load(); old != n {
-		t.g.eng.BufferGrew(n - c.QbufLen.Swap(n))
-	}
-}
-
-func (t *thread) noteOutputBuffer(c *Conn, n int64) {
-	if old := c.Omem.Load(); old != n {
-		t.g.eng.BufferGrew(n - c.Omem.Swap(n))
 	}
 }

@@ -23,7 +23,10 @@ import (
 //     appends the records to the link's out, which the thread writes to the socket as it writes
 //     plaintext replies, under the same output limits.
 //
-// So no goroutine per connection in steady state, and the plaintext path pays one nil check.
+// In steady state the link is only the wire under the thread's reads and writes (readwrite.go):
+// readPlaintext, unsentRecords and the record count in sent. Buffers, counters and limits are
+// the plaintext path's. So no goroutine per connection, and the plaintext path pays a nil check
+// per read and write.
 
 // errWouldBlock is what the link's Read returns when the socket has no more bytes for now.
 var errWouldBlock net.Error = wouldBlock{}
@@ -167,101 +170,38 @@ func (l *TLSLink) pending() int { return len(l.out) - l.outPos }
 // IsTLS says whether the conn speaks TLS.
 func (c *Conn) IsTLS() bool { return c.tls != nil }
 
-// readTLS is readClient for a TLS conn: decrypt what the socket has (at most readChunk
-// ciphertext bytes this turn) into the query buffer, then parse as for plaintext.
-func (t *thread) readTLS(c *Conn) {
-	l := c.tls
-	l.budget, l.again = readChunk, false
-	got := 0
-	for {
-		if c.qpos > 0 && c.qpos == len(c.qbuf) {
-			c.qbuf, c.qpos, c.need = c.qbuf[:0], 0, 0
-		}
-		want := readChunk
-		if rest := c.need - len(c.qbuf); rest > want {
-			want = min(rest, max(readChunk, len(c.qbuf)-c.qpos))
-		}
-		if cap(c.qbuf)-len(c.qbuf) < want {
-			t.growQuery(c, want)
-		}
-		space := c.qbuf[len(c.qbuf):cap(c.qbuf)]
-		n, err := l.tc.Read(space)
-		if n > 0 {
-			c.qbuf = c.qbuf[:len(c.qbuf)+n]
-			got += n
-		}
-		if err != nil {
-			if ne, ok := err.(net.Error); ok && ne.Temporary() { //nolint:staticcheck // crypto/tls's own test for a resumable read
-				break
-			}
-			// close_notify, a bad record, end of stream, a socket error.
-			t.flushTLS(c)
-			t.closeClient(c)
-			return
-		}
-		if int64(len(c.qbuf)-c.qpos) > t.g.eng.QueryBufferLimit() {
-			break
-		}
+// startTurn gives Read this turn's budget of socket bytes.
+func (l *TLSLink) startTurn(budget int) { l.budget, l.again = budget, false }
+
+// readPlaintext is readWire for a TLS conn: the plaintext of the records the socket has, within
+// the turn's budget. crypto/tls returns one record's plaintext a call, and an error past the
+// data when a close_notify follows it.
+func (l *TLSLink) readPlaintext(p []byte) (int, readState) {
+	n, err := l.tc.Read(p)
+	if err == nil {
+		return n, readMore
 	}
-	if l.pending() > 0 {
-		t.writeTLS(c) // what reading produced: a key update, an alert
-		if c.closed {
-			return
+	if ne, ok := err.(net.Error); ok && ne.Temporary() { //nolint:staticcheck // crypto/tls's own test for a resumable read
+		if l.again {
+			return n, readDrained
 		}
+		return n, readSpent
 	}
-	if got == 0 {
-		if !l.again && !c.inFlight {
-			c.readPending = true
-			t.schedule(c)
-		}
-		return
-	}
-	t.reads++
-	t.inBytes += int64(got)
-	if int64(len(c.qbuf)-c.qpos) > t.g.eng.QueryBufferLimit() {
-		t.g.eng.QueryBufferExceeded(c, firstBytes(c.qbuf[c.qpos:], 64))
-		t.closeClient(c)
-		return
-	}
-	t.parseAndDispatch(c)
-	if !l.again && !c.closed {
-		c.readPending = true
-		if !c.inFlight {
-			t.schedule(c)
-		}
-	}
+	return n, readFailed // close_notify, a bad record, end of stream, a socket error
 }
 
 // flushTLS writes what is queued (an alert) once, best effort, before a close.
 func (t *thread) flushTLS(c *Conn) {
-	if l := c.tls; l.pending() > 0 && c.writable {
+	if l := c.tls; l != nil && l.pending() > 0 && c.writable {
 		_, _, _ = Write(c.FD, l.out[l.outPos:])
 	}
 }
 
-// writeTLS is writeClient for a TLS conn: encrypt pending replies a chunk at a time and write the
-// records, until done or the socket is full.
-func (t *thread) writeTLS(c *Conn) {
-	l := c.tls
-	for {
-		for l.outPos < len(l.out) {
-			if !c.writable {
-				t.noteOutputBuffer(c, int64(cap(c.Out.Buf)+cap(l.out)))
-				return
-			}
-			n, full, failed := Write(c.FD, l.out[l.outPos:])
-			if n > 0 {
-				l.outPos += n
-				t.writes++
-				t.outBytes += int64(n)
-			}
-			if full {
-				c.writable = false
-			} else if failed {
-				t.closeClient(c)
-				return
-			}
-		}
+// unsentRecords is unsent for a TLS conn: the records not written yet or, once they all are, the
+// records of the next tlsChunk of c's output. The record buffer is emptied (released when a
+// large reply grew it) before it takes the next.
+func (l *TLSLink) unsentRecords(c *Conn) ([]byte, error) {
+	if l.outPos == len(l.out) {
 		if cap(l.out) > bigBuffer {
 			l.out = nil
 		} else {
@@ -269,27 +209,13 @@ func (t *thread) writeTLS(c *Conn) {
 		}
 		l.outPos = 0
 		if c.outPos == len(c.Out.Buf) {
-			break
+			return nil, nil
 		}
 		end := min(len(c.Out.Buf), c.outPos+tlsChunk)
 		if _, err := l.tc.Write(c.Out.Buf[c.outPos:end]); err != nil {
-			t.closeClient(c)
-			return
+			return nil, err
 		}
 		c.outPos = end
 	}
-	c.outPos = 0
-	if cap(c.Out.Buf) > bigBuffer {
-		t.g.eng.BigBufferReleased(cap(c.Out.Buf))
-		c.Out.Buf = nil
-	} else {
-		c.Out.Buf = c.Out.Buf[:0]
-	}
-	if _, afterReply := t.g.eng.CloseRequested(c); afterReply && !c.inFlight {
-		t.closeClient(c)
-		return
-	}
-	// The record buffer (a chunk and its records' overhead, kept for the next reply) counts
-	// as output buffer, for CLIENT LIST's omem and maxmemory-clients.
-	t.noteOutputBuffer(c, int64(cap(c.Out.Buf)+cap(l.out)))
+	return l.out[l.outPos:], nil
 }
