@@ -12,8 +12,9 @@ import (
 // Redis's defaults, CONFIG SET validates them with Redis's bounds and texts, and redis.conf files
 // that set them load. Their values live in Config.Compat as CONFIG GET prints them (absent: the
 // default), since most change nothing here: noeffect.go says why for each, and refuses the values
-// that would be a promise iocache cannot keep. The few iocache honours read them with
-// Config.CompatValue.
+// that would be a promise iocache cannot keep. Those the engine honours are typed fields of
+// Config (LatencyMonitorThreshold, TLSPort, ...), declared here with Redis's bounds; the TLS
+// files and options are read by package tlsconfig.
 
 // CompatValue is the value of a directive kept in Compat: the one set, or Redis's default.
 func (c *Config) CompatValue(name string) string {
@@ -144,16 +145,16 @@ func compatDirectives() []directive {
 		compatBool("crash-memcheck-enabled", true, "yes"),
 		compatBool("disable-thp", false, "yes"),
 		compatBool("cluster-allow-replica-migration", true, "yes"),
-		compatBool("replica-announced", true, "yes"),
+		boolDirective("replica-announced", true, func(c *Config) *bool { return &c.ReplicaAnnounced }),
 		compatBool("replica-ignore-disk-write-errors", true, "no"),
 
-		alias(compatString("replica-announce-ip", true, ""), "slave-announce-ip"),
+		alias(stringDirective("replica-announce-ip", true, func(c *Config) *string { return &c.ReplicaAnnounceIP }), "slave-announce-ip"),
 		compatString("cluster-announce-ip", true, ""),
 		compatString("cluster-config-file", false, "nodes.conf"),
 		compatDirective("cluster-announce-hostname", true, "", parseHostname),
 		compatString("syslog-ident", false, "redis"),
 		compatString("ignore-warnings", true, ""),
-		compatString("bind-source-addr", true, ""),
+		stringDirective("bind-source-addr", true, func(c *Config) *string { return &c.BindSourceAddr }),
 		compatDirective("proc-title-template", true, "{title} {listen-addr} {server-mode}", parseProcTitleTemplate),
 
 		compatEnum("syslog-facility", false, []string{"user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"}, "local0"),
@@ -176,9 +177,9 @@ func compatDirectives() []directive {
 		compatInt("active-defrag-threshold-lower", true, 0, 1000, 10),
 		compatInt("active-defrag-threshold-upper", true, 0, 1000, 100),
 		compatInt("repl-diskless-sync-delay", true, 0, intMax, 5),
-		compatInt("maxmemory-eviction-tenacity", true, 0, 100, 10),
+		intDirective("maxmemory-eviction-tenacity", true, 0, 100, func(c *Config) *int { return &c.MaxMemoryEvictionTenacity }),
 		compatInt("list-compress-depth", true, 0, intMax, 0),
-		alias(compatInt("replica-announce-port", true, 0, 65535, 0), "slave-announce-port"),
+		alias(intDirective("replica-announce-port", true, 0, 65535, func(c *Config) *int { return &c.ReplicaAnnouncePort }), "slave-announce-port"),
 		compatInt("cluster-port", false, 0, 65535, 0),
 		compatInt("cluster-announce-bus-port", true, 0, 65535, 0),
 		compatInt("cluster-announce-port", true, 0, 65535, 0),
@@ -189,8 +190,8 @@ func compatDirectives() []directive {
 			"socket-mark-id is not supported: mark the pod's or host's traffic from outside (iptables, a CNI)"),
 		compatInt("active-defrag-max-scan-fields", true, 1, longMax, 1000),
 		compatInt("cluster-node-timeout", true, 0, longMax, 15000),
-		compatInt("latency-monitor-threshold", true, 0, longMax, 0),
-		compatInt("tracking-table-max-keys", true, 0, longMax, 1000000),
+		int64Directive("latency-monitor-threshold", true, 0, func(c *Config) *int64 { return &c.LatencyMonitorThreshold }),
+		int64Directive("tracking-table-max-keys", true, 0, func(c *Config) *int64 { return &c.TrackingTableMaxKeys }),
 		compatInt("repl-backlog-ttl", true, 0, longMax, 3600),
 
 		compatMemory("cluster-link-sendbuf-limit", true, 0, longMax, 0),
@@ -202,11 +203,11 @@ func compatDirectives() []directive {
 
 		// TLS, with Redis's defaults. The engine reads them (tls.go); what Go's crypto/tls
 		// cannot honour is listed in noeffect.go. tls-cluster yes is refused with cluster mode.
-		compatInt("tls-port", true, 0, 65535, 0),
+		intDirective("tls-port", true, 0, 65535, func(c *Config) *int { return &c.TLSPort }),
 		compatInt("tls-session-cache-size", true, 0, intMax, 20*1024),
 		compatInt("tls-session-cache-timeout", true, 0, intMax, 300),
 		refuse(compatBool("tls-cluster", true, "no"), "yes", errNoTLSCluster),
-		compatBool("tls-replication", true, "no"),
+		boolDirective("tls-replication", true, func(c *Config) *bool { return &c.TLSReplication }),
 		compatEnum("tls-auth-clients", true, []string{"no", "yes", "optional"}, "yes"),
 		compatBool("tls-prefer-server-ciphers", true, "no"),
 		compatBool("tls-session-caching", true, "yes"),

@@ -208,6 +208,18 @@ type Config struct {
 	// one, or from standard input): where CONFIG REWRITE writes (rewrite.go).
 	File string
 
+	// Directives of Redis's that the engine honours, typed so that no code parses them where it
+	// uses them (compat.go declares them with Redis's bounds and defaults).
+	LatencyMonitorThreshold   int64  // latency-monitor-threshold: ms, 0 off
+	TrackingTableMaxKeys      int64  // tracking-table-max-keys: 0 unlimited
+	MaxMemoryEvictionTenacity int    // maxmemory-eviction-tenacity: 0-100
+	ReplicaAnnounced          bool   // replica-announced: INFO's replica_announced
+	ReplicaAnnounceIP         string // replica-announce-ip: what a replica tells its primary
+	ReplicaAnnouncePort       int    // replica-announce-port: 0, the listening port
+	BindSourceAddr            string // bind-source-addr: outgoing connections' source
+	TLSPort                   int    // tls-port: 0 none
+	TLSReplication            bool   // tls-replication: replicas connect with TLS
+
 	// Compat holds directives accepted only so that existing redis.conf files load: they tune
 	// Redis internals (encodings, jemalloc, rehashing) that iocache does not have.
 	Compat map[string]string
@@ -253,6 +265,10 @@ func New() *Config {
 		MetricsPort: 9121,
 
 		BenchSpaceMaxMemory: 32 << 20,
+
+		TrackingTableMaxKeys:      1000000,
+		MaxMemoryEvictionTenacity: 10,
+		ReplicaAnnounced:          true,
 
 		ReplBacklogSize:       1 << 20,
 		ReplicaReadOnly:       true,

@@ -140,7 +140,7 @@ func cmdMigrate(s *Server, c *client, argv [][]byte) {
 // It returns the replies read, and the IOERR Redis reports when the exchange broke off.
 func (s *Server) migrateExchange(host, port string, req []byte, n int, timeout time.Duration) ([]string, error) {
 	dialer := net.Dialer{Timeout: timeout}
-	if src := s.cfg.CompatValue("bind-source-addr"); src != "" {
+	if src := s.cfg.BindSourceAddr; src != "" {
 		dialer.LocalAddr = &net.TCPAddr{IP: net.ParseIP(src)}
 	}
 	conn, err := dialer.Dial("tcp", net.JoinHostPort(host, port))

@@ -3,7 +3,6 @@ package engine
 import (
 	"math"
 	"math/rand/v2"
-	"strconv"
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
@@ -19,7 +18,7 @@ const evictionPoolSize = 16
 // maxmemory-eviction-tenacity: 50µs per step up to 10 (500µs, the default), then 15% more per
 // step, and no bound at 100. A backlog continues on the next main-loop iteration.
 func (s *Server) evictionBudgetNs() int64 {
-	tenacity, _ := strconv.Atoi(s.cfg.CompatValue("maxmemory-eviction-tenacity"))
+	tenacity := s.cfg.MaxMemoryEvictionTenacity
 	switch {
 	case tenacity <= 10:
 		return 50_000 * int64(tenacity)

@@ -83,10 +83,10 @@ func (s *Server) infoServer(f func(string, any)) {
 	f("multiplexing_api", "epoll")
 	f("go_version", runtime.Version())
 	f("process_id", os.Getpid())
-	if s.cfg.Port != 0 || tlsPort(s.cfg) == 0 {
+	if s.cfg.Port != 0 || s.cfg.TLSPort == 0 {
 		f("tcp_port", s.cfg.Port)
 	} else {
-		f("tcp_port", tlsPort(s.cfg)) // Redis: port, or tls-port when port is 0
+		f("tcp_port", s.cfg.TLSPort) // Redis: port, or tls-port when port is 0
 	}
 	f("server_time_usec", s.nowMs*1000)
 	up := int64(s.uptime().Seconds())

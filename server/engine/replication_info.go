@@ -62,7 +62,7 @@ func (s *Server) infoReplication(f func(string, any)) {
 		}
 		f("slave_priority", s.cfg.ReplicaPriority)
 		f("slave_read_only", boolInt(s.cfg.ReplicaReadOnly))
-		f("replica_announced", boolInt(s.cfg.CompatValue("replica-announced") == "yes")) // Sentinel skips a replica with 0
+		f("replica_announced", boolInt(s.cfg.ReplicaAnnounced)) // Sentinel skips a replica with 0
 	} else {
 		f("role", "master")
 	}

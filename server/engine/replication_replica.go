@@ -179,17 +179,17 @@ func (s *Server) connectToMaster() {
 	listeningPort := s.replicationListeningPort()
 	// replica-announce-port and -ip tell the primary (and so INFO, ROLE and Sentinel) where this
 	// replica is reached when that differs from what the primary sees (NAT, a Service).
-	if p, err := strconv.Atoi(s.cfg.CompatValue("replica-announce-port")); err == nil && p > 0 {
+	if p := s.cfg.ReplicaAnnouncePort; p > 0 {
 		listeningPort = p
 	}
 	h := handshake{host: m.host, port: m.port, gen: m.gen, replid: m.replid, offset: m.offset,
 		auth: s.cfg.MasterAuth, user: s.cfg.MasterUser, listeningPort: listeningPort,
-		announceIP: s.cfg.CompatValue("replica-announce-ip"), sourceAddr: s.cfg.CompatValue("bind-source-addr"),
+		announceIP: s.cfg.ReplicaAnnounceIP, sourceAddr: s.cfg.BindSourceAddr,
 		failover:  s.repl.failover.state == failoverInProgress,
 		timeout:   time.Duration(s.cfg.ReplTimeout) * time.Second,
 		databases: len(s.dbs), seed: s.seed, clock: s.initialClock(), wake: s.io.WakeMain, done: r.done,
 		logf: s.logf, budget: s.syncBudget()}
-	if s.cfg.CompatValue("tls-replication") == "yes" && s.tls.mat != nil {
+	if s.cfg.TLSReplication && s.tls.mat != nil {
 		h.tls = s.tls.mat.Client
 	}
 	s.logf(logNotice, "Connecting to MASTER %s:%d", m.host, m.port)

@@ -235,8 +235,8 @@ func (s *Server) applyLiveConfig() {
 	s.acl.allChannelsDefault = s.cfg.ACLPubsubDefault == "allchannels"
 	s.applyWatchdogPeriod()
 	s.applyNotifyConfig()
-	s.latency.thresholdMs, _ = strconv.ParseInt(s.cfg.CompatValue("latency-monitor-threshold"), 10, 64)
-	s.tracking.maxKeys, _ = strconv.Atoi(s.cfg.CompatValue("tracking-table-max-keys"))
+	s.latency.thresholdMs = s.cfg.LatencyMonitorThreshold
+	s.tracking.maxKeys = int(min(s.cfg.TrackingTableMaxKeys, math.MaxInt))
 	s.resizeBacklog()
 	s.updateWriteGate()
 	// One server per process in production: the encodings' thresholds are the process's, as
@@ -258,7 +258,7 @@ func (s *Server) openListeners() error {
 	// As in Redis, port 0 with a unixsocket or a tls-port means "no plaintext TCP". Port 0
 	// without either binds an ephemeral port (Redis would refuse to start), which tests and
 	// side-by-side benchmarks use.
-	tport := tlsPort(s.cfg)
+	tport := s.cfg.TLSPort
 	if s.cfg.Port != 0 || (s.cfg.UnixSocket == "" && tport == 0) {
 		for _, b := range s.cfg.Bind {
 			addr, optional := isIPv6Optional(b)

@@ -45,12 +45,6 @@ func (s *Server) setupTLS() error {
 	return nil
 }
 
-// tlsPort is the configured tls-port.
-func tlsPort(c *config.Config) int {
-	p, _ := strconv.Atoi(c.CompatValue("tls-port"))
-	return p
-}
-
 // listenTLS opens the tls-port listeners on every bind address.
 func (s *Server) listenTLS(port int) ([]*netio.Listener, error) {
 	var out []*netio.Listener
@@ -135,7 +129,7 @@ func (s *Server) reconfigureTLS(next *config.Config, args [][]byte) string {
 			return fail("Unable to update TLS configuration. Check server logs.")
 		}
 	}
-	if port := tlsPort(next); port != s.tls.port || (port != 0 && len(s.tls.listeners) == 0) {
+	if port := next.TLSPort; port != s.tls.port || (port != 0 && len(s.tls.listeners) == 0) {
 		var ls []*netio.Listener
 		if port != 0 {
 			var err error
@@ -182,8 +176,8 @@ func (s *Server) closeTLSListeners() {
 // replicationListeningPort is the port a replica announces: its tls-port when it replicates
 // over TLS, as Redis's replicas do.
 func (s *Server) replicationListeningPort() int {
-	if s.cfg.CompatValue("tls-replication") == "yes" {
-		return tlsPort(s.cfg)
+	if s.cfg.TLSReplication {
+		return s.cfg.TLSPort
 	}
 	_, port, _ := net.SplitHostPort(s.Addr())
 	p, _ := strconv.Atoi(port)

@@ -25,7 +25,7 @@ type Material struct {
 // Wanted says whether the configuration asks for TLS at all, which is when Redis configures
 // it (and checks the files).
 func Wanted(c *config.Config) bool {
-	return c.CompatValue("tls-port") != "0" || c.CompatValue("tls-replication") == "yes" || c.CompatValue("tls-cluster") == "yes"
+	return c.TLSPort != 0 || c.TLSReplication || c.CompatValue("tls-cluster") == "yes"
 }
 
 // Directives are the directives whose change rebuilds the material (Redis's applyTlsCfg).
