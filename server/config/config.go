@@ -1,6 +1,8 @@
 // Package config holds iocache-server's configuration: the directives it understands, their
-// defaults, redis.conf parsing, `--name value` flags, and the CONFIG GET/SET views of them. Names
-// and value syntax follow redis-server so existing config files and tools work unchanged.
+// defaults, redis.conf parsing, `--name value` flags, the CONFIG GET/SET views of them, and what
+// a running server must do when each one changes (effects.go). Names and value syntax follow
+// redis-server so existing config files and tools work unchanged. The operator asks this same
+// table what is live and what each directive's default is (live.go).
 package config
 
 import (

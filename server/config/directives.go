@@ -28,6 +28,8 @@ type directive struct {
 	// hidden directives, like Redis's HIDDEN_CONFIG ones, answer CONFIG GET only by their exact
 	// name, not a pattern.
 	hidden bool
+	// effect is what a running server must do when the directive changes (effects.go).
+	effect Effect
 	// fileOnly directives (rename-command) exist only in a config file or on the command line:
 	// CONFIG GET does not list them and CONFIG SET does not know them, as in Redis.
 	fileOnly bool
@@ -195,7 +197,7 @@ func buildTable() map[string]*directive {
 				return nil
 			},
 			get: func(c *Config) string { return strconv.FormatUint(uint64(c.UnixSocketPerm), 8) }},
-		stringDirective("requirepass", true, func(c *Config) *string { return &c.RequirePass }),
+		live(EffectDefaultUser, stringDirective("requirepass", true, func(c *Config) *string { return &c.RequirePass })),
 		// user lines define ACL users (config file and command line only), as in Redis.
 		{name: "user", multiArg: true, fileOnly: true,
 			set: func(c *Config, a []string) error {
@@ -203,7 +205,7 @@ func buildTable() map[string]*directive {
 				return nil
 			}},
 		stringDirective("aclfile", false, func(c *Config) *string { return &c.ACLFile }),
-		enumDirective("acl-pubsub-default", true, []string{"allchannels", "resetchannels"}, func(c *Config) *string { return &c.ACLPubsubDefault }),
+		live(EffectACLPubsub, enumDirective("acl-pubsub-default", true, []string{"allchannels", "resetchannels"}, func(c *Config) *string { return &c.ACLPubsubDefault })),
 		intDirective("acllog-max-len", true, 0, longMax, func(c *Config) *int { return &c.ACLLogMaxLen }),
 		{name: "requirepass-file",
 			set: func(c *Config, a []string) error {
@@ -216,14 +218,14 @@ func buildTable() map[string]*directive {
 				return nil
 			},
 			get: func(c *Config) string { return c.RequirePassFile }},
-		intDirective("maxclients", true, 1, 1<<24, func(c *Config) *int { return &c.MaxClients }),
+		live(EffectMaxClients, intDirective("maxclients", true, 1, 1<<24, func(c *Config) *int { return &c.MaxClients })),
 		intDirective("timeout", true, 0, 1<<31-1, func(c *Config) *int { return &c.Timeout }),
 		intDirective("tcp-keepalive", true, 0, 1<<31-1, func(c *Config) *int { return &c.TCPKeepAlive }),
 		intDirective("tcp-backlog", false, 0, 1<<31-1, func(c *Config) *int { return &c.TCPBacklog }),
 		boolDirective("protected-mode", true, func(c *Config) *bool { return &c.ProtectedMode }),
 		// io-threads changes live: the server starts, drains and stops I/O threads and moves
 		// connections between them (see server/engine). 128 is Redis's IO_THREADS_MAX_NUM.
-		{name: "io-threads", mutable: true,
+		{name: "io-threads", effect: EffectLayout, mutable: true,
 			set: func(c *Config, a []string) error {
 				if strings.EqualFold(a[0], "auto") {
 					c.IOThreads = 0
@@ -243,31 +245,31 @@ func buildTable() map[string]*directive {
 				return strconv.Itoa(c.IOThreads)
 			}},
 		boolDirective("io-threads-do-reads", false, func(c *Config) *bool { return &c.IOThreadsDoReads }),
-		enumDirective("io-threads-activation", true, []string{"load", "always"}, func(c *Config) *string { return &c.IOThreadsActivation }),
-		cpulistDirective("server_cpulist", func(c *Config) *string { return &c.ServerCPUList }),
-		cpulistDirective("bio_cpulist", func(c *Config) *string { return &c.BioCPUList }),
-		cpulistDirective("aof_rewrite_cpulist", func(c *Config) *string { return &c.AOFRewriteCPUList }),
-		cpulistDirective("bgsave_cpulist", func(c *Config) *string { return &c.BGSaveCPUList }),
+		live(EffectIOActivation, enumDirective("io-threads-activation", true, []string{"load", "always"}, func(c *Config) *string { return &c.IOThreadsActivation })),
+		live(EffectLayout, cpulistDirective("server_cpulist", func(c *Config) *string { return &c.ServerCPUList })),
+		live(EffectLayout, cpulistDirective("bio_cpulist", func(c *Config) *string { return &c.BioCPUList })),
+		live(EffectLayout, cpulistDirective("aof_rewrite_cpulist", func(c *Config) *string { return &c.AOFRewriteCPUList })),
+		live(EffectLayout, cpulistDirective("bgsave_cpulist", func(c *Config) *string { return &c.BGSaveCPUList })),
 		enumDirective("cpulist-mode", false, []string{"physical", "relative"}, func(c *Config) *string { return &c.CPUListMode }),
 		intDirective("databases", false, 1, 1<<16, func(c *Config) *int { return &c.Databases }),
-		{name: "client-output-buffer-limit", mutable: true, multiArg: true,
+		{name: "client-output-buffer-limit", effect: EffectClientLimits, mutable: true, multiArg: true,
 			set: setOutputBufferLimits, get: getOutputBufferLimits},
-		memDirective("client-query-buffer-limit", true, 1<<20, func(c *Config) *int64 { return &c.ClientQueryBufferLimit }),
-		memDirective("proto-max-bulk-len", true, 1<<20, func(c *Config) *int64 { return &c.ProtoMaxBulkLen }),
-		enumDirective("loglevel", true, []string{"debug", "verbose", "notice", "warning", "nothing"}, func(c *Config) *string { return &c.LogLevel }),
+		live(EffectClientLimits, memDirective("client-query-buffer-limit", true, 1<<20, func(c *Config) *int64 { return &c.ClientQueryBufferLimit })),
+		live(EffectClientLimits, memDirective("proto-max-bulk-len", true, 1<<20, func(c *Config) *int64 { return &c.ProtoMaxBulkLen })),
+		live(EffectLogLevel, enumDirective("loglevel", true, []string{"debug", "verbose", "notice", "warning", "nothing"}, func(c *Config) *string { return &c.LogLevel })),
 		stringDirective("logfile", false, func(c *Config) *string { return &c.LogFile }),
-		memDirective("maxmemory", true, 0, func(c *Config) *int64 { return &c.MaxMemory }),
+		live(EffectEvict|EffectClientLimits, memDirective("maxmemory", true, 0, func(c *Config) *int64 { return &c.MaxMemory })),
 		// Redis takes any size from 1 and keeps at least 16kb (CONFIG_REPL_BACKLOG_MIN_SIZE), which
 		// CONFIG GET then shows.
-		clampMin(memDirective("repl-backlog-size", true, 1, func(c *Config) *int64 { return &c.ReplBacklogSize }),
-			16<<10, func(c *Config) *int64 { return &c.ReplBacklogSize }),
+		live(EffectBacklog, clampMin(memDirective("repl-backlog-size", true, 1, func(c *Config) *int64 { return &c.ReplBacklogSize }),
+			16<<10, func(c *Config) *int64 { return &c.ReplBacklogSize })),
 		stringDirective("masterauth", true, func(c *Config) *string { return &c.MasterAuth }),
 		stringDirective("masteruser", true, func(c *Config) *string { return &c.MasterUser }),
 		alias(boolDirective("replica-read-only", true, func(c *Config) *bool { return &c.ReplicaReadOnly }), "slave-read-only"),
 		alias(boolDirective("replica-serve-stale-data", true, func(c *Config) *bool { return &c.ReplicaServeStaleData }), "slave-serve-stale-data"),
 		alias(intDirective("replica-priority", true, 0, 1<<31-1, func(c *Config) *int { return &c.ReplicaPriority }), "slave-priority"),
 		intDirective("repl-timeout", true, 1, 1<<31-1, func(c *Config) *int { return &c.ReplTimeout }),
-		alias(intDirective("min-replicas-to-write", true, 0, 1<<31-1, func(c *Config) *int { return &c.MinReplicasToWrite }), "min-slaves-to-write"),
+		live(EffectWriteGate, alias(intDirective("min-replicas-to-write", true, 0, 1<<31-1, func(c *Config) *int { return &c.MinReplicasToWrite }), "min-slaves-to-write")),
 		alias(intDirective("min-replicas-max-lag", true, 0, 1<<31-1, func(c *Config) *int { return &c.MinReplicasMaxLag }), "min-slaves-max-lag"),
 		// replicaof is read at start; REPLICAOF changes it while the server runs.
 		{name: "replicaof", aliases: []string{"slaveof"}, multiArg: true,
@@ -286,13 +288,13 @@ func buildTable() map[string]*directive {
 		// the next start, which is why the operator may set it live.
 		boolDirective("start-as-replica", true, func(c *Config) *bool { return &c.StartAsReplica }),
 		alias(intDirective("repl-ping-replica-period", true, 1, 1<<31-1, func(c *Config) *int { return &c.ReplPingReplicaPeriod }), "repl-ping-slave-period"),
-		enumDirective("maxmemory-policy", true, []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}, func(c *Config) *string { return &c.MaxMemoryPolicy }),
+		live(EffectEvict, enumDirective("maxmemory-policy", true, []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}, func(c *Config) *string { return &c.MaxMemoryPolicy })),
 		intDirective("maxmemory-samples", true, 1, 64, func(c *Config) *int { return &c.MaxMemorySamples }),
 		intDirective("lfu-log-factor", true, 0, 1<<31-1, func(c *Config) *int { return &c.LFULogFactor }),
 		intDirective("lfu-decay-time", true, 0, 1<<31-1, func(c *Config) *int { return &c.LFUDecayTime }),
 		// Redis takes any hz and runs at 1 to 500 (CONFIG_MIN_HZ, CONFIG_MAX_HZ); CONFIG GET shows
 		// the clamped value.
-		{name: "hz", mutable: true,
+		{name: "hz", effect: EffectWatchdog, mutable: true,
 			set: func(c *Config, a []string) error {
 				v, err := strconv.ParseInt(a[0], 10, 64)
 				if err != nil {
@@ -319,7 +321,7 @@ func buildTable() map[string]*directive {
 		{name: "save", mutable: true, multiArg: true,
 			set: func(c *Config, a []string) error { return setSave(c, a) },
 			get: func(c *Config) string { return c.Save }},
-		boolDirective("appendonly", true, func(c *Config) *bool { return &c.AppendOnly }),
+		live(EffectAppendOnly, boolDirective("appendonly", true, func(c *Config) *bool { return &c.AppendOnly })),
 		baseNameDirective("appendfilename", "filename", func(c *Config) *string { return &c.AppendFilename }),
 		baseNameDirective("appenddirname", "dirname", func(c *Config) *string { return &c.AppendDirname }),
 		enumDirective("appendfsync", true, []string{"always", "everysec", "no"}, func(c *Config) *string { return &c.AppendFsync }),
@@ -328,13 +330,13 @@ func buildTable() map[string]*directive {
 		memDirective("auto-aof-rewrite-min-size", true, 0, func(c *Config) *int64 { return &c.AutoAOFRewriteMinSize }),
 		boolDirective("aof-load-truncated", true, func(c *Config) *bool { return &c.AOFLoadTruncated }),
 		boolDirective("aof-rewrite-incremental-fsync", true, func(c *Config) *bool { return &c.AOFRewriteIncrementalFsync }),
-		boolDirective("aof-disable-auto-gc", true, func(c *Config) *bool { return &c.AOFDisableAutoGC }),
+		live(EffectAOFHistory, boolDirective("aof-disable-auto-gc", true, func(c *Config) *bool { return &c.AOFDisableAutoGC })),
 		boolDirective("aof-use-rdb-preamble", true, func(c *Config) *bool { return &c.AOFUseRDBPreamble }),
 		boolDirective("aof-timestamp-enabled", true, func(c *Config) *bool { return &c.AOFTimestampEnabled }),
 		boolDirective("stop-writes-on-bgsave-error", true, func(c *Config) *bool { return &c.StopWritesOnBGSaveError }),
 		boolDirective("rdbcompression", true, func(c *Config) *bool { return &c.RDBCompression }),
 		boolDirective("rdbchecksum", false, func(c *Config) *bool { return &c.RDBChecksum }),
-		{name: "notify-keyspace-events", mutable: true,
+		{name: "notify-keyspace-events", effect: EffectNotify, mutable: true,
 			set: func(c *Config, a []string) error {
 				flags, err := ParseNotifyFlags(a[0])
 				if err != nil {
@@ -346,17 +348,17 @@ func buildTable() map[string]*directive {
 			},
 			get: func(c *Config) string { return c.NotifyKeyspaceEvents }},
 		intDirective("active-expire-effort", true, 1, 10, func(c *Config) *int { return &c.ActiveExpireEffort }),
-		alias(intDirective("list-max-listpack-size", true, -5, 1<<31-1, func(c *Config) *int { return &c.ListMaxListpackSize }), "list-max-ziplist-size"),
-		alias(intDirective("hash-max-listpack-entries", true, 0, longMax, func(c *Config) *int { return &c.HashMaxListpackEntries }), "hash-max-ziplist-entries"),
-		alias(memDirective("hash-max-listpack-value", true, 0, func(c *Config) *int64 { return &c.HashMaxListpackValue }), "hash-max-ziplist-value"),
-		intDirective("set-max-intset-entries", true, 0, longMax, func(c *Config) *int { return &c.SetMaxIntsetEntries }),
-		alias(intDirective("zset-max-listpack-entries", true, 0, longMax, func(c *Config) *int { return &c.ZSetMaxListpackEntries }), "zset-max-ziplist-entries"),
-		alias(memDirective("zset-max-listpack-value", true, 0, func(c *Config) *int64 { return &c.ZSetMaxListpackValue }), "zset-max-ziplist-value"),
+		live(EffectEncodings, alias(intDirective("list-max-listpack-size", true, -5, 1<<31-1, func(c *Config) *int { return &c.ListMaxListpackSize }), "list-max-ziplist-size")),
+		live(EffectEncodings, alias(intDirective("hash-max-listpack-entries", true, 0, longMax, func(c *Config) *int { return &c.HashMaxListpackEntries }), "hash-max-ziplist-entries")),
+		live(EffectEncodings, alias(memDirective("hash-max-listpack-value", true, 0, func(c *Config) *int64 { return &c.HashMaxListpackValue }), "hash-max-ziplist-value")),
+		live(EffectEncodings, intDirective("set-max-intset-entries", true, 0, longMax, func(c *Config) *int { return &c.SetMaxIntsetEntries })),
+		live(EffectEncodings, alias(intDirective("zset-max-listpack-entries", true, 0, longMax, func(c *Config) *int { return &c.ZSetMaxListpackEntries }), "zset-max-ziplist-entries")),
+		live(EffectEncodings, alias(memDirective("zset-max-listpack-value", true, 0, func(c *Config) *int64 { return &c.ZSetMaxListpackValue }), "zset-max-ziplist-value")),
 		memDirective("stream-node-max-bytes", true, 0, func(c *Config) *int64 { return &c.StreamNodeMaxBytes }),
 		int64Directive("stream-node-max-entries", true, 0, func(c *Config) *int64 { return &c.StreamNodeMaxEntries }),
 		alias(intDirective("busy-reply-threshold", true, 0, longMax, func(c *Config) *int { return &c.BusyReplyThreshold }), "lua-time-limit"),
-		hide(intDirective("watchdog-period", true, 0, 1<<31-1, func(c *Config) *int { return &c.WatchdogPeriod })),
-		{name: "maxmemory-clients", mutable: true, set: setMaxMemoryClients, get: getMaxMemoryClients},
+		live(EffectWatchdog, hide(intDirective("watchdog-period", true, 0, 1<<31-1, func(c *Config) *int { return &c.WatchdogPeriod }))),
+		{name: "maxmemory-clients", effect: EffectClientLimits, mutable: true, set: setMaxMemoryClients, get: getMaxMemoryClients},
 		enumDirective("enable-debug-command", false, []string{"no", "yes", "local"}, func(c *Config) *string { return &c.EnableDebugCommand }),
 		refuse(boolDirective("daemonize", false, func(c *Config) *bool { return &c.Daemonize }), "yes",
 			"daemonize yes is not supported: run iocache-server in the foreground under a supervisor (systemd with 'supervised systemd', a container runtime)"),

@@ -183,7 +183,14 @@ func (s *Server) configSet(c *client, args [][]byte) {
 			return
 		}
 	}
-	if layoutChanged(s.cfg, &next) {
+	names := make([]string, 0, len(args)/2)
+	for i := 0; i < len(args); i += 2 {
+		names = append(names, string(args[i]))
+	}
+	effects := config.EffectsOf(names...)
+	// The effects that may fail run first, before the new values are in effect: a refusal
+	// leaves everything as it was.
+	if effects&config.EffectLayout != 0 && layoutChanged(s.cfg, &next) {
 		plan, err := s.planFor(&next)
 		if err == nil {
 			err = s.applyPlan(plan)
@@ -193,36 +200,35 @@ func (s *Server) configSet(c *client, args [][]byte) {
 			return
 		}
 	}
-	if next.MaxClients > s.cfg.MaxClients {
+	if effects&config.EffectMaxClients != 0 && next.MaxClients > s.cfg.MaxClients {
 		if err := checkMaxClients(next.MaxClients); err != nil {
 			s.addError(c, "ERR CONFIG SET failed (possibly related to argument 'maxclients') - "+err.Error())
 			return
 		}
 	}
-	if msg := s.reconfigureTLS(&next, args); msg != "" {
-		s.addError(c, msg)
-		return
+	if effects&config.EffectTLS != 0 {
+		if msg := s.reconfigureTLS(&next, args); msg != "" {
+			s.addError(c, msg)
+			return
+		}
 	}
 	turnOn, turnOff := next.AppendOnly && !s.cfg.AppendOnly, !next.AppendOnly && s.cfg.AppendOnly
 	*s.cfg = next
-	switch {
-	case turnOn:
-		if err := s.startAppendOnly(); err != nil {
-			s.cfg.AppendOnly = false
-			s.logf(logWarning, "%v", err)
-			s.addError(c, "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check server logs.")
-			return
+	if effects&config.EffectAppendOnly != 0 {
+		switch {
+		case turnOn:
+			if err := s.startAppendOnly(); err != nil {
+				s.cfg.AppendOnly = false
+				s.logf(logWarning, "%v", err)
+				s.addError(c, "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check server logs.")
+				return
+			}
+		case turnOff:
+			s.stopAppendOnly()
 		}
-	case turnOff:
-		s.stopAppendOnly()
+		s.updatePropagation()
 	}
-	s.updatePropagation() // appendfsync may have changed
-	s.deleteHistory()     // aof-disable-auto-gc may have changed
-	s.io.SetActivation(s.cfg.IOThreadsActivation)
-	s.applyLiveConfig()
-	if s.cfg.MaxMemory > 0 {
-		s.freeMemoryIfNeeded()
-	}
+	s.applyEffects(effects)
 	c.w.OK()
 }
 

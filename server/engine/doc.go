@@ -12,6 +12,8 @@
 //     deletes a collection it emptied and marks the key modified (dirty, WATCH, blocked clients,
 //     client-side caching); a collection a failed command created is swept when the command ends.
 //     TestWritesHaveTheirEffects holds every write command to redis-server's effects.
+//   - Configuration: CONFIG SET in cmd_server.go; what each directive's change does is
+//     config_effects.go, one function per config.Effect.
 //   - Commands: table.go and commands.go (the table, flags, dispatch), command_meta.go (Redis's
 //     COMMAND INFO and DOCS, embedded from redis_commands.resp: the one source of key specs, ACL
 //     categories and subcommands), keyspecs.go (finding keys, for GETKEYS and ACL alike),

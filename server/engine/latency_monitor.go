@@ -29,8 +29,8 @@ type latencySeries struct {
 }
 
 type latencyMonitor struct {
-	// thresholdMs is latency-monitor-threshold (0: off), copied by applyLiveConfig so that a
-	// command's call pays one comparison.
+	// thresholdMs is latency-monitor-threshold (0: off), set by its directive's effect
+	// (config_effects.go) so that a command's call pays one comparison.
 	thresholdMs int64
 	series      map[string]*latencySeries
 	order       []string // event names in the order they first occurred

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"runtime"
@@ -183,7 +182,7 @@ func New(cfg *config.Config) (*Server, error) {
 	s.acl = newACLState(s.builtin)
 	s.cgroupLimit = cgroupMemoryLimit()
 	s.goMemLimit = applyMemoryLimit()
-	s.applyLiveConfig()
+	s.applyEffects(startEffects)
 	if err := s.loadConfiguredUsers(); err != nil {
 		return nil, err
 	}
@@ -223,35 +222,6 @@ func (s *Server) threadCPUs(i int) []int {
 		return []int{l[i]}
 	}
 	return l
-}
-
-// applyLiveConfig copies the settings other threads read into atomics.
-func (s *Server) applyLiveConfig() {
-	s.queryBufLimit.Store(s.cfg.ClientQueryBufferLimit)
-	s.protoMaxBulkLen.Store(s.cfg.ProtoMaxBulkLen)
-	s.outLimits.store(s.cfg)
-	s.clientMemLimit = s.cfg.ClientMemoryLimit()
-	s.syncDefaultUser()
-	s.acl.allChannelsDefault = s.cfg.ACLPubsubDefault == "allchannels"
-	s.applyWatchdogPeriod()
-	s.applyNotifyConfig()
-	s.latency.thresholdMs = s.cfg.LatencyMonitorThreshold
-	s.tracking.maxKeys = int(min(s.cfg.TrackingTableMaxKeys, math.MaxInt))
-	s.resizeBacklog()
-	s.updateWriteGate()
-	// One server per process in production: the encodings' thresholds are the process's, as
-	// they are Redis's server-wide settings.
-	keyspace.SetLimits(keyspace.Limits{
-		HashMaxListpackEntries: s.cfg.HashMaxListpackEntries,
-		HashMaxListpackValue:   int(min(s.cfg.HashMaxListpackValue, math.MaxInt32)),
-		SetMaxIntsetEntries:    s.cfg.SetMaxIntsetEntries,
-		ZSetMaxListpackEntries: s.cfg.ZSetMaxListpackEntries,
-		ZSetMaxListpackValue:   int(min(s.cfg.ZSetMaxListpackValue, math.MaxInt32)),
-		ListMaxListpackSize:    s.cfg.ListMaxListpackSize,
-	})
-	if s.logger != nil {
-		s.logger.setLevel(s.cfg.LogLevel)
-	}
 }
 
 func (s *Server) openListeners() error {

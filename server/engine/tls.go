@@ -106,12 +106,8 @@ func (s *Server) reconfigureTLS(next *config.Config, args [][]byte) string {
 	// with Redis 7.0.
 	changed := ""
 	for i := 0; i < len(args) && changed == ""; i += 2 {
-		name := config.CanonicalName(string(args[i]))
-		for _, d := range tlsconfig.Directives {
-			if name == d {
-				changed = d
-				break
-			}
+		if name := config.CanonicalName(string(args[i])); config.EffectsOf(name)&config.EffectTLS != 0 {
+			changed = name
 		}
 	}
 	if changed == "" {

@@ -25,7 +25,8 @@ const trackingChannel = "__redis__:invalidate"
 type trackingState struct {
 	clients int                       // clients with tracking on
 	table   map[string]map[int64]bool // key → IDs of clients that may have cached it
-	// maxKeys is tracking-table-max-keys (0: no limit), copied by applyLiveConfig.
+	// maxKeys is tracking-table-max-keys (0: no limit), set by its directive's effect
+	// (config_effects.go).
 	maxKeys int
 	bcast   map[string]map[*client]bool // prefix ("" = every key) → BCAST clients
 	// bcastPending: per prefix, the keys changed since the main loop last slept, each with the

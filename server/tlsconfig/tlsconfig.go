@@ -28,12 +28,6 @@ func Wanted(c *config.Config) bool {
 	return c.TLSPort != 0 || c.TLSReplication || c.CompatValue("tls-cluster") == "yes"
 }
 
-// Directives are the directives whose change rebuilds the material (Redis's applyTlsCfg).
-var Directives = []string{"tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-client-cert-file",
-	"tls-client-key-file", "tls-client-key-file-pass", "tls-dh-params-file", "tls-ca-cert-file", "tls-ca-cert-dir",
-	"tls-protocols", "tls-ciphers", "tls-ciphersuites", "tls-prefer-server-ciphers", "tls-session-caching",
-	"tls-session-cache-size", "tls-session-cache-timeout", "tls-auth-clients", "tls-replication", "tls-port"}
-
 // Build makes the material from c. The error is the warning Redis logs for the same fault.
 func Build(c *config.Config) (*Material, error) {
 	v := c.CompatValue
