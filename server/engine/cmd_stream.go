@@ -342,19 +342,30 @@ func cmdXRange(s *Server, c *client, argv [][]byte)    { xrangeGeneric(s, c, arg
 func cmdXRevRange(s *Server, c *client, argv [][]byte) { xrangeGeneric(s, c, argv, true) }
 
 func cmdXDel(s *Server, c *client, argv [][]byte) {
+	// As Redis: a missing key deletes nothing and a key of another type is refused before the
+	// IDs are read.
+	st, ok := s.getStream(c, argv[1], forWrite)
+	if !ok {
+		return
+	}
+	if st == nil {
+		c.w.Int(0)
+		return
+	}
 	ids, ok := parseIDs(s, c, argv[2:])
 	if !ok {
 		return
 	}
-	s.removeFromStream(c, argv[1], "xdel", func(st *keyspace.Stream) int {
-		n := 0
-		for _, id := range ids {
-			if st.Delete(id) {
-				n++
-			}
+	n := 0
+	for _, id := range ids {
+		if st.Delete(id) {
+			n++
 		}
-		return n
-	})
+	}
+	if n > 0 {
+		s.wrote(c.db, argv[1], nil, config.NotifyStream, "xdel")
+	}
+	c.w.Int(int64(n))
 }
 
 // removeFromStream runs remove on key's stream (XDEL, XTRIM) and replies with how many entries

@@ -458,6 +458,11 @@ func cmdXClaim(s *Server, c *client, argv [][]byte) {
 	// Redis looks the key up (a read: hit or miss, keymiss) before it parses the arguments.
 	s.lookupRead(c, argv[1])
 	const lookupMode = forWrite // looked up above
+	// The key's type and the group come before the arguments, as in Redis.
+	st, g, ok := s.streamAndGroup(c, argv[1], argv[2], noGroupXPending, lookupMode)
+	if !ok {
+		return
+	}
 	minIdle, ok := parseInt(argv[4])
 	if !ok {
 		s.addError(c, "ERR Invalid min-idle-time argument for XCLAIM")
@@ -518,10 +523,6 @@ func cmdXClaim(s *Server, c *client, argv [][]byte) {
 	}
 	if deliveryTime == -1 {
 		deliveryTime = s.nowMs
-	}
-	st, g, ok := s.streamAndGroup(c, argv[1], argv[2], noGroupXPending, lookupMode)
-	if !ok {
-		return
 	}
 	changed := false // Redis counts a change only for what XCLAIM did: a claim, an ack, LASTID
 	if g.LastID.Less(lastID) {
