@@ -30,8 +30,8 @@ type writingKey struct {
 }
 
 // wrote ends a write to key in database db: event is announced (class permitting), obj — the
-// collection written, nil for a string or a deleted key — is deleted when it became empty, and
-// the key is marked modified.
+// collection written when the write may have emptied it; nil when it cannot have (an add, a
+// string, a deleted key) — is deleted when it became empty, and the key is marked modified.
 func (s *Server) wrote(db int, key []byte, obj collection, class int, event string) {
 	s.notify(class, event, key, db)
 	if obj != nil && obj.Len() == 0 {
