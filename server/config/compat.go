@@ -227,7 +227,13 @@ func compatDirectives() []directive {
 		{name: "oom-score-adj-values", mutable: true, multiArg: true, set: setOOMScoreAdjValues,
 			get: func(c *Config) string { return compatOr(c, "oom-score-adj-values", "0 200 800") }},
 		{name: "latency-tracking-info-percentiles", mutable: true, multiArg: true, set: setLatencyPercentiles,
-			get: func(c *Config) string { return compatOr(c, "latency-tracking-info-percentiles", "50 99 99.9") }},
+			get: func(c *Config) string {
+				out := make([]string, len(c.LatencyPercentiles))
+				for i, f := range c.LatencyPercentiles {
+					out[i] = strconv.FormatFloat(f, 'f', -1, 64)
+				}
+				return strings.Join(out, " ")
+			}},
 	}
 }
 
@@ -338,7 +344,7 @@ func setLatencyPercentiles(c *Config, a []string) error {
 	if len(a) == 1 {
 		a = strings.Fields(a[0])
 	}
-	out := make([]string, 0, len(a))
+	out := make([]float64, 0, len(a))
 	for _, v := range a {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
@@ -347,21 +353,10 @@ func setLatencyPercentiles(c *Config, a []string) error {
 		if f < 0 || f > 100 {
 			return errors.New("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")
 		}
-		out = append(out, strconv.FormatFloat(f, 'f', -1, 64))
+		out = append(out, f)
 	}
-	setCompat(c, "latency-tracking-info-percentiles", strings.Join(out, " "))
+	c.LatencyPercentiles = out
 	return nil
-}
-
-// LatencyPercentiles are the percentiles INFO latencystats reports.
-func (c *Config) LatencyPercentiles() []float64 {
-	var out []float64
-	for _, v := range strings.Fields(c.CompatValue("latency-tracking-info-percentiles")) {
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // shutdownOnSignal is shutdown-on-sigint and shutdown-on-sigterm: "default", or any of save,

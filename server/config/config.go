@@ -221,6 +221,8 @@ type Config struct {
 	BindSourceAddr            string // bind-source-addr: outgoing connections' source
 	TLSPort                   int    // tls-port: 0 none
 	TLSReplication            bool   // tls-replication: replicas connect with TLS
+	// LatencyPercentiles are latency-tracking-info-percentiles: what INFO latencystats reports.
+	LatencyPercentiles []float64
 
 	// Compat holds directives accepted only so that existing redis.conf files load: they tune
 	// Redis internals (encodings, jemalloc, rehashing) that iocache does not have.
@@ -269,6 +271,7 @@ func New() *Config {
 		BenchSpaceMaxMemory: 32 << 20,
 
 		TrackingTableMaxKeys:      1000000,
+		LatencyPercentiles:        []float64{50, 99, 99.9},
 		MaxMemoryEvictionTenacity: 10,
 		ReplicaAnnounced:          true,
 

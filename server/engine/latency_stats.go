@@ -78,7 +78,7 @@ func (s *Server) cmdLatencyHistogram(c *client, names [][]byte) {
 
 // infoLatencystats is INFO latencystats.
 func (s *Server) infoLatencystats(f func(string, any)) {
-	latencyPercentiles := s.cfg.LatencyPercentiles() // latency-tracking-info-percentiles
+	latencyPercentiles := s.cfg.LatencyPercentiles // latency-tracking-info-percentiles
 	for _, cmd := range s.statCommands() {
 		if cmd.calls == 0 {
 			continue
