@@ -640,15 +640,6 @@ func (sel *aclSelector) channelAllowed(ch []byte, literal bool) bool {
 	return false
 }
 
-func hasArg(args [][]byte, lower string) bool {
-	for _, a := range args {
-		if equalFold(a, lower) {
-			return true
-		}
-	}
-	return false
-}
-
 // commandChannels are the channels a command publishes or subscribes to (unsubscribing needs no
 // permission, as in Redis).
 func commandChannels(cmd *command, argv [][]byte) [][]byte {

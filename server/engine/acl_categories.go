@@ -154,6 +154,3 @@ func (t *aclTable) unitFor(cmd *command, argv [][]byte) *aclUnit {
 	}
 	return t.top[cmd]
 }
-
-// hasSubcommands reports whether cmd is a container command, per Redis 7.0's command table.
-func (cmd *command) hasSubcommands() bool { return len(subcommandNames(cmd.name)) > 0 }
