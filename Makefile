@@ -102,6 +102,11 @@ bench: build ## Benchmark iocache-server against Debian's redis-server side by s
 	@if [ "$$(id -u)" = 0 ]; then go run ./hack/memcheck; else echo "memcheck skipped: it needs root to create a memory cgroup"; fi
 	go run ./hack/memtypes --out docs/memory-types.md # every type's memory per key, side by side
 
+.PHONY: bench-ceiling
+bench-ceiling: build ## The main thread's share of a command's CPU with the I/O threads on, and the throughput ceiling it sets (writes docs/ceiling.md).
+	@mkdir -p docs
+	go run ./hack/benchcmp --ceiling --runs 5 --out docs/ceiling.md
+
 .PHONY: bench-memory
 bench-memory: build ## Memory per key and per element of every type, iocache-server against Debian's redis-server in one run (writes docs/memory-types.md).
 	@mkdir -p docs

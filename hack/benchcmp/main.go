@@ -1,7 +1,9 @@
 // Command benchcmp runs Debian's redis-server and iocache-server side by side under
 // redis-benchmark, interleaving them, and writes a markdown table of requests per second and
 // requests per second of server CPU time, with the ratio to redis-server in every cell. It also
-// measures resident memory per key with 1,000,000 small keys. `make bench` runs it.
+// measures resident memory per key with 1,000,000 small keys. `make bench` runs it. With
+// --ceiling it measures instead how much of a command's CPU stays on the main thread when the
+// I/O threads are on (ceiling.go; `make bench-ceiling`).
 package main
 
 import (
@@ -44,7 +46,7 @@ func freePort() int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func start(kind serverKind, bin string, ioThreads int) *server {
+func start(kind serverKind, bin string, ioThreads int, extra ...string) *server {
 	port := freePort()
 	var args []string
 	switch kind {
@@ -54,6 +56,7 @@ func start(kind serverKind, bin string, ioThreads int) *server {
 	case iocacheKind:
 		args = []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--io-threads", strconv.Itoa(ioThreads), "--metrics-port", "0"}
 	}
+	args = append(args, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	if err := cmd.Start(); err != nil {
@@ -246,7 +249,18 @@ func (p *infoProbe) close() { p.conn.Close() }
 
 // commands is total_commands_processed (each INFO call counts itself: a handful per run).
 func (p *infoProbe) commands() int64 {
-	if _, err := p.conn.Write([]byte("INFO stats\r\n")); err != nil {
+	_, rest, ok := strings.Cut(p.section("stats"), "total_commands_processed:")
+	if !ok {
+		fatalf("INFO stats has no total_commands_processed")
+	}
+	v, _, _ := strings.Cut(rest, "\r\n")
+	n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	return n
+}
+
+// section is the text of one INFO section.
+func (p *infoProbe) section(name string) string {
+	if _, err := p.conn.Write([]byte("INFO " + name + "\r\n")); err != nil {
 		fatalf("INFO: %v", err)
 	}
 	head, err := p.r.ReadString('\n')
@@ -258,14 +272,7 @@ func (p *infoProbe) commands() int64 {
 	if _, err := io.ReadFull(p.r, body); err != nil {
 		fatalf("INFO: %v", err)
 	}
-	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, "total_commands_processed:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			return n
-		}
-	}
-	fatalf("INFO stats has no total_commands_processed")
-	return 0
+	return string(body)
 }
 
 // pairedCell is one cell's paired ratios (iocache over redis, run by run).
@@ -413,7 +420,12 @@ func main() {
 	keys := flag.Int("memory-keys", 1000000, "keys for the memory-per-key measurement (0 skips it)")
 	valueSize := flag.Int("memory-value-size", 16, "value size for the memory-per-key measurement (the issue's harness: 16 bytes)")
 	out := flag.String("out", "docs/benchmarks.md", "markdown file to write")
+	ceilingMode := flag.Bool("ceiling", false, "measure instead the main thread's share of a command's CPU with the I/O threads on, and the ceiling it sets (ceiling.go)")
 	flag.Parse()
+	if *ceilingMode {
+		ceiling(*benchBin, *ioBin, *out, *requests, *runs, *clientThreads)
+		return
+	}
 
 	var ioThreads []int
 	for _, f := range strings.Split(*threadsList, ",") {
