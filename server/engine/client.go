@@ -54,7 +54,7 @@ type client struct {
 	lookupLen     uint8
 	lookupCmd     *command
 	multiQueue    []queuedCommand
-	watched       []watchedKey
+	watched       []clientWatch
 	channels      map[string]struct{}
 	patterns      map[string]struct{}
 	shardChannels map[string]struct{}
@@ -88,6 +88,13 @@ type queuedCommand struct {
 type watchedKey struct {
 	db  int
 	key string
+}
+
+// clientWatch is one key a client WATCHes. expired says the key had expired (not yet deleted)
+// when WATCH was called: Redis 7.0 does not count a stale key's going as a change.
+type clientWatch struct {
+	watchedKey
+	expired bool
 }
 
 func newClient(id int64, fd int, now int64) *client {

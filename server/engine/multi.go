@@ -95,25 +95,45 @@ func cmdWatch(s *Server, c *client, argv [][]byte) {
 		s.addError(c, "ERR WATCH inside MULTI is not allowed")
 		return
 	}
+	if c.flags&flagDirtyCAS != 0 {
+		c.w.OK() // the transaction fails anyway: no point watching more, as in Redis
+		return
+	}
 	if s.watchedKeys == nil {
 		s.watchedKeys = map[watchedKey][]*client{}
 	}
 	for _, k := range argv[1:] {
 		wk := watchedKey{db: c.db, key: string(k)}
-		already := false
-		for _, x := range c.watched {
-			if x == wk {
-				already = true
-				break
-			}
-		}
-		if already {
+		if c.watching(wk) != nil {
 			continue
 		}
-		c.watched = append(c.watched, wk)
+		c.watched = append(c.watched, clientWatch{watchedKey: wk, expired: s.keyIsStale(s.dbs[c.db], k)})
 		s.watchedKeys[wk] = append(s.watchedKeys[wk], c)
 	}
 	c.w.OK()
+}
+
+// watching is the client's watch of wk, or nil.
+func (c *client) watching(wk watchedKey) *clientWatch {
+	for i := range c.watched {
+		if c.watched[i].watchedKey == wk {
+			return &c.watched[i]
+		}
+	}
+	return nil
+}
+
+// keyIsStale reports whether key is in db but past its expiry time (not yet deleted).
+func (s *Server) keyIsStale(db *keyspace.DB, key []byte) bool {
+	if db == nil {
+		return false
+	}
+	r, ok := db.Find(key)
+	if !ok {
+		return false
+	}
+	exp, has := db.ExpireAt(r)
+	return has && exp <= s.nowMs
 }
 
 func cmdUnwatch(s *Server, c *client, argv [][]byte) {
@@ -123,7 +143,8 @@ func cmdUnwatch(s *Server, c *client, argv [][]byte) {
 }
 
 func (s *Server) unwatchAll(c *client) {
-	for _, wk := range c.watched {
+	for _, cw := range c.watched {
+		wk := cw.watchedKey
 		list := s.watchedKeys[wk]
 		for i, x := range list {
 			if x == c {
@@ -141,38 +162,60 @@ func (s *Server) unwatchAll(c *client) {
 }
 
 // watchedKeyExpired reports whether a watched key has expired since WATCH (Redis 7 treats that
-// as a modification).
+// as a modification); a key already stale when it was watched does not count.
 func (s *Server) watchedKeyExpired(c *client) bool {
-	for _, wk := range c.watched {
-		db := s.dbs[wk.db]
-		if r, ok := db.Find([]byte(wk.key)); ok {
-			if exp, has := db.ExpireAt(r); has && exp <= s.nowMs {
-				return true
-			}
+	for _, cw := range c.watched {
+		if !cw.expired && s.keyIsStale(s.dbs[cw.db], []byte(cw.key)) {
+			return true
 		}
 	}
 	return false
 }
 
-// touchWatched marks clients watching key as dirty.
+// touchWatched marks clients watching key as dirty. A client that watched the key while it was
+// stale is not: if the key is gone now, its going was no logical change (the flag is cleared,
+// as the key is now simply missing); if it is still there, Redis 7.0 leaves the client alone too.
 func (s *Server) touchWatched(dbIndex int, key []byte) {
 	if len(s.watchedKeys) == 0 {
 		return
 	}
-	for _, w := range s.watchedKeys[watchedKey{db: dbIndex, key: string(key)}] {
+	wk := watchedKey{db: dbIndex, key: string(key)}
+	for _, w := range s.watchedKeys[wk] {
+		if cw := w.watching(wk); cw != nil && cw.expired {
+			if _, exists := s.dbs[dbIndex].Find(key); !exists {
+				cw.expired = false
+			}
+			continue
+		}
 		w.flags |= flagDirtyCAS
 	}
 }
 
 // touchReplacedDB marks as dirty the clients watching a key of database dbIndex whose contents
-// were replaced whole (FLUSHDB, SWAPDB, a load): as Redis's touchAllWatchedKeysInDb, only the
-// keys that existed before or exist after (old and now; either may be nil) changed.
+// were replaced whole (FLUSHDB, SWAPDB, a load), as Redis 7.0's touchAllWatchedKeysInDb: only a
+// key that existed before or exists after (old and now; either may be nil) changed, and a stale
+// key going away, staying stale, or a missing key replaced by a stale one is no change.
 func (s *Server) touchReplacedDB(dbIndex int, old, now *keyspace.DB) {
 	for wk, list := range s.watchedKeys {
-		if wk.db != dbIndex || !(hasKey(old, wk.key) || hasKey(now, wk.key)) {
+		if wk.db != dbIndex {
+			continue
+		}
+		inOld, inNow := hasKey(old, wk.key), hasKey(now, wk.key)
+		if !inOld && !inNow {
 			continue
 		}
 		for _, w := range list {
+			cw := w.watching(wk)
+			switch {
+			case cw != nil && cw.expired && !inNow:
+				cw.expired = false // the stale key is gone: no logical change
+				continue
+			case cw != nil && cw.expired && s.keyIsStale(now, []byte(wk.key)):
+				continue // stale before, stale after
+			case cw != nil && !cw.expired && !inOld && s.keyIsStale(now, []byte(wk.key)):
+				cw.expired = true // a missing key replaced by a stale one
+				continue
+			}
 			w.flags |= flagDirtyCAS
 		}
 	}

@@ -4,7 +4,11 @@ package engine
 // redis-server.
 
 import (
+	"slices"
 	"testing"
+	"time"
+
+	"github.com/iocache/iocache/server/config"
 )
 
 // Over maxmemory, Redis refuses inside MULTI every command but EXEC, DISCARD, QUIT and RESET
@@ -56,6 +60,47 @@ func TestSMoveToAHolderKeepsWatchAsRedis(t *testing.T) {
 		other.do("SMOVE", "src", "dst", "a")
 		if got := p.do("EXEC"); got != "*1\r\n:1\r\n" {
 			t.Fatalf("%s: EXEC after SMOVE of a member dst holds: %q", addr, got)
+		}
+	}
+}
+
+// A key that had expired, but was not deleted yet, when WATCH was called is "stale": Redis 7.0
+// counts neither its lazy deletion nor a FLUSHDB or SWAPDB that removes or keeps it stale as a
+// change, nor a missing key replaced by a stale one, while a key that expires after WATCH fails
+// EXEC. Each scenario below is from Redis's unit/multi, replayed on both servers with active
+// expiry off and compared reply by reply.
+func TestWatchStaleKeysAsRedis(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) { c.EnableDebugCommand = "yes" })
+	redis := startRedisPeer(t, "--enable-debug-command", "yes")
+	const pause = "pause"
+	scenarios := [][][]string{
+		{{"SET", "x", "foo", "PX", "1"}, {pause}, {"WATCH", "x"}, {"MULTI"}, {"PING"}, {"EXEC"}},
+		{{"SET", "x", "foo", "PX", "1"}, {pause}, {"WATCH", "x"}, {"EXISTS", "x"}, {"MULTI"}, {"PING"}, {"EXEC"}},
+		{{"SET", "x", "foo", "PX", "1"}, {pause}, {"WATCH", "x"}, {"FLUSHDB"}, {"MULTI"}, {"PING"}, {"EXEC"}},
+		{{"SELECT", "1"}, {"SET", "x", "foo", "PX", "1"}, {pause}, {"WATCH", "x"}, {"SWAPDB", "0", "1"}, {"MULTI"}, {"PING"}, {"EXEC"}},
+		{{"SET", "x", "foo", "PX", "1"}, {pause}, {"SELECT", "1"}, {"WATCH", "x"}, {"SWAPDB", "0", "1"}, {"MULTI"}, {"PING"}, {"EXEC"}},
+		{{"SELECT", "1"}, {"SET", "x", "foo", "PX", "1"}, {"SELECT", "0"}, {"SET", "x", "bar", "PX", "1"}, {pause},
+			{"SELECT", "1"}, {"WATCH", "x"}, {"SWAPDB", "0", "1"}, {"MULTI"}, {"PING"}, {"EXEC"}},
+		{{"SET", "x", "foo", "PX", "1"}, {pause}, {"WATCH", "x"}, {"SET", "x", "new"}, {"MULTI"}, {"PING"}, {"EXEC"}},
+		{{"SET", "x", "foo", "PX", "100"}, {"WATCH", "x"}, {pause}, {pause}, {"MULTI"}, {"PING"}, {"EXEC"}},
+	}
+	for n, sc := range scenarios {
+		var got [2][]string
+		for i, a := range []string{redis, addr} {
+			c := dialPeer(t, a)
+			c.do("FLUSHALL")
+			c.do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+			for _, st := range sc {
+				if st[0] == pause {
+					time.Sleep(60 * time.Millisecond)
+					continue
+				}
+				got[i] = append(got[i], c.do(st...))
+			}
+			c.do("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+		}
+		if !slices.Equal(got[0], got[1]) {
+			t.Errorf("scenario %d %v:\n redis:   %q\n iocache: %q", n, sc, got[0], got[1])
 		}
 	}
 }
