@@ -15,13 +15,14 @@ import (
 //     replicas and the AOF), WATCH, clients blocked on the key, client-side caching.
 //
 // Memory accounting needs no call: the keyspace accounts the collections a command wrote when
-// the command ends (DB.Settle). And a collection a failed command created empty (HINCRBY on a
-// new key with a bad increment) is swept, silently, when the command ends: the lookup that
-// creates a collection remembers its key (noteWriting), and endWrites deletes what is still
-// empty. (Only created keys are remembered: a collection that existed is non-empty, and a write
-// that empties it says so in wrote, which a forgotten call would fail the test below for.) So an error path cannot leave an empty collection behind, and the only thing a
-// command must remember is the one call that says what it did. TestWritesHaveTheirEffects runs
-// every command Redis flags "write" against redis-server and compares these effects.
+// the command ends (DB.Settle). And a collection a failed command created empty (one that
+// creates its key, then refuses an argument) is swept, silently, when the command ends: the
+// lookup that creates a collection remembers its key (noteWriting), and endWrites deletes what
+// is still empty. Only created keys are remembered: a collection that existed was not empty,
+// and a write that empties it says so in wrote (a forgotten call fails the test below). So an
+// error path cannot leave an empty collection behind, and the one thing a command must remember
+// is the call that says what it did. TestWritesHaveTheirEffects runs every command the table
+// flags "write" against redis-server and compares these effects.
 
 // writingKey is a key whose collection the running command created.
 type writingKey struct {
