@@ -97,6 +97,7 @@ func (s *Server) aofFeedUnit(p *propagation) {
 	if n == 0 {
 		return
 	}
+	wrap := n > 1 && !p.unwrapped
 	if s.cfg.AOFTimestampEnabled && a.curTS < s.unixtime {
 		// Redis's annotation, once a second at most: redis-check-aof --truncate-to-timestamp
 		// cuts an AOF back to a point in time by it.
@@ -110,7 +111,7 @@ func (s *Server) aofFeedUnit(p *propagation) {
 		if !aofWants(p, op) {
 			continue
 		}
-		if first && n > 1 {
+		if first && wrap {
 			s.aofSelect(op.db)
 			a.buf = append(a.buf, respMULTI...)
 		}
@@ -118,7 +119,7 @@ func (s *Server) aofFeedUnit(p *propagation) {
 		s.aofSelect(op.db)
 		a.buf = append(a.buf, p.unit[op.start:op.end]...)
 	}
-	if n > 1 {
+	if wrap {
 		a.buf = append(a.buf, respEXEC...)
 	}
 }

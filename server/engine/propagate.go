@@ -37,6 +37,9 @@ type propagation struct {
 	accounted int64
 	// replaced: the running command's handler propagated its effects itself (SPOP).
 	replaced bool
+	// unwrapped: the unit goes out without MULTI/EXEC however many operations it has (the
+	// lazy-expire deletions of SCAN and RANDOMKEY; see propagateEnd).
+	unwrapped bool
 	// lastKey is the key the last write touched: the key a blocking or multi-key pop served.
 	lastKey []byte
 	// popped is how many elements the last [B]LMPOP or [B]ZMPOP took, which its rewrite
@@ -75,7 +78,12 @@ func (s *Server) propagateEnd(c *client, cmd *command, argv [][]byte, m propMark
 	p.replaced = m.replaced
 	p.nesting--
 	if p.nesting == 0 {
+		// As Redis 7.0 (CMD_TOUCHES_ARBITRARY_KEYS): the keys SCAN and RANDOMKEY expire on their
+		// way, when run directly rather than from a script or EXEC, are deleted one by one, as
+		// active expiry deletes them, not as a transaction.
+		p.unwrapped = cmd.name == "scan" || cmd.name == "randomkey"
 		s.propagateUnit()
+		p.unwrapped = false
 		c.woff = s.repl.offset
 	}
 }
@@ -139,13 +147,14 @@ func (s *Server) propagateUnit() {
 	}
 	// A replica's stream is its primary's, fed as it arrives (masterApplied).
 	if s.repl.feeding {
-		if n > 1 {
+		wrap := n > 1 && !p.unwrapped
+		if wrap {
 			s.feedCommand(p.ops[0].db, p.unit[:0], true)
 		}
 		for _, op := range p.ops {
 			s.feedCommand(op.db, p.unit[op.start:op.end], false)
 		}
-		if n > 1 {
+		if wrap {
 			s.feed(respEXEC)
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/iocache/iocache/server/config"
 )
 
 // streamReplica is a raw replica for tests: it runs the PSYNC handshake against a primary (Debian's
@@ -225,6 +227,52 @@ func TestPropagationMatchesRedis(t *testing.T) {
 			if !slices.Equal(want[i], got[i]) {
 				t.Errorf("%q:\n redis:   %v\n iocache: %v", cmd, want[i], got[i])
 			}
+		}
+	}
+}
+
+// Keys that SCAN or RANDOMKEY expire on their way go to replicas as separate DELs, as active
+// expiry's do; those another command expires (MGET here), or a SCAN in a transaction, go as one
+// MULTI/EXEC with the command, as in Redis 7.0 (CMD_TOUCHES_ARBITRARY_KEYS). Both servers run
+// with active expiry off so that the reads find the keys expired but not yet deleted.
+func TestLazyExpiryPropagationMatchesRedis(t *testing.T) {
+	stream := func(addr string) [][]string {
+		r := attachStreamReplica(t, addr, true)
+		time.Sleep(300 * time.Millisecond)
+		r.drain(50 * time.Millisecond)
+		p := dialPeer(t, addr)
+		p.do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+		defer p.do("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+		var out [][]string
+		for _, read := range [][]string{{"SCAN", "0"}, {"RANDOMKEY"}, {"MGET", "foo1", "foo2"}, {"MULTI"}} {
+			p.do("SET", "foo1", "bar", "PX", "1")
+			p.do("SET", "foo2", "bar", "PX", "1")
+			time.Sleep(20 * time.Millisecond)
+			r.drain(50 * time.Millisecond) // the SETs
+			if read[0] == "MULTI" {
+				p.do("MULTI")
+				p.do("SCAN", "0")
+				read = []string{"EXEC"}
+			}
+			p.do(read...)
+			if read[0] == "RANDOMKEY" {
+				p.do("RANDOMKEY") // the first may have expired one key only
+			}
+			var got []string
+			for _, c := range r.drain(50 * time.Millisecond) {
+				got = append(got, normaliseCommand(c))
+			}
+			slices.Sort(got) // which key goes first is the hash table's order
+			out = append(out, got)
+		}
+		return out
+	}
+	want := stream(startRedisPeer(t, "--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes"))
+	_, addr := startServer(t, func(c *config.Config) { c.EnableDebugCommand = "yes" })
+	got := stream(addr)
+	for i := range want {
+		if !slices.Equal(want[i], got[i]) {
+			t.Errorf("case %d:\n redis:   %v\n iocache: %v", i, want[i], got[i])
 		}
 	}
 }
