@@ -56,12 +56,7 @@ var raceEnabled bool
 // the other, client, is the test's, non-blocking), driven by hand rather than by a loop.
 func mainThreadConn(t *testing.T, tr transport) (*Group, *Conn, int) {
 	t.Helper()
-	eng := newFakeEngine()
-	g, err := NewGroup(eng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng.g = g
+	g, _ := newTestGroup(t)
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -27,9 +27,8 @@ type testServer struct {
 	done     chan struct{}
 }
 
-// startServer starts a server with threads threads (the main thread included; more than one
-// serve sockets from the start) on transport tr, and stops it when the test ends.
-func startServer(t *testing.T, tr transport, threads int) *testServer {
+// newTestGroup is a group serving the fake engine, which knows its group.
+func newTestGroup(t *testing.T) (*Group, *fakeEngine) {
 	t.Helper()
 	eng := newFakeEngine()
 	g, err := NewGroup(eng)
@@ -37,6 +36,14 @@ func startServer(t *testing.T, tr transport, threads int) *testServer {
 		t.Fatal(err)
 	}
 	eng.g = g
+	return g, eng
+}
+
+// startServer starts a server with threads threads (the main thread included; more than one
+// serve sockets from the start) on transport tr, and stops it when the test ends.
+func startServer(t *testing.T, tr transport, threads int) *testServer {
+	t.Helper()
+	g, eng := newTestGroup(t)
 	g.SetActivation("always")
 	if err := g.Resize(threads, noPinning, nil); err != nil {
 		t.Fatal(err)

@@ -2,26 +2,21 @@ package netio
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/iocache/iocache/server/testpeer"
 )
 
 // The tests run each case over both transports a conn can have: plaintext, and TLS with a
-// self-signed certificate made here (crypto/tls on both ends, loopback only). They must behave
+// certificate of testpeer's throw-away CA (crypto/tls on both ends, loopback only). They must behave
 // alike.
 
 type transport struct {
@@ -35,51 +30,16 @@ func transports(t *testing.T) []transport {
 	return []transport{{name: "plain"}, {name: "tls", server: server, client: client}}
 }
 
-var testCert struct {
-	once           sync.Once
-	server, client *tls.Config
-	err            error
-}
-
-// testTLSConfigs makes, once per test binary, a self-signed ECDSA certificate for 127.0.0.1 and
-// the configurations of a server that presents it and a client that trusts only it.
+// testTLSConfigs is a server presenting a leaf of testpeer's throw-away CA for 127.0.0.1 and a
+// client that trusts that CA.
 func testTLSConfigs(t *testing.T) (server, client *tls.Config) {
 	t.Helper()
-	tc := &testCert
-	tc.once.Do(func() {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			tc.err = err
-			return
-		}
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(1),
-			Subject:      pkix.Name{CommonName: "netio test"},
-			NotBefore:    time.Now().Add(-time.Hour),
-			NotAfter:     time.Now().Add(24 * time.Hour),
-			IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-			KeyUsage:     x509.KeyUsageDigitalSignature,
-			ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-		if err != nil {
-			tc.err = err
-			return
-		}
-		leaf, err := x509.ParseCertificate(der)
-		if err != nil {
-			tc.err = err
-			return
-		}
-		roots := x509.NewCertPool()
-		roots.AddCert(leaf)
-		tc.server = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}}}
-		tc.client = &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"}
-	})
-	if tc.err != nil {
-		t.Fatalf("making a self-signed certificate: %v", tc.err)
+	certs := testpeer.NewCerts(t)
+	pair, err := tls.LoadX509KeyPair(certs.CertFile, certs.KeyFile)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return tc.server, tc.client
+	return &tls.Config{Certificates: []tls.Certificate{pair}}, certs.ClientConfig(t, false)
 }
 
 // client is a test's connection to a testServer, with a deadline on every operation.
