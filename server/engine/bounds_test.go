@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -208,4 +209,39 @@ func TestLremIsLinear(t *testing.T) {
 	}
 	cmds = append(cmds, split("LREM m -30 a", "LRANGE m 0 -1", "LREM m 25 b", "LRANGE m 0 -1", "LREM m 0 a", "LRANGE m 0 -1")...)
 	differential(t, addr, cmds)
+}
+
+// A client can WATCH as many keys as one command carries. Each WATCH key, each touch and each
+// FLUSHDB or SWAPDB over them costs O(1) per watched key: WATCH finds a duplicate among the key's
+// watchers, not among the client's keys, and a touch finds the client's stale flag by index.
+// With 200,000 keys a scan of the client's keys per key (as before) is 2·10^10 steps, far past
+// the 5 s every reply below is given.
+func TestWatchManyKeysIsLinear(t *testing.T) {
+	_, addr := startServer(t, nil)
+	p, other := dialPeer(t, addr), dialPeer(t, addr)
+	const n = 200000
+	mset, watch := []string{"MSET"}, []string{"WATCH"}
+	for i := 0; i < n; i++ {
+		k := "k" + strconv.Itoa(i)
+		mset, watch = append(mset, k, "v"), append(watch, k)
+	}
+	p.send(mset...)
+	p.readUntil("+OK\r\n")
+	watch = append(watch, watch[1:1001]...) // duplicates are watched once
+	p.send(watch...)                        // send and readUntil keep 200,000 names out of a failure's text
+	p.readUntil("+OK\r\n")
+	other.do("SET", "k7", "w")
+	other.do("FLUSHDB")
+	p.do("MULTI")
+	p.do("PING")
+	if got := p.do("EXEC"); got != "*-1\r\n" {
+		t.Fatalf("EXEC after the watched keys changed: %q", got)
+	}
+	p.send(watch...)
+	p.readUntil("+OK\r\n")
+	p.do("MULTI")
+	p.do("PING")
+	if got := p.do("EXEC"); got != "*1\r\n+PONG\r\n" {
+		t.Fatalf("EXEC with %d untouched watched keys: %q", n, got)
+	}
 }

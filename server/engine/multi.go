@@ -100,27 +100,38 @@ func cmdWatch(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	if s.watchedKeys == nil {
-		s.watchedKeys = map[watchedKey][]*client{}
+		s.watchedKeys = map[watchedKey][]watcher{}
 	}
 	for _, k := range argv[1:] {
 		wk := watchedKey{db: c.db, key: string(k)}
-		if c.watching(wk) != nil {
+		if s.watches(c, wk) {
 			continue
 		}
 		c.watched = append(c.watched, clientWatch{watchedKey: wk, expired: s.keyIsStale(s.dbs[c.db], k)})
-		s.watchedKeys[wk] = append(s.watchedKeys[wk], c)
+		s.watchedKeys[wk] = append(s.watchedKeys[wk], watcher{c: c, i: len(c.watched) - 1})
 	}
 	c.w.OK()
 }
 
-// watching is the client's watch of wk, or nil.
-func (c *client) watching(wk watchedKey) *clientWatch {
-	for i := range c.watched {
-		if c.watched[i].watchedKey == wk {
-			return &c.watched[i]
+// watcher is one client watching a key: the client, and its watch's index in c.watched (which
+// only grows until unwatchAll empties it), so that a touch finds the watch's stale flag in O(1)
+// however many keys the client watches.
+type watcher struct {
+	c *client
+	i int
+}
+
+func (w watcher) watch() *clientWatch { return &w.c.watched[w.i] }
+
+// watches reports whether c watches wk already: a look at the key's watchers, not at the
+// client's keys, so that WATCH of n keys costs O(n).
+func (s *Server) watches(c *client, wk watchedKey) bool {
+	for _, w := range s.watchedKeys[wk] {
+		if w.c == c {
+			return true
 		}
 	}
-	return nil
+	return false
 }
 
 // keyIsStale reports whether key is in db but past its expiry time (not yet deleted).
@@ -147,7 +158,7 @@ func (s *Server) unwatchAll(c *client) {
 		wk := cw.watchedKey
 		list := s.watchedKeys[wk]
 		for i, x := range list {
-			if x == c {
+			if x.c == c {
 				list = append(list[:i], list[i+1:]...)
 				break
 			}
@@ -181,13 +192,13 @@ func (s *Server) touchWatched(dbIndex int, key []byte) {
 	}
 	wk := watchedKey{db: dbIndex, key: string(key)}
 	for _, w := range s.watchedKeys[wk] {
-		if cw := w.watching(wk); cw != nil && cw.expired {
+		if cw := w.watch(); cw.expired {
 			if _, exists := s.dbs[dbIndex].Find(key); !exists {
 				cw.expired = false
 			}
 			continue
 		}
-		w.flags |= flagDirtyCAS
+		w.c.flags |= flagDirtyCAS
 	}
 }
 
@@ -205,18 +216,18 @@ func (s *Server) touchReplacedDB(dbIndex int, old, now *keyspace.DB) {
 			continue
 		}
 		for _, w := range list {
-			cw := w.watching(wk)
+			cw := w.watch()
 			switch {
-			case cw != nil && cw.expired && !inNow:
+			case cw.expired && !inNow:
 				cw.expired = false // the stale key is gone: no logical change
 				continue
-			case cw != nil && cw.expired && s.keyIsStale(now, []byte(wk.key)):
+			case cw.expired && s.keyIsStale(now, []byte(wk.key)):
 				continue // stale before, stale after
-			case cw != nil && !cw.expired && !inOld && s.keyIsStale(now, []byte(wk.key)):
+			case !cw.expired && !inOld && s.keyIsStale(now, []byte(wk.key)):
 				cw.expired = true // a missing key replaced by a stale one
 				continue
 			}
-			w.flags |= flagDirtyCAS
+			w.c.flags |= flagDirtyCAS
 		}
 	}
 }

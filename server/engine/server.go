@@ -96,7 +96,7 @@ type Server struct {
 	bench        benchSpace
 	slowlog      slowlog
 	pubsub       pubsubState
-	watchedKeys  map[watchedKey][]*client
+	watchedKeys  map[watchedKey][]watcher
 	blocking     blockingState
 	pause        pauseState
 	bio          *bio
