@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -119,9 +120,5 @@ func ceiling(bench, ioBin, out string, requests, runs, clientThreads int) {
 
 // percentSpread is the range of shares, in percent, as "[min–max]".
 func percentSpread(xs []float64) string {
-	lo, hi := xs[0], xs[0]
-	for _, x := range xs {
-		lo, hi = min(lo, x), max(hi, x)
-	}
-	return fmt.Sprintf("[%.0f–%.0f]", 100*lo, 100*hi)
+	return fmt.Sprintf("[%.0f–%.0f]", 100*slices.Min(xs), 100*slices.Max(xs))
 }

@@ -284,9 +284,7 @@ type pairedCell struct {
 
 // spread is the range of a cell's paired ratios, as "[min–max]".
 func spread(xs []float64) string {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return fmt.Sprintf("[%.2f–%.2f]", s[0], s[len(s)-1])
+	return fmt.Sprintf("[%.2f–%.2f]", slices.Min(xs), slices.Max(xs))
 }
 
 // summarize says, per io-threads setting, the geometric mean of the cells' ratios and which

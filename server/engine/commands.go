@@ -26,6 +26,10 @@ const (
 	cmdSkipMonitor
 	cmdMayReplicate
 	cmdAllowBusy
+	// cmdTouchesArbitraryKeys: the keys the command expires on its way are propagated one by
+	// one, not with the command as a transaction (Redis's CMD_TOUCHES_ARBITRARY_KEYS, hidden
+	// from COMMAND INFO as there).
+	cmdTouchesArbitraryKeys
 )
 
 var flagNames = []string{"write", "readonly", "denyoom", "admin", "pubsub", "noscript", "blocking", "fast", "no_auth", "loading", "stale", "no_multi", "", "skip_monitor", "may_replicate", "allow_busy"}

@@ -28,8 +28,9 @@ var hotPathCases = []struct{ name, req string }{
 	{"GET_PIPELINE16", strings.Repeat("*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000042\r\n", 16)},
 }
 
-// hotPathRunner returns a function that serves one request on a server's main thread.
-func hotPathRunner(tb testing.TB) func(req []byte) {
+// bareServer is a server that is not serving (its main loop never runs: the test calls it on
+// its own goroutine) and an authenticated client of the default user, with no socket.
+func bareServer(tb testing.TB) (*Server, *client) {
 	cfg := config.New()
 	cfg.Port = 0
 	cfg.Bind = []string{"127.0.0.1"}
@@ -42,6 +43,12 @@ func hotPathRunner(tb testing.TB) func(req []byte) {
 	tb.Cleanup(s.closeListeners)
 	c := newClient(1, -1, 0)
 	c.user, c.authed = s.acl.defaultUser, true
+	return s, c
+}
+
+// hotPathRunner returns a function that serves one request on a server's main thread.
+func hotPathRunner(tb testing.TB) func(req []byte) {
+	s, c := bareServer(tb)
 	lim := resp.DefaultLimits
 	var qbuf []byte
 	serve := func(req []byte) {

@@ -101,7 +101,6 @@ func appendKeys(dst []foundKey, name string, args [][]byte) (keys []foundKey, ok
 		return dst, false
 	}
 	keys = dst
-	argc := len(args)
 	for i := range specs {
 		sp := &specs[i]
 		first, last, step, fits := sp.place(args)
@@ -111,7 +110,7 @@ func appendKeys(dst []foundKey, name string, args [][]byte) (keys []foundKey, ok
 		if first == 0 {
 			continue // keyword absent: no keys from this spec
 		}
-		for at := first; at <= last && at < argc; at += step {
+		for at := first; at <= last; at += step { // place keeps last below argc
 			keys = append(keys, foundKey{key: args[at], pos: at, flags: sp.flags, perm: sp.perm})
 		}
 	}

@@ -78,10 +78,10 @@ func (s *Server) propagateEnd(c *client, cmd *command, argv [][]byte, m propMark
 	p.replaced = m.replaced
 	p.nesting--
 	if p.nesting == 0 {
-		// As Redis 7.0 (CMD_TOUCHES_ARBITRARY_KEYS): the keys SCAN and RANDOMKEY expire on their
-		// way, when run directly rather than from a script or EXEC, are deleted one by one, as
-		// active expiry deletes them, not as a transaction.
-		p.unwrapped = cmd.name == "scan" || cmd.name == "randomkey"
+		// As Redis 7.0: the keys SCAN and RANDOMKEY expire on their way, when run directly
+		// rather than from a script or EXEC, are deleted one by one, as active expiry deletes
+		// them, not as a transaction.
+		p.unwrapped = cmd.flags&cmdTouchesArbitraryKeys != 0
 		s.propagateUnit()
 		p.unwrapped = false
 		c.woff = s.repl.offset

@@ -3,7 +3,6 @@ package engine
 import (
 	"testing"
 
-	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
 )
 
@@ -13,15 +12,7 @@ import (
 // so the commands here are made for the test: one per collection type, each creating its key
 // and replying with an error.
 func TestFailedCreationLeavesNoKey(t *testing.T) {
-	cfg := config.New()
-	cfg.Port, cfg.Bind, cfg.Save, cfg.LogLevel = 0, []string{"127.0.0.1"}, "", "warning"
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.closeListeners)
-	c := newClient(1, -1, 0)
-	c.user, c.authed = s.acl.defaultUser, true
+	s, c := bareServer(t)
 	creators := map[string]func(s *Server, c *client, key []byte){
 		"list": func(s *Server, c *client, key []byte) { s.getList(c, key, forCreate) },
 		"hash": func(s *Server, c *client, key []byte) { s.getHash(c, key, forCreate) },
