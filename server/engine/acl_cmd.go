@@ -401,5 +401,5 @@ func (s *Server) aclLogCommand(c *client, args [][]byte) {
 }
 
 var aclCommands = []commandSpec{
-	{"acl", cmdACL, -2, cmdAdmin | cmdNoScript | cmdLoading | cmdStale, 0, 0, 0, "server", "A container for Access List Control commands."},
+	{name: "acl", h: cmdACL, own: cmdAdmin | cmdNoScript | cmdStale}, // a container: Redis flags its subcommands
 }

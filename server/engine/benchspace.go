@@ -389,5 +389,5 @@ func (s *Server) benchSpaceStats() string {
 
 // benchspaceCommands registers this file's commands (see table.go).
 var benchspaceCommands = []commandSpec{
-	{"benchspace", cmdBenchSpace, -2, cmdAdmin | cmdNoMulti | cmdStale | cmdNoScript, 0, 0, 0, "server", "Works in a scratch keyspace apart from the user's data (iocache: for benchmarks)."},
+	{name: "benchspace", h: cmdBenchSpace, meta: &commandMeta{-2, cmdAdmin | cmdNoMulti | cmdStale | cmdNoScript, 0, 0, 0, "server", "Works in a scratch keyspace apart from the user's data (iocache: for benchmarks)."}},
 }

@@ -557,11 +557,11 @@ func fitBitfield(value, incr int64, width int, signed bool, rule byte) (int64, b
 
 // bitmapCommands registers this file's commands (see table.go).
 var bitmapCommands = []commandSpec{
-	{"setbit", cmdSetBit, 4, cmdWrite | cmdDenyOOM, 1, 1, 1, "bitmap", "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist."},
-	{"getbit", cmdGetBit, 3, cmdReadonly | cmdFast, 1, 1, 1, "bitmap", "Returns a bit value by offset."},
-	{"bitcount", cmdBitCount, -2, cmdReadonly, 1, 1, 1, "bitmap", "Counts the number of set bits (population counting) in a string."},
-	{"bitpos", cmdBitPos, -3, cmdReadonly, 1, 1, 1, "bitmap", "Finds the first set (1) or clear (0) bit in a string."},
-	{"bitop", cmdBitOp, -4, cmdWrite | cmdDenyOOM, 2, -1, 1, "bitmap", "Performs bitwise operations on multiple strings, and stores the result."},
-	{"bitfield", cmdBitField, -2, cmdWrite | cmdDenyOOM, 1, 1, 1, "bitmap", "Performs arbitrary bitfield integer operations on strings."},
-	{"bitfield_ro", cmdBitFieldRO, -2, cmdReadonly | cmdFast, 1, 1, 1, "bitmap", "Performs arbitrary read-only bitfield integer operations on strings."},
+	{name: "setbit", h: cmdSetBit},
+	{name: "getbit", h: cmdGetBit},
+	{name: "bitcount", h: cmdBitCount},
+	{name: "bitpos", h: cmdBitPos},
+	{name: "bitop", h: cmdBitOp},
+	{name: "bitfield", h: cmdBitField},
+	{name: "bitfield_ro", h: cmdBitFieldRO},
 }

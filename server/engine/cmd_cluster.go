@@ -27,9 +27,9 @@ func cmdCluster(s *Server, c *client, argv [][]byte) {
 
 // clusterCommands registers this file's commands (see table.go).
 var clusterCommands = []commandSpec{
-	{"cluster", cmdCluster, -2, 0, 0, 0, 0, "cluster", "A container for cluster commands"},
-	{"readonly", cmdClusterDisabled, 1, cmdFast | cmdLoading | cmdStale, 0, 0, 0, "cluster", "Enables read queries for a connection to a cluster replica node"},
-	{"readwrite", cmdClusterDisabled, 1, cmdFast | cmdLoading | cmdStale, 0, 0, 0, "cluster", "Disables read queries for a connection to a cluster replica node"},
-	{"asking", cmdClusterDisabled, 1, cmdFast, 0, 0, 0, "cluster", "Sent by cluster clients after an -ASK redirect"},
-	{"restore-asking", cmdRestore, -4, cmdWrite | cmdDenyOOM, 1, 1, 1, "server", "An internal command for migrating keys in a cluster"},
+	{name: "cluster", h: cmdCluster},
+	{name: "readonly", h: cmdClusterDisabled},
+	{name: "readwrite", h: cmdClusterDisabled},
+	{name: "asking", h: cmdClusterDisabled},
+	{name: "restore-asking", h: cmdRestore},
 }

@@ -558,14 +558,14 @@ func (s *Server) clientUnblock(c *client, argv [][]byte) {
 
 // connCommands registers this file's commands (see table.go).
 var connCommands = []commandSpec{
-	{"ping", cmdPing, -1, cmdFast | cmdSubscribed | cmdLoading, 0, 0, 0, "connection", "Returns the server's liveliness response."},
-	{"echo", cmdEcho, 2, cmdFast | cmdStale | cmdLoading, 0, 0, 0, "connection", "Returns the given string."},
-	{"hello", cmdHello, -1, cmdFast | cmdNoAuth | cmdStale | cmdLoading | cmdNoScript, 0, 0, 0, "connection", "Handshakes with the Redis server."},
-	{"auth", cmdAuth, -2, cmdFast | cmdNoAuth | cmdStale | cmdLoading | cmdNoScript, 0, 0, 0, "connection", "Authenticates the connection."},
-	{"select", cmdSelect, 2, cmdFast | cmdStale | cmdLoading, 0, 0, 0, "connection", "Changes the selected database."},
-	{"quit", cmdQuit, -1, cmdFast | cmdNoAuth | cmdSubscribed | cmdStale | cmdLoading | cmdAllowBusy, 0, 0, 0, "connection", "Closes the connection."},
-	{"reset", cmdReset, 1, cmdFast | cmdNoAuth | cmdSubscribed | cmdStale | cmdLoading | cmdNoScript, 0, 0, 0, "connection", "Resets the connection."},
-	{"client", cmdClient, -2, cmdAdmin | cmdStale | cmdLoading | cmdNoScript, 0, 0, 0, "connection", "A container for client connection commands."},
+	{name: "ping", h: cmdPing, own: cmdSubscribed}, // allowed in RESP2 subscribed mode
+	{name: "echo", h: cmdEcho},
+	{name: "hello", h: cmdHello},
+	{name: "auth", h: cmdAuth},
+	{name: "select", h: cmdSelect},
+	{name: "quit", h: cmdQuit, own: cmdSubscribed},                         // allowed in RESP2 subscribed mode
+	{name: "reset", h: cmdReset, own: cmdSubscribed},                       // allowed in RESP2 subscribed mode
+	{name: "client", h: cmdClient, own: cmdAdmin | cmdStale | cmdNoScript}, // a container: Redis flags its subcommands
 }
 
 // clientTypeName is the client's type as CLIENT KILL/LIST TYPE name it.

@@ -181,6 +181,6 @@ func (s *Server) lfuPolicy() bool {
 
 // dumpCommands registers this file's commands (see table.go).
 var dumpCommands = []commandSpec{
-	{"dump", cmdDump, 2, cmdReadonly, 1, 1, 1, "generic", "Returns a serialized representation of the value stored at a key."},
-	{"restore", cmdRestore, -4, cmdWrite | cmdDenyOOM, 1, 1, 1, "generic", "Creates a key from the serialized representation of a value."},
+	{name: "dump", h: cmdDump},
+	{name: "restore", h: cmdRestore},
 }

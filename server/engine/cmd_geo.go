@@ -481,14 +481,14 @@ func geoCollect(z *keyspace.ZSet, sh *geohash.Shape, limit int64) []geoPoint {
 
 // geoCommands registers this file's commands (see table.go).
 var geoCommands = []commandSpec{
-	{"geoadd", cmdGeoAdd, -5, cmdWrite | cmdDenyOOM, 1, 1, 1, "geo", "Adds one or more members to a geospatial index. The key is created if it doesn't exist."},
-	{"geopos", cmdGeoPos, -2, cmdReadonly, 1, 1, 1, "geo", "Returns the longitude and latitude of members from a geospatial index."},
-	{"geodist", cmdGeoDist, -4, cmdReadonly, 1, 1, 1, "geo", "Returns the distance between two members of a geospatial index."},
-	{"geohash", cmdGeoHash, -2, cmdReadonly, 1, 1, 1, "geo", "Returns members from a geospatial index as geohash strings."},
-	{"geosearch", cmdGeoSearch, -7, cmdReadonly, 1, 1, 1, "geo", "Queries a geospatial index for members inside an area of a box or a circle."},
-	{"geosearchstore", cmdGeoSearchStore, -8, cmdWrite | cmdDenyOOM, 1, 2, 1, "geo", "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result."},
-	{"georadius", cmdGeoRadius, -6, cmdWrite | cmdDenyOOM, 1, 1, 1, "geo", "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result."},
-	{"georadius_ro", cmdGeoRadiusRO, -6, cmdReadonly, 1, 1, 1, "geo", "Returns members from a geospatial index that are within a distance from a coordinate."},
-	{"georadiusbymember", cmdGeoRadiusByMember, -5, cmdWrite | cmdDenyOOM, 1, 1, 1, "geo", "Queries a geospatial index for members within a distance from a member, optionally stores the result."},
-	{"georadiusbymember_ro", cmdGeoRadiusByMemberRO, -5, cmdReadonly, 1, 1, 1, "geo", "Returns members from a geospatial index that are within a distance from a member."},
+	{name: "geoadd", h: cmdGeoAdd},
+	{name: "geopos", h: cmdGeoPos},
+	{name: "geodist", h: cmdGeoDist},
+	{name: "geohash", h: cmdGeoHash},
+	{name: "geosearch", h: cmdGeoSearch},
+	{name: "geosearchstore", h: cmdGeoSearchStore},
+	{name: "georadius", h: cmdGeoRadius},
+	{name: "georadius_ro", h: cmdGeoRadiusRO},
+	{name: "georadiusbymember", h: cmdGeoRadiusByMember},
+	{name: "georadiusbymember_ro", h: cmdGeoRadiusByMemberRO},
 }

@@ -173,7 +173,7 @@ var (
 
 // migrateCommands registers this file's commands (see table.go).
 var migrateCommands = []commandSpec{
-	{"migrate", cmdMigrate, -6, cmdWrite, 3, 3, 1, "generic", "Atomically transfers a key from one Redis instance to another."},
+	{name: "migrate", h: cmdMigrate},
 }
 
 // MIGRATE is @dangerous in Redis's command table (see acl_categories.go).

@@ -47,5 +47,5 @@ func (s *Server) moduleCommandAllowed(c *client) bool {
 
 // moduleCommands registers this file's commands (see table.go).
 var moduleCommands = []commandSpec{
-	{"module", cmdModule, -2, cmdAdmin | cmdNoScript, 0, 0, 0, "server", "A container for module commands."},
+	{name: "module", h: cmdModule, own: cmdAdmin | cmdNoScript}, // a container: Redis flags its subcommands
 }

@@ -143,8 +143,8 @@ func cmdBZMPop(s *Server, c *client, argv [][]byte) { bmpop(s, c, argv, keyspace
 
 // mpopCommands registers this file's commands (see table.go).
 var mpopCommands = []commandSpec{
-	{"lmpop", cmdLMPop, -4, cmdWrite, 0, 0, 0, "list", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped."},
-	{"blmpop", cmdBLMPop, -5, cmdWrite | cmdBlocking, 0, 0, 0, "list", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped."},
-	{"zmpop", cmdZMPop, -4, cmdWrite, 0, 0, 0, "sorted-set", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped."},
-	{"bzmpop", cmdBZMPop, -5, cmdWrite | cmdBlocking, 0, 0, 0, "sorted-set", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."},
+	{name: "lmpop", h: cmdLMPop},
+	{name: "blmpop", h: cmdBLMPop},
+	{name: "zmpop", h: cmdZMPop},
+	{name: "bzmpop", h: cmdBZMPop},
 }

@@ -88,9 +88,9 @@ func cmdShutdown(s *Server, c *client, argv [][]byte) {
 
 // persistCommands registers this file's commands (see table.go).
 var persistCommands = []commandSpec{
-	{"shutdown", cmdShutdown, -1, cmdAdmin | cmdNoMulti | cmdStale | cmdLoading | cmdNoScript | cmdAllowBusy, 0, 0, 0, "server", "Synchronously saves the database(s) to disk and shuts down the Redis server."},
-	{"lastsave", cmdLastSave, 1, cmdFast | cmdLoading | cmdStale, 0, 0, 0, "server", "Returns the Unix timestamp of the last successful save to disk."},
-	{"save", cmdSave, 1, cmdAdmin | cmdNoMulti | cmdNoScript, 0, 0, 0, "server", "Synchronously saves the database(s) to disk."},
-	{"bgsave", cmdBGSave, -1, cmdAdmin | cmdNoScript, 0, 0, 0, "server", "Asynchronously saves the database(s) to disk."},
-	{"bgrewriteaof", cmdBGRewriteAOF, 1, cmdAdmin | cmdNoScript, 0, 0, 0, "server", "Asynchronously rewrites the append-only file to disk."},
+	{name: "shutdown", h: cmdShutdown},
+	{name: "lastsave", h: cmdLastSave},
+	{name: "save", h: cmdSave},
+	{name: "bgsave", h: cmdBGSave},
+	{name: "bgrewriteaof", h: cmdBGRewriteAOF},
 }

@@ -344,15 +344,15 @@ func cmdLatency(s *Server, c *client, argv [][]byte) {
 
 // serverCommands registers this file's commands (see table.go).
 var serverCommands = []commandSpec{
-	{"config", cmdConfig, -2, cmdAdmin | cmdStale | cmdLoading | cmdNoScript, 0, 0, 0, "server", "A container for server configuration commands."},
-	{"command", cmdCommand, -1, cmdStale | cmdLoading, 0, 0, 0, "server", "Returns detailed information about all commands."},
-	{"dbsize", cmdDBSize, 1, cmdReadonly | cmdFast, 0, 0, 0, "server", "Returns the number of keys in the database."},
-	{"flushdb", cmdFlushDB, -1, cmdWrite, 0, 0, 0, "server", "Removes all keys from the current database."},
-	{"flushall", cmdFlushAll, -1, cmdWrite, 0, 0, 0, "server", "Removes all keys from all databases."},
-	{"swapdb", cmdSwapDB, 3, cmdWrite | cmdFast, 0, 0, 0, "server", "Swaps two Redis databases."},
-	{"time", cmdTime, 1, cmdFast | cmdStale | cmdLoading, 0, 0, 0, "server", "Returns the server time."},
-	{"memory", cmdMemory, -2, cmdReadonly, 0, 0, 0, "server", "A container for memory diagnostics commands."},
-	{"latency", cmdLatency, -2, cmdAdmin | cmdLoading | cmdStale, 0, 0, 0, "server", "A container for latency diagnostics commands."},
-	{"debug", cmdDebug, -2, cmdAdmin | cmdLoading | cmdStale | cmdNoScript, 0, 0, 0, "server", "A container for debugging commands."},
-	{"lolwut", cmdLOLWUT, -1, cmdReadonly | cmdFast, 0, 0, 0, "server", "Displays computer art and the Redis version"},
+	{name: "config", h: cmdConfig, own: cmdAdmin | cmdStale | cmdNoScript}, // a container: Redis flags its subcommands
+	{name: "command", h: cmdCommand},
+	{name: "dbsize", h: cmdDBSize},
+	{name: "flushdb", h: cmdFlushDB},
+	{name: "flushall", h: cmdFlushAll},
+	{name: "swapdb", h: cmdSwapDB},
+	{name: "time", h: cmdTime},
+	{name: "memory", h: cmdMemory, own: cmdReadonly},           // a container: Redis flags its subcommands
+	{name: "latency", h: cmdLatency, own: cmdAdmin | cmdStale}, // a container: Redis flags its subcommands
+	{name: "debug", h: cmdDebug},
+	{name: "lolwut", h: cmdLOLWUT},
 }

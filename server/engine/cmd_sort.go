@@ -312,6 +312,6 @@ func sortCompare(a, b *sortItem, alpha, byPattern bool) int {
 
 // sortCommands registers this file's commands (see table.go).
 var sortCommands = []commandSpec{
-	{"sort", cmdSort, -2, cmdWrite | cmdDenyOOM, 1, 1, 1, "generic", "Sorts the elements in a list, a set, or a sorted set, optionally storing the result."},
-	{"sort_ro", cmdSortRO, -2, cmdReadonly, 1, 1, 1, "generic", "Returns the sorted elements of a list, a set, or a sorted set."},
+	{name: "sort", h: cmdSort},
+	{name: "sort_ro", h: cmdSortRO},
 }

@@ -640,13 +640,13 @@ func cmdXSetID(s *Server, c *client, argv [][]byte) {
 
 // streamCommands registers this file's commands (see table.go).
 var streamCommands = []commandSpec{
-	{"xadd", cmdXAdd, -5, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "stream", "Appends a new message to a stream. Creates the key if it doesn't exist."},
-	{"xlen", cmdXLen, 2, cmdReadonly | cmdFast, 1, 1, 1, "stream", "Return the number of messages in a stream."},
-	{"xrange", cmdXRange, -4, cmdReadonly, 1, 1, 1, "stream", "Returns the messages from a stream within a range of IDs."},
-	{"xrevrange", cmdXRevRange, -4, cmdReadonly, 1, 1, 1, "stream", "Returns the messages from a stream within a range of IDs in reverse order."},
-	{"xdel", cmdXDel, -3, cmdWrite | cmdFast, 1, 1, 1, "stream", "Returns the number of messages after removing them from a stream."},
-	{"xtrim", cmdXTrim, -4, cmdWrite, 1, 1, 1, "stream", "Deletes messages from the beginning of a stream."},
-	{"xread", cmdXRead, -4, cmdReadonly | cmdBlocking, 0, 0, 0, "stream", "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise."},
-	{"xsetid", cmdXSetID, -3, cmdWrite | cmdDenyOOM | cmdFast, 1, 1, 1, "stream", "An internal command for replicating stream values."},
-	{"xinfo", cmdXInfo, -2, cmdReadonly, 0, 0, 0, "stream", "A container for stream introspection commands."},
+	{name: "xadd", h: cmdXAdd},
+	{name: "xlen", h: cmdXLen},
+	{name: "xrange", h: cmdXRange},
+	{name: "xrevrange", h: cmdXRevRange},
+	{name: "xdel", h: cmdXDel},
+	{name: "xtrim", h: cmdXTrim},
+	{name: "xread", h: cmdXRead},
+	{name: "xsetid", h: cmdXSetID},
+	{name: "xinfo", h: cmdXInfo, own: cmdReadonly}, // a container: Redis flags its subcommands
 }

@@ -813,10 +813,10 @@ func (s *Server) xinfoStreamFull(c *client, st *keyspace.Stream, count int64) {
 
 // streamGroupCommands registers this file's commands (see table.go).
 var streamGroupCommands = []commandSpec{
-	{"xgroup", cmdXGroup, -2, cmdWrite, 0, 0, 0, "stream", "A container for consumer groups commands."},
-	{"xreadgroup", cmdXReadGroup, -7, cmdWrite | cmdBlocking, 0, 0, 0, "stream", "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise."},
-	{"xack", cmdXAck, -4, cmdWrite | cmdFast, 1, 1, 1, "stream", "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream."},
-	{"xpending", cmdXPending, -3, cmdReadonly, 1, 1, 1, "stream", "Returns the information and entries from a stream consumer group's pending entries list."},
-	{"xclaim", cmdXClaim, -6, cmdWrite | cmdFast, 1, 1, 1, "stream", "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member."},
-	{"xautoclaim", cmdXAutoClaim, -6, cmdWrite | cmdFast, 1, 1, 1, "stream", "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member."},
+	{name: "xgroup", h: cmdXGroup, own: cmdWrite}, // a container: Redis flags its subcommands
+	{name: "xreadgroup", h: cmdXReadGroup},
+	{name: "xack", h: cmdXAck},
+	{name: "xpending", h: cmdXPending},
+	{name: "xclaim", h: cmdXClaim},
+	{name: "xautoclaim", h: cmdXAutoClaim},
 }

@@ -267,12 +267,12 @@ func cmdZRangeStore(s *Server, c *client, argv [][]byte) {
 
 // zsetAlgebraCommands registers this file's commands (see table.go).
 var zsetAlgebraCommands = []commandSpec{
-	{"zunionstore", cmdZUnionStore, -4, cmdWrite | cmdDenyOOM, 1, 1, 1, "sorted-set", "Stores the union of multiple sorted sets in a key."},
-	{"zinterstore", cmdZInterStore, -4, cmdWrite | cmdDenyOOM, 1, 1, 1, "sorted-set", "Stores the intersect of multiple sorted sets in a key."},
-	{"zdiffstore", cmdZDiffStore, -4, cmdWrite | cmdDenyOOM, 1, 1, 1, "sorted-set", "Stores the difference of multiple sorted sets in a key."},
-	{"zunion", cmdZUnion, -3, cmdReadonly, 0, 0, 0, "sorted-set", "Returns the union of multiple sorted sets."},
-	{"zinter", cmdZInter, -3, cmdReadonly, 0, 0, 0, "sorted-set", "Returns the intersect of multiple sorted sets."},
-	{"zdiff", cmdZDiff, -3, cmdReadonly, 0, 0, 0, "sorted-set", "Returns the difference between multiple sorted sets."},
-	{"zintercard", cmdZInterCard, -3, cmdReadonly, 0, 0, 0, "sorted-set", "Returns the number of members of the intersect of multiple sorted sets."},
-	{"zrangestore", cmdZRangeStore, -5, cmdWrite | cmdDenyOOM, 1, 2, 1, "sorted-set", "Stores a range of members from sorted set in a key."},
+	{name: "zunionstore", h: cmdZUnionStore},
+	{name: "zinterstore", h: cmdZInterStore},
+	{name: "zdiffstore", h: cmdZDiffStore},
+	{name: "zunion", h: cmdZUnion},
+	{name: "zinter", h: cmdZInter},
+	{name: "zdiff", h: cmdZDiff},
+	{name: "zintercard", h: cmdZInterCard},
+	{name: "zrangestore", h: cmdZRangeStore},
 }

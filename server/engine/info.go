@@ -329,5 +329,5 @@ func (s *Server) infoKeyspace(f func(string, any)) {
 
 // infoCommands registers this file's commands (see table.go).
 var infoCommands = []commandSpec{
-	{"info", cmdInfo, -1, cmdStale | cmdLoading, 0, 0, 0, "server", "Returns information and statistics about the server."},
+	{name: "info", h: cmdInfo},
 }

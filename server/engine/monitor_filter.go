@@ -4,27 +4,9 @@ package engine
 // administrative commands and subcommands are never shown to monitors, and passwords are
 // replaced by "(redacted)" in both, so that neither leaks a secret to whoever watches.
 
-// adminSubcommands are the subcommands Redis 7.0 flags admin in containers whose other
-// subcommands (HELP, CLIENT ID, ...) are not (COMMAND INFO on redis-server 7.0.15).
-var adminSubcommands = map[string]map[string]bool{
-	"acl":     set("deluser", "dryrun", "getuser", "list", "load", "log", "save", "setuser", "users"),
-	"client":  set("kill", "list", "no-evict", "pause", "unblock", "unpause"),
-	"config":  set("get", "resetstat", "rewrite", "set"),
-	"latency": set("doctor", "graph", "histogram", "history", "latest", "reset"),
-	"slowlog": set("get", "len", "reset"),
-	"module":  set("list", "load", "loadex", "unload"),
-}
-
-func set(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
-}
-
 // hiddenFromMonitors reports whether MONITOR must not show this command: flagged skip_monitor
-// (EXEC and EVAL feed monitors themselves, in their own order) or administrative.
+// (EXEC and EVAL feed monitors themselves, in their own order) or administrative — for a
+// container, when Redis 7.0 flags the subcommand admin (CONFIG SET is, CLIENT ID is not).
 func hiddenFromMonitors(cmd *command, argv [][]byte) bool {
 	if cmd.flags&cmdSkipMonitor != 0 {
 		return true
@@ -32,11 +14,11 @@ func hiddenFromMonitors(cmd *command, argv [][]byte) bool {
 	if cmd.flags&cmdAdmin == 0 {
 		return false
 	}
-	subs, container := adminSubcommands[cmd.name]
-	if !container || len(argv) < 2 {
+	if cmd.subs == nil || len(argv) < 2 {
 		return true
 	}
-	return subs[lowerASCII(string(argv[1]))]
+	sub := cmd.subs[lowerASCII(string(argv[1]))]
+	return sub != nil && sub.flags&cmdAdmin != 0
 }
 
 const redacted = "(redacted)"

@@ -242,9 +242,9 @@ func hasKey(db *keyspace.DB, key string) bool {
 
 // multiCommands registers this file's commands (see table.go).
 var multiCommands = []commandSpec{
-	{"multi", cmdMulti, 1, cmdFast | cmdLoading | cmdStale | cmdNoScript | cmdAllowBusy, 0, 0, 0, "transactions", "Starts a transaction."},
-	{"exec", cmdExec, 1, cmdLoading | cmdStale | cmdNoScript | cmdSkipMonitor, 0, 0, 0, "transactions", "Executes all commands in a transaction."},
-	{"discard", cmdDiscard, 1, cmdFast | cmdLoading | cmdStale | cmdNoScript | cmdAllowBusy, 0, 0, 0, "transactions", "Discards a transaction."},
-	{"watch", cmdWatch, -2, cmdFast | cmdLoading | cmdStale | cmdNoScript | cmdAllowBusy, 1, -1, 1, "transactions", "Monitors changes to keys to determine the execution of a transaction."},
-	{"unwatch", cmdUnwatch, 1, cmdFast | cmdLoading | cmdStale | cmdNoScript | cmdAllowBusy, 0, 0, 0, "transactions", "Forgets about watched keys of a transaction."},
+	{name: "multi", h: cmdMulti},
+	{name: "exec", h: cmdExec, own: cmdSkipMonitor}, // iocache's: EXEC feeds monitors its commands itself (monitor_filter.go)
+	{name: "discard", h: cmdDiscard},
+	{name: "watch", h: cmdWatch},
+	{name: "unwatch", h: cmdUnwatch},
 }

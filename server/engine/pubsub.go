@@ -359,11 +359,11 @@ func cmdMonitor(s *Server, c *client, argv [][]byte) {
 
 // pubsubCommands registers this file's commands (see table.go).
 var pubsubCommands = []commandSpec{
-	{"monitor", cmdMonitor, 1, cmdAdmin | cmdNoMulti | cmdLoading | cmdStale | cmdNoScript, 0, 0, 0, "server", "Listens for all requests received by the server in real-time."},
-	{"subscribe", cmdSubscribe, -2, cmdPubSub | cmdLoading | cmdStale | cmdSubscribed | cmdNoScript, 0, 0, 0, "pubsub", "Listens for messages published to channels."},
-	{"unsubscribe", cmdUnsubscribe, -1, cmdPubSub | cmdLoading | cmdStale | cmdSubscribed | cmdNoScript, 0, 0, 0, "pubsub", "Stops listening to messages posted to channels."},
-	{"psubscribe", cmdPSubscribe, -2, cmdPubSub | cmdLoading | cmdStale | cmdSubscribed | cmdNoScript, 0, 0, 0, "pubsub", "Listens for messages published to channels that match one or more patterns."},
-	{"punsubscribe", cmdPUnsubscribe, -1, cmdPubSub | cmdLoading | cmdStale | cmdSubscribed | cmdNoScript, 0, 0, 0, "pubsub", "Stops listening to messages published to channels that match one or more patterns."},
-	{"publish", cmdPublish, 3, cmdPubSub | cmdLoading | cmdStale | cmdFast | cmdMayReplicate, 0, 0, 0, "pubsub", "Posts a message to a channel."},
-	{"pubsub", cmdPubsub, -2, cmdPubSub | cmdLoading | cmdStale, 0, 0, 0, "pubsub", "A container for Pub/Sub commands."},
+	{name: "monitor", h: cmdMonitor, own: cmdNoMulti},              // iocache's: refused inside MULTI when queued
+	{name: "subscribe", h: cmdSubscribe, own: cmdSubscribed},       // allowed in RESP2 subscribed mode
+	{name: "unsubscribe", h: cmdUnsubscribe, own: cmdSubscribed},   // allowed in RESP2 subscribed mode
+	{name: "psubscribe", h: cmdPSubscribe, own: cmdSubscribed},     // allowed in RESP2 subscribed mode
+	{name: "punsubscribe", h: cmdPUnsubscribe, own: cmdSubscribed}, // allowed in RESP2 subscribed mode
+	{name: "publish", h: cmdPublish, own: cmdMayReplicate},         // Redis's, hidden by COMMAND INFO
+	{name: "pubsub", h: cmdPubsub, own: cmdPubSub | cmdStale},      // a container: Redis flags its subcommands
 }

@@ -120,7 +120,7 @@ func (s *Server) pubsubShardNumSub(c *client, channels [][]byte) {
 
 // shardPubsubCommands registers this file's commands (see table.go).
 var shardPubsubCommands = []commandSpec{
-	{"ssubscribe", cmdSSubscribe, -2, cmdPubSub | cmdLoading | cmdStale | cmdSubscribed | cmdNoScript, 1, -1, 1, "pubsub", "Listens for messages published to shard channels."},
-	{"sunsubscribe", cmdSUnsubscribe, -1, cmdPubSub | cmdLoading | cmdStale | cmdSubscribed | cmdNoScript, 1, -1, 1, "pubsub", "Stops listening to messages posted to shard channels."},
-	{"spublish", cmdSPublish, 3, cmdPubSub | cmdLoading | cmdStale | cmdFast | cmdMayReplicate, 1, 1, 1, "pubsub", "Post a message to a shard channel"},
+	{name: "ssubscribe", h: cmdSSubscribe, own: cmdSubscribed},     // allowed in RESP2 subscribed mode
+	{name: "sunsubscribe", h: cmdSUnsubscribe, own: cmdSubscribed}, // allowed in RESP2 subscribed mode
+	{name: "spublish", h: cmdSPublish, own: cmdMayReplicate},       // Redis's, hidden by COMMAND INFO
 }

@@ -208,5 +208,5 @@ func (s *Server) clearFailover() {
 
 // failoverCommands registers this file's commands (see table.go).
 var failoverCommands = []commandSpec{
-	{"failover", cmdFailover, -1, cmdAdmin | cmdNoScript | cmdStale, 0, 0, 0, "server", "Starts a coordinated failover from a server to one of its replicas."},
+	{name: "failover", h: cmdFailover},
 }

@@ -502,11 +502,11 @@ func (s *Server) tryPartialResync(c *client, rl *replicaLink, replid, offset str
 // replicationCommands registers the replication commands, whose handlers are in the
 // replication_*.go files (see table.go).
 var replicationCommands = []commandSpec{
-	{"wait", cmdWait, 3, cmdBlocking, 0, 0, 0, "generic", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."},
-	{"replconf", cmdReplconf, -1, cmdAdmin | cmdNoScript | cmdLoading | cmdStale | cmdAllowBusy, 0, 0, 0, "server", "An internal command for configuring the replication stream."},
-	{"psync", cmdPsync, -3, cmdAdmin | cmdNoScript | cmdNoMulti, 0, 0, 0, "server", "An internal command used in replication."},
-	{"sync", cmdSync, 1, cmdAdmin | cmdNoScript | cmdNoMulti, 0, 0, 0, "server", "An internal command used in replication."},
-	{"replicaof", cmdReplicaof, 3, cmdAdmin | cmdNoScript | cmdStale, 0, 0, 0, "server", "Configures a server as replica of another, or promotes it to a master."},
-	{"slaveof", cmdReplicaof, 3, cmdAdmin | cmdNoScript | cmdStale, 0, 0, 0, "server", "Sets a Redis server as a replica of another, or promotes it to being a master."},
-	{"role", cmdRole, 1, cmdFast | cmdLoading | cmdStale | cmdNoScript, 0, 0, 0, "server", "Returns the replication role."},
+	{name: "wait", h: cmdWait, own: cmdBlocking}, // iocache's: WAIT blocks its client until replicas acknowledge
+	{name: "replconf", h: cmdReplconf},
+	{name: "psync", h: cmdPsync},
+	{name: "sync", h: cmdSync},
+	{name: "replicaof", h: cmdReplicaof},
+	{name: "slaveof", h: cmdReplicaof},
+	{name: "role", h: cmdRole},
 }

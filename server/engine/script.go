@@ -354,19 +354,8 @@ func lineOf(msg string) int {
 	return n
 }
 
-// Commands a script may not run, as Redis 7.0 flags them noscript.
-func scriptForbidden(cmd *command) bool {
-	if cmd.flags&cmdNoScript != 0 {
-		return true
-	}
-	switch cmd.name {
-	case "multi", "exec", "discard", "watch", "unwatch", "subscribe", "psubscribe", "unsubscribe", "punsubscribe",
-		"blpop", "brpop", "brpoplpush", "blmove", "bzpopmin", "bzpopmax", "script", "eval",
-		"evalsha", "eval_ro", "evalsha_ro":
-		return true
-	}
-	return false
-}
+// Commands a script may not run: Redis 7.0 flags them noscript.
+func scriptForbidden(cmd *command) bool { return cmd.flags&cmdNoScript != 0 }
 
 // luaRedisCall is redis.call (raise on an error reply) and redis.pcall (return it as a table).
 func (s *Server) luaRedisCall(L *lua.LState, raise bool) int {
@@ -723,9 +712,9 @@ func cmdScript(s *Server, c *client, argv [][]byte) {
 
 // scriptCommands registers this file's commands (see table.go).
 var scriptCommands = []commandSpec{
-	{"eval", cmdEval, -3, cmdNoScript | cmdStale | cmdSkipMonitor | cmdMayReplicate, 0, 0, 0, "scripting", "Executes a server-side Lua script."},
-	{"evalsha", cmdEvalSHA, -3, cmdNoScript | cmdStale | cmdSkipMonitor | cmdMayReplicate, 0, 0, 0, "scripting", "Executes a server-side Lua script by SHA1 digest."},
-	{"eval_ro", cmdEvalRO, -3, cmdNoScript | cmdStale | cmdSkipMonitor | cmdReadonly, 0, 0, 0, "scripting", "Executes a read-only server-side Lua script."},
-	{"evalsha_ro", cmdEvalSHARO, -3, cmdNoScript | cmdStale | cmdSkipMonitor | cmdReadonly, 0, 0, 0, "scripting", "Executes a read-only server-side Lua script by SHA1 digest."},
-	{"script", cmdScript, -2, cmdNoScript, 0, 0, 0, "scripting", "A container for Lua scripts management commands."},
+	{name: "eval", h: cmdEval, own: cmdMayReplicate},       // Redis's, hidden by COMMAND INFO
+	{name: "evalsha", h: cmdEvalSHA, own: cmdMayReplicate}, // Redis's, hidden by COMMAND INFO
+	{name: "eval_ro", h: cmdEvalRO},
+	{name: "evalsha_ro", h: cmdEvalSHARO},
+	{name: "script", h: cmdScript, own: cmdNoScript}, // a container: Redis flags its subcommands
 }

@@ -630,7 +630,7 @@ var functionHelp = []string{
 
 // functionCommands registers this file's commands (see table.go).
 var functionCommands = []commandSpec{
-	{"function", cmdFunction, -2, cmdNoScript, 0, 0, 0, "scripting", "A container for function commands."},
-	{"fcall", cmdFCall, -3, cmdNoScript | cmdSkipMonitor | cmdMayReplicate | cmdStale, 0, 0, 0, "scripting", "Invokes a function."},
-	{"fcall_ro", cmdFCallRO, -3, cmdNoScript | cmdSkipMonitor | cmdStale | cmdReadonly, 0, 0, 0, "scripting", "Invokes a read-only function."},
+	{name: "function", h: cmdFunction, own: cmdNoScript}, // a container: Redis flags its subcommands
+	{name: "fcall", h: cmdFCall, own: cmdMayReplicate},   // Redis's, hidden by COMMAND INFO
+	{name: "fcall_ro", h: cmdFCallRO},
 }

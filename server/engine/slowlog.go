@@ -178,5 +178,5 @@ func itoa(v int64) string {
 
 // slowlogCommands registers this file's commands (see table.go).
 var slowlogCommands = []commandSpec{
-	{"slowlog", cmdSlowlog, -2, cmdAdmin | cmdLoading | cmdStale, 0, 0, 0, "server", "A container for slow log commands."},
+	{name: "slowlog", h: cmdSlowlog, own: cmdAdmin | cmdStale}, // a container: Redis flags its subcommands
 }
