@@ -91,7 +91,7 @@ func (s *Server) enterBenchSpace(c *client) {
 		}
 	}
 	if b.db == nil {
-		b.db = keyspace.NewDB(s.seed)
+		b.db = s.newDB()
 		b.hits, b.misses, b.evicted, b.calls, b.peakMemory = 0, 0, 0, 0, 0
 	}
 	b.guests++
@@ -121,7 +121,7 @@ func (s *Server) dropBenchSpace() {
 		b.db = nil
 		b.dropped = true
 	} else {
-		b.db = keyspace.NewDB(s.seed)
+		b.db = s.newDB()
 	}
 	go runtime.GC()
 }

@@ -27,7 +27,7 @@ func (s *Server) flushArg(c *client, argv [][]byte) bool {
 func (s *Server) flushDB(i int) {
 	s.stats.dirty += int64(s.dbs[i].Len())
 	old := s.dbs[i]
-	s.dbs[i] = keyspace.NewDB(s.seed)
+	s.dbs[i] = s.newDB()
 	s.adoptDB(s.dbs[i], i)
 	s.hookNewKeys(true)
 	s.touchReplacedDB(i, old, nil)

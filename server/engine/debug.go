@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/iocache/iocache/server/config"
-	"github.com/iocache/iocache/server/keyspace"
 )
 
 // DEBUG: the subcommands Redis's own test suite relies on, where iocache can answer them
@@ -175,7 +174,7 @@ func (s *Server) debugLoadAOF(c *client) {
 	}
 	for i := range s.dbs {
 		old := s.dbs[i]
-		s.dbs[i] = keyspace.NewDB(s.seed)
+		s.dbs[i] = s.newDB()
 		s.touchReplacedDB(i, old, nil)
 	}
 	s.functions = functionRegistry{} // the AOF holds them

@@ -242,13 +242,14 @@ func (s *Server) initialClock() uint32 {
 
 // settleMemory brings every DB's accounting up to date with the collections the last command
 // wrote (keyspace/accounting.go).
-func (s *Server) settleMemory() {
-	for _, db := range s.dbs {
-		db.Settle()
-	}
-	if s.bench.db != nil {
-		s.bench.db.Settle() // the bench space's guests write collections too (LPUSH)
-	}
+func (s *Server) settleMemory() { s.owed.Settle() }
+
+// newDB is an empty DB that lists itself in the server's Owed when it has something to settle
+// (every DB the main thread uses must: settleMemory settles only those listed).
+func (s *Server) newDB() *keyspace.DB {
+	db := keyspace.NewDB(s.seed)
+	db.ShareOwed(&s.owed)
+	return db
 }
 
 // usedMemory is what maxmemory is compared against: the keyspace's accounted bytes plus what the

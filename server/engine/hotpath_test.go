@@ -22,6 +22,8 @@ var hotPathCases = []struct{ name, req string }{
 	{"EXISTS", "*2\r\n$6\r\nEXISTS\r\n$16\r\nkey:000000000042\r\n"},
 	{"MGET", "*3\r\n$4\r\nMGET\r\n$16\r\nkey:000000000042\r\n$7\r\nmissing\r\n"},
 	{"HGET", "*3\r\n$4\r\nHGET\r\n$4\r\nhash\r\n$5\r\nfield\r\n"},
+	// A field of a small (inline) hash overwritten, as redis-benchmark -t hset does.
+	{"HSET", "*4\r\n$4\r\nHSET\r\n$4\r\nhash\r\n$5\r\nfield\r\n$5\r\nvalue\r\n"},
 	{"PING_INLINE", "PING\r\n"},
 	{"PING", "*1\r\n$4\r\nPING\r\n"},
 	// A pipeline of 16 GETs in one read, as redis-benchmark -P 16 sends them: one op is 16 requests.

@@ -358,7 +358,7 @@ func (s *Server) debugReload(c *client, opts [][]byte) {
 	if flush {
 		for i := range s.dbs {
 			old := s.dbs[i]
-			s.dbs[i] = keyspace.NewDB(s.seed)
+			s.dbs[i] = s.newDB()
 			s.touchReplacedDB(i, old, nil)
 		}
 		s.functions = functionRegistry{} // the file holds them

@@ -266,6 +266,8 @@ func (s *Server) finishHandshake(res syncResult) {
 		for i := range s.dbs {
 			old := s.dbs[i]
 			s.dbs[i] = res.dbs[i]
+			s.dbs[i].Settle() // loaded off the main thread, without the server's Owed
+			s.dbs[i].ShareOwed(&s.owed)
 			s.touchReplacedDB(i, old, s.dbs[i])
 		}
 		if s.tracking.clients > 0 {

@@ -81,6 +81,8 @@ type Server struct {
 	// Main-thread state.
 	dbs  []*keyspace.DB
 	seed maphash.Seed
+	// owed lists the DBs with writes to settle after the running command (evict.go).
+	owed keyspace.Owed
 	// commands is the table clients call, after rename-command; builtin has every command under
 	// its original name, for the server's own lookups (rename.go).
 	commands     map[string]*command
@@ -169,7 +171,7 @@ func New(cfg *config.Config) (*Server, error) {
 	}
 	s.dbs = make([]*keyspace.DB, cfg.Databases)
 	for i := range s.dbs {
-		s.dbs[i] = keyspace.NewDB(s.seed)
+		s.dbs[i] = s.newDB()
 	}
 	s.commands = buildCommandTable()
 	s.builtin = make(map[string]*command, len(s.commands))

@@ -45,6 +45,7 @@ func (db *DB) noteWrite(obj any, accounted int64) {
 
 // addPendingObj appends to pending, indexing it once it is long.
 func (db *DB) addPendingObj(obj any, accounted int64) {
+	db.owe()
 	db.pending = append(db.pending, pendingObj{obj, accounted})
 	switch {
 	case db.pendingIndex != nil:
@@ -55,6 +56,32 @@ func (db *DB) addPendingObj(obj any, accounted int64) {
 			db.pendingIndex[p.obj] = struct{}{}
 		}
 	}
+}
+
+// Owed lists the DBs that have something to settle since the server last settled them: the
+// server settles those after every command instead of visiting all of its DBs (16 by default)
+// when almost every command leaves at most one of them owing.
+type Owed struct{ dbs []*DB }
+
+// ShareOwed makes the DB list itself in o whenever it has something to settle.
+func (db *DB) ShareOwed(o *Owed) { db.owed = o }
+
+// owe lists the DB in its Owed, once until the next settling.
+func (db *DB) owe() {
+	if db.owed != nil && !db.owing {
+		db.owing = true
+		db.owed.dbs = append(db.owed.dbs, db)
+	}
+}
+
+// Settle settles the DBs that owe, and empties the list.
+func (o *Owed) Settle() {
+	for i, db := range o.dbs {
+		db.owing = false
+		db.Settle()
+		o.dbs[i] = nil
+	}
+	o.dbs = o.dbs[:0]
 }
 
 // Settle accounts for the growth or shrinking of the collections written since the last call.

@@ -48,6 +48,10 @@ type DB struct {
 	wviews   viewPool
 	objBytes int64
 	pending  []pendingObj // see accounting.go
+	// owed, when the server shares one, lists the DB while it has something to settle
+	// (owing); accounting.go.
+	owed  *Owed
+	owing bool
 	// pendingIndex finds a pending object when many are (accounting.go).
 	pendingIndex map[any]struct{}
 	rng          *rand.Rand
@@ -126,6 +130,7 @@ func (db *DB) Obj(r Ref) any {
 	if rc[0]&flagPending != 0 {
 		return db.findWrite(rc.key()).obj
 	}
+	db.owe()
 	return db.rviews.view(rc.typ(), rc.value())
 }
 

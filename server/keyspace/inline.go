@@ -393,6 +393,7 @@ func (db *DB) findWrite(key []byte) *pendingWrite {
 
 // addWrite records a pending write, reusing the key buffer of an earlier command's entry.
 func (db *DB) addWrite(key []byte, obj any, view bool) {
+	db.owe()
 	n := len(db.writes)
 	if n < cap(db.writes) {
 		db.writes = db.writes[:n+1]
@@ -504,6 +505,7 @@ func (db *DB) Detach(r Ref) any {
 			obj = ownedCopy(obj)
 		}
 	case rc[0]&flagInline != 0:
+		db.owe()
 		obj = ownedCopy(db.rviews.view(rc.typ(), rc.value()))
 	default:
 		obj = db.objects[rc.objID()]
