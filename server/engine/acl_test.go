@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iocache/iocache/server/acl"
 	"github.com/iocache/iocache/server/config"
 )
 
@@ -223,7 +224,7 @@ func TestACLCategoriesMatchRedis(t *testing.T) {
 			t.Errorf("COMMAND INFO %s categories: redis %q, iocache %q (flags %b)", name, want, got, cmd.flags)
 		}
 	}
-	for _, cat := range aclCategories {
+	for _, cat := range acl.AllCategories.Names() {
 		want, got := bulkSet(r.do("ACL", "CAT", cat)), bulkSet(i.do("ACL", "CAT", cat))
 		for n := range want {
 			top, _, _ := strings.Cut(n, "|")
