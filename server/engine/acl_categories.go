@@ -10,32 +10,10 @@ package engine
 // TestACLCategoriesMatchRedis compares every command's with Debian's redis-server.
 
 import (
-	"sort"
 	"strings"
+
+	"github.com/iocache/iocache/server/acl"
 )
-
-// aclCategories is Redis's ACLCommandCategories, in its order: ACL CAT lists them so, and the
-// description of a user's command rules tries them so.
-var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
-	"bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
-	"connection", "transaction", "scripting"}
-
-func categoryBit(name string) uint32 {
-	for i, n := range aclCategories {
-		if strings.EqualFold(n, name) {
-			return 1 << i
-		}
-	}
-	return 0
-}
-
-func categoryBits(names string) uint32 {
-	var bits uint32
-	for _, n := range strings.Fields(names) {
-		bits |= categoryBit(n)
-	}
-	return bits
-}
 
 // groupCategory is the category a command group implies.
 var groupCategory = map[string]string{"string": "string", "list": "list", "set": "set", "sorted-set": "sortedset",
@@ -45,112 +23,63 @@ var groupCategory = map[string]string{"string": "string", "list": "list", "set":
 
 // commandCategories are a command's categories: those of its COMMAND INFO entry, or, for a
 // command Redis does not have, those its flags and group imply.
-func commandCategories(cmd *command) uint32 {
+func commandCategories(cmd *command) acl.Categories {
 	if e := commandInfoEntry(cmd.name); e != nil {
 		return entryCategories(e)
 	}
-	var c uint32
+	var c acl.Categories
 	if cmd.flags&cmdWrite != 0 {
-		c |= categoryBit("write")
+		c |= acl.Category("write")
 	}
 	if cmd.flags&cmdReadonly != 0 && cmd.group != "scripting" {
-		c |= categoryBit("read")
+		c |= acl.Category("read")
 	}
 	if cmd.flags&cmdAdmin != 0 {
-		c |= categoryBits("admin dangerous")
+		c |= acl.Category("admin") | acl.Category("dangerous")
 	}
 	if cmd.flags&cmdPubSub != 0 {
-		c |= categoryBit("pubsub")
+		c |= acl.Category("pubsub")
 	}
 	if cmd.flags&cmdFast != 0 {
-		c |= categoryBit("fast")
+		c |= acl.Category("fast")
 	}
 	if cmd.flags&cmdBlocking != 0 {
-		c |= categoryBit("blocking")
+		c |= acl.Category("blocking")
 	}
-	c |= categoryBit(groupCategory[cmd.group])
-	if c&categoryBit("fast") == 0 {
-		c |= categoryBit("slow")
+	c |= acl.Category(groupCategory[cmd.group])
+	if c&acl.Category("fast") == 0 {
+		c |= acl.Category("slow")
 	}
 	return c
 }
 
 // entryCategories are the categories a COMMAND INFO entry lists ("@write", "@hash", ...).
-func entryCategories(e *metaNode) uint32 {
-	var bits uint32
-	for _, c := range e.elems[6].elems {
-		bits |= categoryBit(strings.TrimPrefix(c.str, "@"))
+func entryCategories(e *metaNode) acl.Categories {
+	var c acl.Categories
+	for _, name := range e.elems[6].elems {
+		c |= acl.Category(strings.TrimPrefix(name.str, "@"))
 	}
-	return bits
+	return c
 }
 
-// categoryNames lists the categories of bits, in Redis's order.
-func categoryNames(bits uint32) []string {
-	var out []string
-	for i, n := range aclCategories {
-		if bits&(1<<i) != 0 {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// aclUnit is what ACL rules allow or deny: a command, or one subcommand of a container. id
-// indexes users' permission bitmaps.
-type aclUnit struct {
-	id       int
-	fullname string // "get", "config|get"
-	cats     uint32
-	cmd      *command
-}
-
-// aclTable numbers every command and subcommand once, at start, by original name (renames do not
-// change what a rule names, as in Redis, whose rules name original commands).
-type aclTable struct {
-	units  []*aclUnit
-	byName map[string]*aclUnit // "get", "config|get"
-	// subs holds each container's subcommands by lower-case name.
-	subs map[*command]map[string]*aclUnit
-	top  map[*command]*aclUnit
-}
-
-func buildACLTable(builtin map[string]*command) *aclTable {
-	t := &aclTable{byName: map[string]*aclUnit{}, subs: map[*command]map[string]*aclUnit{}, top: map[*command]*aclUnit{}}
-	names := make([]string, 0, len(builtin))
-	for n := range builtin {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	add := func(fullname string, cats uint32, cmd *command) *aclUnit {
-		u := &aclUnit{id: len(t.units), fullname: fullname, cats: cats, cmd: cmd}
-		t.units = append(t.units, u)
-		t.byName[fullname] = u
-		return u
-	}
-	for _, n := range names {
-		cmd := builtin[n]
-		t.top[cmd] = add(n, commandCategories(cmd), cmd)
-	}
-	for _, n := range names {
-		cmd := builtin[n]
-		for _, full := range subcommandNames(n) { // Redis's, for every container iocache has
+// buildACLTable describes every command to package acl once, at start, by original name
+// (renames do not change what a rule names, as in Redis, whose rules name original commands),
+// with every subcommand Redis has for the containers iocache has; units finds each command's
+// unit by the command.
+func buildACLTable(builtin map[string]*command) (table *acl.Table, units map[*command]*acl.Unit) {
+	cmds := make([]acl.Command, 0, len(builtin))
+	for name, cmd := range builtin {
+		c := acl.Command{Name: name, Categories: commandCategories(cmd), NoAuth: cmd.flags&cmdNoAuth != 0}
+		for _, full := range subcommandNames(name) {
 			_, sub, _ := strings.Cut(full, "|")
-			if t.subs[cmd] == nil {
-				t.subs[cmd] = map[string]*aclUnit{}
-			}
-			t.subs[cmd][sub] = add(full, entryCategories(commandInfoEntry(full)), cmd)
+			c.Subcommands = append(c.Subcommands, acl.Subcommand{Name: sub, Categories: entryCategories(commandInfoEntry(full))})
 		}
+		cmds = append(cmds, c)
 	}
-	return t
-}
-
-// unitFor is the unit a call names: the subcommand when the command is a container and argv[1]
-// is one of its subcommands, else the command.
-func (t *aclTable) unitFor(cmd *command, argv [][]byte) *aclUnit {
-	if subs := t.subs[cmd]; subs != nil && len(argv) > 1 {
-		if u := subs[lowerASCII(string(argv[1]))]; u != nil {
-			return u
-		}
+	table = acl.NewTable(cmds)
+	units = make(map[*command]*acl.Unit, len(builtin))
+	for name, cmd := range builtin {
+		units[cmd] = table.Unit(name)
 	}
-	return t.top[cmd]
+	return table, units
 }

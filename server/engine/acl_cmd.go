@@ -1,13 +1,14 @@
 package engine
 
 // The ACL command and AUTH's side of users (authenticate, requirepass as the default user's
-// password), with Redis 7.0's replies and error texts. acl.go holds the users and their rules,
-// acl_describe.go how they are printed, acl_log.go the security log.
+// password), with Redis 7.0's replies and error texts. The users, their rules and how they are
+// printed are package acl's; acl_log.go is the security log.
 
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"sort"
+
+	"github.com/iocache/iocache/server/acl"
 )
 
 // authenticate checks a username and password (user "" is the default user), logs a failure
@@ -16,13 +17,13 @@ func (s *Server) authenticate(c *client, object, user string, pass []byte) bool 
 	if user == "" {
 		user = "default"
 	}
-	u := s.acl.users[user]
-	if u == nil || !u.checkPassword(pass) {
+	u := s.acl.users.Get(user)
+	if u == nil || !u.CheckPassword(pass) {
 		context := "toplevel"
 		if c.flags&flagMulti != 0 {
 			context = "multi"
 		}
-		s.addACLLog(c, aclDeniedAuth, context, object, user)
+		s.addACLLog(c, acl.DeniedAuth, context, object, user)
 		s.logf(logVerbose, "AUTH failed for client id=%d addr=%s user=%s", c.id, c.addr, truncate(user, 128))
 		return false
 	}
@@ -33,8 +34,8 @@ func (s *Server) authenticate(c *client, object, user string, pass []byte) bool 
 // defaultAuthenticated is whether a new connection starts authenticated: the default user is on
 // and needs no password.
 func (s *Server) defaultAuthenticated() bool {
-	d := s.acl.defaultUser
-	return d.enabled && d.nopass
+	d := s.acl.users.Default()
+	return d.Enabled() && d.NoPass()
 }
 
 // syncDefaultUser applies requirepass to the default user when it changed (at start and on
@@ -45,13 +46,7 @@ func (s *Server) syncDefaultUser() {
 	}
 	pass := s.cfg.RequirePass
 	s.acl.requirepass = &pass
-	d := s.acl.defaultUser
-	_ = s.acl.applyRule(d, "resetpass")
-	if pass == "" {
-		_ = s.acl.applyRule(d, "nopass")
-	} else {
-		_ = s.acl.applyRule(d, ">"+pass)
-	}
+	s.acl.users.SetRequirePass(pass)
 	s.authRequired.Store(!s.defaultAuthenticated())
 }
 
@@ -72,18 +67,18 @@ func cmdACL(s *Server, c *client, argv [][]byte) {
 	}
 	switch sub {
 	case "whoami":
-		c.w.BulkString(c.user.name)
+		c.w.BulkString(c.user.Name())
 	case "users":
-		names := s.aclUserNames()
+		names := s.acl.users.Names()
 		c.w.Array(len(names))
 		for _, n := range names {
 			c.w.BulkString(n)
 		}
 	case "list":
-		names := s.aclUserNames()
+		names := s.acl.users.Names()
 		c.w.Array(len(names))
 		for _, n := range names {
-			c.w.BulkString("user " + n + " " + s.acl.describeUser(s.acl.users[n]))
+			c.w.BulkString("user " + n + " " + s.acl.users.Describe(s.acl.users.Get(n)))
 		}
 	case "getuser":
 		s.aclGetUser(c, string(argv[2]))
@@ -140,53 +135,22 @@ func (s *Server) aclLoadSave(c *client, sub string) {
 	c.w.OK()
 }
 
-func (s *Server) aclUserNames() []string {
-	names := make([]string, 0, len(s.acl.users))
-	for n := range s.acl.users {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// aclSetUser applies the rules to a copy of the user (a new one when it does not exist) and keeps
-// the copy only when every rule is valid, as Redis does.
+// aclSetUser applies the rules to the user, all or none of them (acl.Users.SetUser); the
+// subscribers of a user that existed lose what its new rules deny.
 func (s *Server) aclSetUser(c *client, args [][]byte) {
-	name := string(args[0])
-	if hasSpace(name) {
-		s.addError(c, "ERR Usernames can't contain spaces or null characters")
-		return
-	}
-	u := s.acl.users[name]
-	var tmp *aclUser
-	if u != nil {
-		tmp = u.clone()
-	} else {
-		tmp = s.acl.newUser(name)
-	}
 	rules := make([]string, len(args)-1)
 	for i, a := range args[1:] {
 		rules[i] = string(a)
 	}
-	rules, err := mergeSelectorArgs(rules)
+	u, created, err := s.acl.users.SetUser(string(args[0]), rules)
 	if err != nil {
 		s.addError(c, "ERR "+err.Error())
 		return
 	}
-	for _, r := range rules {
-		if err := s.acl.applyRule(tmp, r); err != nil {
-			s.addError(c, "ERR Error in ACL SETUSER modifier '"+truncate(r, 128)+"': "+err.Error())
-			return
-		}
-	}
-	if u == nil {
-		u = tmp
-		s.acl.users[name] = u
-	} else {
-		u.assign(tmp)
+	if !created {
 		s.killRevokedSubscribers(u, c)
 	}
-	if u == s.acl.defaultUser {
+	if u == s.acl.users.Default() {
 		s.authRequired.Store(!s.defaultAuthenticated())
 	}
 	c.w.OK()
@@ -202,20 +166,17 @@ func (s *Server) aclDelUser(c *client, names [][]byte) {
 	}
 	deleted := 0
 	for _, n := range names {
-		u := s.acl.users[string(n)]
-		if u == nil {
-			continue
+		if u := s.acl.users.Delete(string(n)); u != nil {
+			deleted++
+			s.dropUser(u, c)
 		}
-		delete(s.acl.users, string(n))
-		deleted++
-		s.dropUser(u, c)
 	}
 	c.w.Int(int64(deleted))
 }
 
 // killRevokedSubscribers closes the connections of u subscribed to a channel or pattern its
 // rules no longer allow, as Redis does after ACL SETUSER and ACL LOAD.
-func (s *Server) killRevokedSubscribers(u *aclUser, current *client) {
+func (s *Server) killRevokedSubscribers(u *acl.User, current *client) {
 	for _, x := range s.clients {
 		if x.user != u || x.subscriptions() == 0 || !x.subscribedBeyond(u) {
 			continue
@@ -230,19 +191,19 @@ func (s *Server) killRevokedSubscribers(u *aclUser, current *client) {
 
 // subscribedBeyond reports whether the client listens to a channel, shard channel or pattern u may
 // not.
-func (x *client) subscribedBeyond(u *aclUser) bool {
+func (x *client) subscribedBeyond(u *acl.User) bool {
 	for ch := range x.channels {
-		if !u.mayUseChannel([]byte(ch), false) {
+		if !u.MayUseChannel([]byte(ch), false) {
 			return true
 		}
 	}
 	for p := range x.patterns {
-		if !u.mayUseChannel([]byte(p), true) {
+		if !u.MayUseChannel([]byte(p), true) {
 			return true
 		}
 	}
 	for ch := range x.shardChannels {
-		if !u.mayUseChannel([]byte(ch), false) {
+		if !u.MayUseChannel([]byte(ch), false) {
 			return true
 		}
 	}
@@ -250,61 +211,57 @@ func (x *client) subscribedBeyond(u *aclUser) bool {
 }
 
 func (s *Server) aclGetUser(c *client, name string) {
-	u := s.acl.users[name]
+	u := s.acl.users.Get(name)
 	if u == nil {
 		c.w.Null()
 		return
 	}
-	flags := u.flagNames()
+	d := s.acl.users.Details(u)
 	c.w.Map(6)
 	c.w.BulkString("flags")
-	c.w.Set(len(flags))
-	for _, f := range flags {
+	c.w.Set(len(d.Flags))
+	for _, f := range d.Flags {
 		c.w.BulkString(f)
 	}
 	c.w.BulkString("passwords")
-	c.w.Array(len(u.passwords))
-	for _, p := range u.passwords {
-		c.w.BulkString(hex.EncodeToString(p))
+	c.w.Array(len(d.Passwords))
+	for _, p := range d.Passwords {
+		c.w.BulkString(p)
 	}
-	s.writeSelector(c, &u.aclSelector)
+	writeSelector(c, d.Root)
 	c.w.BulkString("selectors")
-	c.w.Array(len(u.selectors))
-	for _, sel := range u.selectors {
+	c.w.Array(len(d.Selectors))
+	for _, sel := range d.Selectors {
 		c.w.Map(3)
-		s.writeSelector(c, sel)
+		writeSelector(c, sel)
 	}
 }
 
 // writeSelector writes a selector's commands, keys and channels fields of ACL GETUSER.
-func (s *Server) writeSelector(c *client, sel *aclSelector) {
+func writeSelector(c *client, sel acl.SelectorDetails) {
 	c.w.BulkString("commands")
-	c.w.BulkString(s.acl.describeCommands(sel))
+	c.w.BulkString(sel.Commands)
 	c.w.BulkString("keys")
-	c.w.BulkString(sel.describeKeys())
+	c.w.BulkString(sel.Keys)
 	c.w.BulkString("channels")
-	c.w.BulkString(sel.describeChannels())
+	c.w.BulkString(sel.Channels)
 }
 
 func (s *Server) aclCat(c *client, args [][]byte) {
 	if len(args) == 0 {
-		c.w.Array(len(aclCategories))
-		for _, n := range aclCategories {
+		names := acl.AllCategories.Names()
+		c.w.Array(len(names))
+		for _, n := range names {
 			c.w.BulkString(n)
 		}
 		return
 	}
-	bit := categoryBit(string(args[0]))
-	if bit == 0 {
+	cat := acl.Category(string(args[0]))
+	if cat == 0 {
 		s.addError(c, "ERR Unknown category '"+truncate(string(args[0]), 128)+"'")
 		return
 	}
-	var names []string
-	for _, unit := range s.acl.table.describeOrder() {
-		if unit.cats&bit != 0 {
-			names = append(names, unit.fullname)
-		}
-	}
+	names := s.acl.table.Members(cat)
 	c.w.Array(len(names))
 	for _, n := range names {
 		c.w.BulkString(n)
@@ -334,7 +291,7 @@ func (s *Server) aclGenPass(c *client, args [][]byte) {
 }
 
 func (s *Server) aclDryRun(c *client, args [][]byte) {
-	u := s.acl.users[string(args[0])]
+	u := s.acl.users.Get(string(args[0]))
 	if u == nil {
 		s.addError(c, "ERR User '"+truncate(string(args[0]), 128)+"' not found")
 		return
@@ -349,12 +306,12 @@ func (s *Server) aclDryRun(c *client, args [][]byte) {
 		s.wrongArgs(c, cmd.name)
 		return
 	}
-	switch reason, object := s.acl.aclCheck(u, cmd, argv); reason {
-	case aclDeniedNone:
+	switch reason, object := s.aclCheck(u, cmd, argv); reason {
+	case acl.Allowed:
 		c.w.OK()
-	case aclDeniedCmd:
+	case acl.DeniedCommand:
 		c.w.BulkString("This user has no permissions to run the '" + object + "' command")
-	case aclDeniedKey:
+	case acl.DeniedKey:
 		c.w.BulkString("This user has no permissions to access the '" + object + "' key")
 	default:
 		c.w.BulkString("This user has no permissions to access the '" + object + "' channel")
@@ -384,19 +341,19 @@ func (s *Server) aclLogCommand(c *client, args [][]byte) {
 		e := s.acl.log.entries.At(i)
 		c.w.Map(7)
 		c.w.BulkString("count")
-		c.w.Int(e.count)
+		c.w.Int(e.Count)
 		c.w.BulkString("reason")
-		c.w.BulkString(aclReasonNames[e.reason])
+		c.w.BulkString(e.Reason.String())
 		c.w.BulkString("context")
-		c.w.BulkString(e.context)
+		c.w.BulkString(e.Context)
 		c.w.BulkString("object")
-		c.w.BulkString(e.object)
+		c.w.BulkString(e.Object)
 		c.w.BulkString("username")
-		c.w.BulkString(e.username)
+		c.w.BulkString(e.Username)
 		c.w.BulkString("age-seconds")
-		c.w.Double(float64(s.nowMs-e.updatedMs) / 1000)
+		c.w.Double(float64(s.nowMs-e.UpdatedMs) / 1000)
 		c.w.BulkString("client-info")
-		c.w.BulkString(e.clientInfo)
+		c.w.BulkString(e.ClientInfo)
 	}
 }
 

@@ -1,8 +1,10 @@
 package engine
 
 // Users from the configuration, as Redis 7.0 reads them: `user <name> <rules...>` lines in the
-// config file, or an aclfile (one such line per user) that ACL LOAD reads again and ACL SAVE
-// writes; not both. A file with any error changes nothing, and says every error, in Redis's words.
+// config file, or an aclfile (one such line per user, acl.Users.ParseFile) that ACL LOAD reads
+// again and ACL SAVE writes; not both. A file with any error changes nothing, and says every
+// error, in Redis's words. Here is what needs the Server: the files, the config's lines, and the
+// connections of the users a change removes or restricts.
 
 import (
 	"errors"
@@ -11,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/iocache/iocache/server/acl"
 	"github.com/iocache/iocache/server/config"
 )
 
@@ -31,8 +34,8 @@ func (s *Server) loadConfiguredUsers() error {
 			return &config.FileError{Line: line.Line, Text: line.Text, Message: msg}
 		}
 		name := line.Args[0]
-		if hasSpace(name) {
-			return fail("Usernames can't contain spaces or null characters")
+		if err := acl.CheckName(name); err != nil {
+			return fail(err.Error())
 		}
 		if seen[name] {
 			return fail("Error in user declaration '" + name + "': Duplicate user found. A user can only be defined once in config files")
@@ -43,96 +46,35 @@ func (s *Server) loadConfiguredUsers() error {
 			// Redis resets the default user before applying its line.
 			rules = append([]string{"reset"}, rules...)
 		}
-		u, err := s.acl.userFromRules(name, rules)
+		u, err := s.acl.users.FromRules(name, rules)
 		if err != nil {
 			return fail(err.Error())
 		}
-		s.acl.install(u)
+		s.acl.users.Install(u)
 	}
 	s.authRequired.Store(!s.defaultAuthenticated())
 	return nil
 }
 
-// userFromRules builds a user from its rules: the default user starts from its reset state, as
-// in Redis's ACLLoadConfiguredUsers.
-func (st *aclState) userFromRules(name string, rules []string) (*aclUser, error) {
-	rules, err := mergeSelectorArgs(rules)
-	if err != nil {
-		return nil, err
-	}
-	u := st.newUser(name)
-	for _, r := range rules {
-		if err := st.applyRule(u, r); err != nil {
-			return nil, fmt.Errorf("Error in applying operation '%s': %s", truncate(r, 128), err.Error())
-		}
-	}
-	return u, nil
-}
-
-// install puts a user in the table; a user of that name already there keeps its identity, so that
-// its connections stay (and are bound by the new rules).
-func (st *aclState) install(u *aclUser) {
-	if old := st.users[u.name]; old != nil {
-		old.assign(u)
-		return
-	}
-	st.users[u.name] = u
-}
-
 // loadACLFile reads the aclfile and, when every line is right, replaces all users with its own
 // (a default user absent from the file gets the default rules). It returns Redis's error text, or
-// "" on success. Connections of users the file drops are closed.
+// "" on success. Connections of users the file drops are closed, and subscribers of users it
+// keeps lose what their new rules deny.
 func (s *Server) loadACLFile() string {
 	path := s.cfg.ACLFile
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Sprintf("Error loading ACLs, opening file '%s': %s", path, syscallText(err))
 	}
-	var errs strings.Builder
-	users := map[string]*aclUser{}
-	seen := map[string]bool{} // also the users whose line has an error, as Redis counts them
-	for i, text := range strings.Split(string(data), "\n") {
-		lineno := i + 1
-		text = strings.TrimSpace(text)
-		if text == "" {
-			continue
-		}
-		argv, err := config.SplitArgs(text)
-		if err != nil || len(argv) < 2 || argv[0] != "user" || hasSpace(argv[1]) {
-			fmt.Fprintf(&errs, "%s:%d should start with user keyword followed by the username. ", path, lineno)
-			continue
-		}
-		if seen[argv[1]] {
-			fmt.Fprintf(&errs, "WARNING: Duplicate user '%s' found on line %d. ", argv[1], lineno)
-			continue
-		}
-		seen[argv[1]] = true
-		u, err := s.acl.userFromRules(argv[1], argv[2:])
-		if err != nil {
-			fmt.Fprintf(&errs, "%s:%d: %s. ", path, lineno, err.Error())
-			continue
-		}
-		users[argv[1]] = u
+	users, err := s.acl.users.ParseFile(path, data)
+	if err != nil {
+		return err.Error()
 	}
-	if errs.Len() > 0 {
-		return errs.String() + "WARNING: ACL errors detected, no change to the previously active ACL rules was performed"
-	}
-	if users["default"] == nil {
-		users["default"] = s.acl.newDefaultUser()
-	}
-	for name, old := range s.acl.users {
-		if users[name] == nil {
-			s.dropUser(old, nil)
-		}
-	}
-	for name := range s.acl.users {
-		if users[name] == nil {
-			delete(s.acl.users, name)
-		}
+	for _, old := range s.acl.users.Replace(users) {
+		s.dropUser(old, nil)
 	}
 	for _, u := range users {
-		s.acl.install(u)
-		s.killRevokedSubscribers(s.acl.users[u.name], nil)
+		s.killRevokedSubscribers(s.acl.users.Get(u.Name()), nil)
 	}
 	s.authRequired.Store(!s.defaultAuthenticated())
 	return ""
@@ -142,8 +84,8 @@ func (s *Server) loadACLFile() string {
 // renamed over it, so a crash leaves the old file or the new one.
 func (s *Server) saveACLFile() error {
 	var b strings.Builder
-	for _, n := range s.aclUserNames() {
-		b.WriteString("user " + n + " " + s.acl.describeUser(s.acl.users[n]) + "\n")
+	for _, n := range s.acl.users.Names() {
+		b.WriteString("user " + n + " " + s.acl.users.Describe(s.acl.users.Get(n)) + "\n")
 	}
 	dir, base := filepath.Split(s.cfg.ACLFile)
 	f, err := os.CreateTemp(dir, base+".tmp-*")
@@ -167,12 +109,12 @@ func (s *Server) saveACLFile() error {
 
 // dropUser points the connections of a removed user at the default user, unauthenticated, and
 // closes them; current (the client deleting it, if one of them) is closed after its reply.
-func (s *Server) dropUser(u *aclUser, current *client) {
+func (s *Server) dropUser(u *acl.User, current *client) {
 	for _, x := range s.clients {
 		if x.user != u {
 			continue
 		}
-		x.user, x.authed = s.acl.defaultUser, false
+		x.user, x.authed = s.acl.users.Default(), false
 		if x == current {
 			x.flags |= flagCloseAfterReply
 		} else {

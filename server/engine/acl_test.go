@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iocache/iocache/server/acl"
 	"github.com/iocache/iocache/server/config"
 )
 
@@ -223,7 +224,7 @@ func TestACLCategoriesMatchRedis(t *testing.T) {
 			t.Errorf("COMMAND INFO %s categories: redis %q, iocache %q (flags %b)", name, want, got, cmd.flags)
 		}
 	}
-	for _, cat := range aclCategories {
+	for _, cat := range acl.AllCategories.Names() {
 		want, got := bulkSet(r.do("ACL", "CAT", cat)), bulkSet(i.do("ACL", "CAT", cat))
 		for n := range want {
 			top, _, _ := strings.Cut(n, "|")
@@ -352,4 +353,35 @@ func TestACLKeyPermissionsMatchRedis(t *testing.T) {
 		}
 	}
 	aclScript(t, redisAddr, addr, all)
+}
+
+// The permission check of a restricted user's allowed call allocates nothing, however many keys
+// the call names: dispatch runs it for every command such a user sends.
+func TestACLCheckAllocatesNothing(t *testing.T) {
+	s, _ := bareServer(t)
+	for _, tc := range []struct{ rules, call string }{
+		{"~cache:* &chan* +@all -@dangerous (~x:* +get)", "GET cache:1"},
+		{"~cache:* &chan* +@all -@dangerous (~x:* +get)", "SET cache:1 v"},
+		{"~cache:* &chan* +@all -@dangerous (~x:* +get)", "MGET cache:1 cache:2 cache:3 cache:4 cache:5 cache:6 cache:7 cache:8 cache:9 cache:10"},
+		{"~cache:* &chan* +@all -@dangerous (~x:* +get)", "ZUNIONSTORE cache:1 2 cache:2 cache:3"},
+		{"~cache:* &chan* +@all -@dangerous (~x:* +get)", "CLIENT ID"},
+		{"~cache:* &chan* +@all -@dangerous (~x:* +get)", "PUBLISH chan1 x"},
+		{"~* +@all -flushall", "MGET a b c d e f g h i j k"},
+	} {
+		u, err := s.acl.users.FromRules("app", append([]string{"on", "nopass"}, words(tc.rules)...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var argv [][]byte
+		for _, w := range words(tc.call) {
+			argv = append(argv, []byte(w))
+		}
+		cmd := s.lookupCommand(argv[0])
+		if reason, object := s.aclCheck(u, cmd, argv); reason != acl.Allowed {
+			t.Fatalf("%s: %s denied %q (%v)", tc.rules, tc.call, object, reason)
+		}
+		if n := testing.AllocsPerRun(100, func() { s.aclCheck(u, cmd, argv) }); n != 0 {
+			t.Errorf("%s: %s: %v allocations", tc.rules, tc.call, n)
+		}
+	}
 }

@@ -196,7 +196,7 @@ func (s *Server) loadAOFFile(name string, last bool) error {
 		}
 	}
 	fake := newClient(0, -1, 0)
-	fake.addr, fake.authed, fake.user = "aof", true, s.acl.defaultUser
+	fake.addr, fake.authed, fake.user = "aof", true, s.acl.users.Default()
 	validUpTo := offset()
 	var validBeforeMulti int64
 	for {

@@ -3,6 +3,7 @@ package engine
 import (
 	"sync/atomic"
 
+	"github.com/iocache/iocache/server/acl"
 	"github.com/iocache/iocache/server/netio"
 	"github.com/iocache/iocache/server/resp"
 )
@@ -45,8 +46,8 @@ type client struct {
 	// libName and libVer are what CLIENT SETINFO told (Redis 7.2), shown by CLIENT LIST.
 	libName, libVer string
 	authed          bool
-	user            *aclUser // the ACL user: the default user until AUTH or HELLO AUTH
-	guest           bool     // in the bench space (benchspace.go)
+	user            *acl.User // the ACL user: the default user until AUTH or HELLO AUTH
+	guest           bool      // in the bench space (benchspace.go)
 	lastCmd         string
 	// The name this client last sent, byte for byte, and the command it named: a pipeline of
 	// one command, the usual case, looks the table up once (lookupFor).

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iocache/iocache/server/acl"
 	"github.com/iocache/iocache/server/version"
 )
 
@@ -45,7 +46,7 @@ func cmdAuth(s *Server, c *client, argv [][]byte) {
 	user, pass := "default", argv[1]
 	if len(argv) == 3 {
 		user, pass = string(argv[1]), argv[2]
-	} else if s.acl.defaultUser.nopass {
+	} else if s.acl.users.Default().NoPass() {
 		s.addError(c, "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 		return
 	}
@@ -169,7 +170,7 @@ func cmdReset(s *Server, c *client, argv [][]byte) {
 	c.db = 0
 	c.name = ""
 	c.w.RESP3 = false
-	c.user, c.authed = s.acl.defaultUser, s.defaultAuthenticated()
+	c.user, c.authed = s.acl.users.Default(), s.defaultAuthenticated()
 	c.w.Simple("RESET")
 }
 
@@ -374,7 +375,7 @@ func (s *Server) clientInfoLine(x *client, argv [][]byte) string {
 	b.WriteString(" cmd=" + cmd)
 	user := "default"
 	if x.user != nil {
-		user = x.user.name
+		user = x.user.Name()
 	}
 	b.WriteString(" user=" + user)
 	b.WriteString(" redir=" + itoa(redir))
@@ -466,7 +467,7 @@ func (s *Server) clientKill(c *client, argv [][]byte) {
 	}
 	var id int64
 	addr, laddr, typ := "", "", ""
-	var user *aclUser
+	var user *acl.User
 	skipMe := true
 	for i := 2; i < len(argv); i += 2 {
 		v := string(argv[i+1])
@@ -483,7 +484,7 @@ func (s *Server) clientKill(c *client, argv [][]byte) {
 		case equalFold(argv[i], "laddr"):
 			laddr = v
 		case equalFold(argv[i], "user"):
-			if user = s.acl.users[v]; user == nil {
+			if user = s.acl.users.Get(v); user == nil {
 				s.addError(c, "ERR No such user '"+v+"'")
 				return
 			}

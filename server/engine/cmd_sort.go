@@ -57,13 +57,13 @@ func sortGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 		case equalFold(a, "by") && left >= 1:
 			sortBy = argv[j+1]
 			dontSort = bytes.IndexByte(sortBy, '*') < 0
-			if !dontSort && !c.user.readsAllKeys() {
+			if !dontSort && !c.user.ReadsAllKeys() {
 				s.addError(c, "ERR BY option of SORT denied due to insufficient ACL permissions.")
 				return
 			}
 			j++
 		case equalFold(a, "get") && left >= 1:
-			if !c.user.readsAllKeys() {
+			if !c.user.ReadsAllKeys() {
 				s.addError(c, "ERR GET option of SORT denied due to insufficient ACL permissions.")
 				return
 			}

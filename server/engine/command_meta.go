@@ -171,7 +171,7 @@ func subcommandNames(container string) []string {
 // "config|get"), without the '@', as the ACL code assigns them (acl_categories.go).
 func commandACLCategories(name string, cmd *command) []string {
 	if strings.Contains(name, "|") {
-		return categoryNames(entryCategories(commandInfoEntry(name)))
+		return entryCategories(commandInfoEntry(name)).Names()
 	}
-	return categoryNames(commandCategories(cmd))
+	return commandCategories(cmd).Names()
 }

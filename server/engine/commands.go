@@ -3,6 +3,7 @@ package engine
 import (
 	"strings"
 
+	"github.com/iocache/iocache/server/acl"
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/resp"
@@ -225,9 +226,9 @@ func (s *Server) callCommand(c *client, cmd *command, argv [][]byte) {
 		s.reject(c, st, "NOAUTH Authentication required.")
 		return
 	}
-	if c.user.restricted {
+	if c.user.Restricted() {
 		// The one branch the default user (allcommands, allkeys, allchannels) pays.
-		if reason, object := s.acl.aclCheck(c.user, cmd, argv); reason != aclDeniedNone {
+		if reason, object := s.aclCheck(c.user, cmd, argv); reason != acl.Allowed {
 			s.aclDeny(c, cmd, reason, object)
 			return
 		}

@@ -21,7 +21,7 @@ var liveEffects = []struct {
 }{
 	{config.EffectClientLimits, (*Server).publishClientLimits},
 	{config.EffectDefaultUser, (*Server).syncDefaultUser},
-	{config.EffectACLPubsub, func(s *Server) { s.acl.allChannelsDefault = s.cfg.ACLPubsubDefault == "allchannels" }},
+	{config.EffectACLPubsub, func(s *Server) { s.acl.users.SetChannelsDefault(s.cfg.ACLPubsubDefault == "allchannels") }},
 	{config.EffectWatchdog, (*Server).applyWatchdogPeriod},
 	{config.EffectNotify, (*Server).applyNotifyConfig},
 	{config.EffectLatencyMonitor, func(s *Server) { s.latency.thresholdMs = s.cfg.LatencyMonitorThreshold }},

@@ -23,8 +23,11 @@
 //   - Scripting: script.go (EVAL), script_function.go (FUNCTION, FCALL), script_sandbox.go,
 //     script_limits.go, script_resp3.go, script_shebang.go; the Lua libraries, patterns and the
 //     nesting check are package lualib.
-//   - ACL: acl.go (users and rules), acl_cmd.go (ACL, AUTH), acl_categories.go, acl_keyspecs.go,
-//     acl_describe.go, acl_file.go, acl_log.go; protected.go (protected mode).
+//   - ACL: the model (users, rules, passwords, the permission check, ACL LIST's descriptions) is
+//     package acl. Here: acl.go (the state the Server holds, the check of a call),
+//     acl_categories.go (the commands described to acl.NewTable), acl_keyspecs.go (a call's
+//     keys), acl_cmd.go (ACL, AUTH), acl_file.go (user lines, the aclfile, a removed user's
+//     clients), acl_log.go (ACL LOG, denied commands' replies); protected.go (protected mode).
 //   - Replication: propagate.go (the stream), replication_primary.go, replication_replica.go,
 //     replication_fullsync.go, replication_wait.go (WAIT), replication_failover.go, and
 //     replication_info.go and replication_metrics.go.
@@ -35,6 +38,6 @@
 //     configurations from the tls-* directives is package tlsconfig.
 //
 // Only the server's mains (server/cmd/...) import this package; it imports the packages below
-// it (config, keyspace, netio, resp, rdb, lualib, tlsconfig...) and none of them imports it
+// it (acl, config, keyspace, netio, resp, rdb, lualib, tlsconfig...) and none of them imports it
 // back. docs/architecture.md draws the whole map.
 package engine

@@ -44,7 +44,7 @@ func bareServer(tb testing.TB) (*Server, *client) {
 	}
 	tb.Cleanup(s.closeListeners)
 	c := newClient(1, -1, 0)
-	c.user, c.authed = s.acl.defaultUser, true
+	c.user, c.authed = s.acl.users.Default(), true
 	return s, c
 }
 

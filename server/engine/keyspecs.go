@@ -3,6 +3,8 @@ package engine
 import (
 	"slices"
 	"strings"
+
+	"github.com/iocache/iocache/server/acl"
 )
 
 // Redis 7.0's key specs, read from its COMMAND INFO entries (command_meta.go) and nowhere else:
@@ -20,7 +22,7 @@ import (
 // INSERT, DELETE or UPDATE: write; neither: any pattern).
 type keySpec struct {
 	flags     []string
-	perm      int
+	perm      acl.Perm
 	index     int
 	keyword   string
 	startFrom int
@@ -37,7 +39,7 @@ type foundKey struct {
 	key   []byte
 	pos   int
 	flags []string
-	perm  int
+	perm  acl.Perm
 }
 
 // commandKeySpecs are the key specs of a full command name ("get", "xgroup|create"); known is
@@ -59,10 +61,10 @@ func keySpecsOf(entry *metaNode) []keySpec {
 		}
 		ks := keySpec{flags: flags}
 		if slices.Contains(flags, "access") {
-			ks.perm |= aclRead
+			ks.perm |= acl.Read
 		}
 		if slices.Contains(flags, "insert") || slices.Contains(flags, "delete") || slices.Contains(flags, "update") {
-			ks.perm |= aclWrite
+			ks.perm |= acl.Write
 		}
 		bs, fk := begin.field("spec"), find.field("spec")
 		switch begin.field("type").str {
@@ -177,10 +179,10 @@ var (
 
 // setKey: SET writes its key, and reads it too with GET.
 func setKey(args [][]byte) foundKey {
-	k := foundKey{key: args[1], pos: 1, flags: flagsOverwrite, perm: aclWrite}
+	k := foundKey{key: args[1], pos: 1, flags: flagsOverwrite, perm: acl.Write}
 	for _, a := range args[3:] {
 		if equalFold(a, "get") {
-			k.flags, k.perm = flagsReadWrite, aclAll
+			k.flags, k.perm = flagsReadWrite, acl.ReadWrite
 		}
 	}
 	return k
@@ -196,16 +198,16 @@ func bitfieldKey(args [][]byte) foundKey {
 		case equalFold(args[i], "overflow") && more >= 1:
 			i++
 		default:
-			return foundKey{key: args[1], pos: 1, flags: flagsReadWrite, perm: aclAll}
+			return foundKey{key: args[1], pos: 1, flags: flagsReadWrite, perm: acl.ReadWrite}
 		}
 	}
-	return foundKey{key: args[1], pos: 1, flags: flagsRead, perm: aclRead}
+	return foundKey{key: args[1], pos: 1, flags: flagsRead, perm: acl.Read}
 }
 
 // appendSortKeys: the key, and SORT's last STORE destination, skipping the arguments of LIMIT,
 // GET and BY so that a pattern named "store" is not taken for the option (Redis's sortGetKeys).
 func appendSortKeys(dst []foundKey, name string, args [][]byte) []foundKey {
-	dst = append(dst, foundKey{key: args[1], pos: 1, flags: flagsRead, perm: aclRead})
+	dst = append(dst, foundKey{key: args[1], pos: 1, flags: flagsRead, perm: acl.Read})
 	if name == "sort_ro" {
 		return dst
 	}
@@ -222,7 +224,7 @@ func appendSortKeys(dst []foundKey, name string, args [][]byte) []foundKey {
 		}
 	}
 	if store != 0 {
-		dst = append(dst, foundKey{key: args[store], pos: store, flags: flagsOverwrite, perm: aclWrite})
+		dst = append(dst, foundKey{key: args[store], pos: store, flags: flagsOverwrite, perm: acl.Write})
 	}
 	return dst
 }

@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/iocache/iocache/server/keyspace"
+import (
+	"github.com/iocache/iocache/server/acl"
+	"github.com/iocache/iocache/server/keyspace"
+)
 
 // MULTI/EXEC transactions and WATCH. Queued commands copy their arguments, because the query
 // buffer they came from is reused once the client returns to its I/O thread.
@@ -74,10 +77,10 @@ func (s *Server) execTransaction(c *client) {
 	c.w.Array(len(queue))
 	c.flags |= flagExecuting
 	for _, q := range queue {
-		if c.user.restricted {
+		if c.user.Restricted() {
 			// Permissions may have changed since the command was queued.
-			if reason, object := s.acl.aclCheck(c.user, q.cmd, q.argv); reason != aclDeniedNone {
-				s.addACLLog(c, reason, "multi", object, c.user.name)
+			if reason, object := s.aclCheck(c.user, q.cmd, q.argv); reason != acl.Allowed {
+				s.addACLLog(c, reason, "multi", object, c.user.Name())
 				s.addError(c, aclExecError(reason))
 				continue
 			}

@@ -36,4 +36,4 @@ func isLoopback(remote string) bool {
 }
 
 // defaultUserNoPass reports whether the default user needs no password (Redis's nopass flag).
-func (s *Server) defaultUserNoPass() bool { return s.acl.defaultUser.nopass }
+func (s *Server) defaultUserNoPass() bool { return s.acl.users.Default().NoPass() }

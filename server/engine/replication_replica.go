@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/iocache/iocache/server/acl"
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/netio"
 	"github.com/iocache/iocache/server/rdb"
@@ -308,7 +309,7 @@ func (s *Server) finishHandshake(res syncResult) {
 	c.laddr = netio.LocalAddr(res.fd)
 	// The primary's stream is obeyed whatever the ACL rules, as Redis runs its master client
 	// with no user: an unrestricted user that no ACL command can reach.
-	c.user, c.authed = &aclUser{name: "default"}, true
+	c.user, c.authed = acl.Unrestricted("default"), true
 	c.db = m.db
 	c.isMaster = true
 	c.replyOff = true

@@ -11,6 +11,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/iocache/iocache/server/acl"
 	"github.com/iocache/iocache/server/lualib"
 	"github.com/iocache/iocache/server/version"
 )
@@ -394,9 +395,9 @@ func (s *Server) luaRedisCall(L *lua.LState, raise bool) int {
 		return fail("ERR Write commands are not allowed from read-only scripts.")
 	}
 	sc := sl.sc
-	if sc.user.restricted {
-		if reason, object := s.acl.aclCheck(sc.user, cmd, argv); reason != aclDeniedNone {
-			s.addACLLog(sl.caller, reason, "lua", object, sc.user.name)
+	if sc.user.Restricted() {
+		if reason, object := s.aclCheck(sc.user, cmd, argv); reason != acl.Allowed {
+			s.addACLLog(sl.caller, reason, "lua", object, sc.user.Name())
 			return fail(aclScriptError(reason))
 		}
 	}
@@ -452,10 +453,10 @@ func (s *Server) luaACLCheckCmd(L *lua.LState) int {
 		return 0
 	}
 	user := s.lua.sc.user
-	allowed := !user.restricted
+	allowed := !user.Restricted()
 	if !allowed {
-		reason, _ := s.acl.aclCheck(user, cmd, argv)
-		allowed = reason == aclDeniedNone
+		reason, _ := s.aclCheck(user, cmd, argv)
+		allowed = reason == acl.Allowed
 	}
 	L.Push(lua.LBool(allowed))
 	return 1

@@ -544,7 +544,7 @@ func (s *Server) acceptAll(l *netio.Listener) {
 		} else {
 			c.addr, c.laddr = remote, netio.LocalAddr(nfd)
 		}
-		c.user, c.authed = s.acl.defaultUser, s.defaultAuthenticated()
+		c.user, c.authed = s.acl.users.Default(), s.defaultAuthenticated()
 		s.stats.connectionsReceived++
 		if l.TLS {
 			s.startHandshake(c) // a client once its handshake succeeds
