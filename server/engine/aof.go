@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/iocache/iocache/server/resp"
 )
 
 // The append-only file, as Redis 7.0 keeps it: a base (a snapshot in RDB format, written by a
@@ -139,7 +141,7 @@ func (s *Server) aofSelect(db int) {
 		return
 	}
 	a.selectedDB = db
-	a.buf = appendCommand(a.buf, [][]byte{[]byte("SELECT"), strconv.AppendInt(nil, int64(db), 10)})
+	a.buf = resp.AppendCommand(a.buf, [][]byte{[]byte("SELECT"), strconv.AppendInt(nil, int64(db), 10)})
 }
 
 // holdForAOF keeps a client's replies until the AOF buffer is written.

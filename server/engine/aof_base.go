@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // An AOF base in AOF format (aof-use-rdb-preamble no, .base.aof): the commands that rebuild each
@@ -35,7 +36,7 @@ func (b *aofBaseWriter) command(args ...[]byte) {
 	if b.err != nil {
 		return
 	}
-	b.enc = appendCommand(b.enc[:0], args)
+	b.enc = resp.AppendCommand(b.enc[:0], args)
 	_, b.err = b.w.Write(b.enc)
 }
 

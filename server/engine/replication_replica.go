@@ -19,6 +19,7 @@ import (
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/netio"
 	"github.com/iocache/iocache/server/rdb"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // The replica side: REPLICAOF host port (or replicaof in the config file) makes this server
@@ -241,7 +242,7 @@ func (s *Server) sendAck() {
 	}
 	m.nextAck = s.unixtime + 1
 	off := strconv.FormatInt(m.offset, 10)
-	s.pushTo(m.client, appendCommand(nil, [][]byte{[]byte("REPLCONF"), []byte("ACK"), []byte(off)}))
+	s.pushTo(m.client, resp.AppendCommand(nil, [][]byte{[]byte("REPLCONF"), []byte("ACK"), []byte(off)}))
 }
 
 // finishHandshake applies a handshake's result on the main thread.
@@ -335,7 +336,7 @@ func (s *Server) masterApplied(c *client, from, to int) {
 		end := c.conn.CmdEnds[i]
 		// The backlog keeps the primary's stream as it came, so that after a failover this
 		// server, promoted, can continue its fellow replicas from it (see becomePrimary).
-		r.applied = appendCommand(r.applied[:0], c.conn.Argv[start:end])
+		r.applied = resp.AppendCommand(r.applied[:0], c.conn.Argv[start:end])
 		s.feed(r.applied)
 		start = end
 	}
@@ -428,7 +429,7 @@ func (h handshake) sync() syncResult {
 		for i, a := range args {
 			b[i] = []byte(a)
 		}
-		if _, err := rw.Write(appendCommand(nil, b)); err != nil {
+		if _, err := rw.Write(resp.AppendCommand(nil, b)); err != nil {
 			return "", err
 		}
 		return lr.line()
