@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/iocache/iocache/server/aof"
 )
 
 // Loading at start. With appendonly yes and an AOF on disk, the AOF wins over dump.rdb, as in
@@ -38,12 +40,12 @@ func (s *Server) loadAtStart() error {
 		return s.loadRDB()
 	}
 	removeStaleTempFiles(s.aofDir(), func(name string) { s.logf(logNotice, "Removed %s, left by a rewrite that did not finish", name) })
-	_ = os.Remove(s.aofPath(s.tempIncrName())) // an AOF turned on live that never got its base
-	if m == nil || m.empty() {
+	_ = os.Remove(s.aofPath(aof.TempIncrName(s.cfg.AppendFilename))) // an AOF turned on live that never got its base
+	if m == nil || m.Empty() {
 		if _, err := os.Stat(filepath.Join(s.cfg.Dir, s.cfg.AppendFilename)); err == nil {
 			// Redis 7.0 moves such a file into the directory as its base; iocache does not, and
 			// starting from dump.rdb instead would silently drop what only that file holds.
-			return fmt.Errorf("Found %s, an append only file of a Redis before 7.0, and no %s in %s: iocache does not convert it. Start redis-server 7.0 with appendonly yes on this directory once to convert it, or remove it", s.cfg.AppendFilename, s.manifestName(), s.cfg.AppendDirname)
+			return fmt.Errorf("Found %s, an append only file of a Redis before 7.0, and no %s in %s: iocache does not convert it. Start redis-server 7.0 with appendonly yes on this directory once to convert it, or remove it", s.cfg.AppendFilename, aof.ManifestName(s.cfg.AppendFilename), s.cfg.AppendDirname)
 		}
 		if err := s.loadRDB(); err != nil {
 			return err
@@ -63,25 +65,16 @@ func (s *Server) createAOFAtStart() error {
 	if err := os.MkdirAll(s.aofDir(), 0o755); err != nil {
 		return fmt.Errorf("Can't open or create append-only dir %s: %w", s.cfg.AppendDirname, err)
 	}
-	m := &aofManifest{}
+	m := &aof.Manifest{}
 	if a.manifest != nil {
-		m = a.manifest.clone()
+		m = a.manifest.Clone()
 	}
-	baseName, baseSeq := s.newBaseName(m)
+	baseName, baseSeq := m.NextBase(s.cfg.AppendFilename, s.cfg.AOFUseRDBPreamble)
 	if err := s.writeKeyspace(s.aofPath(baseName), true); err != nil {
 		return fmt.Errorf("Can't create the AOF base file %s: %w", baseName, err)
 	}
 	s.logf(logNotice, "Creating AOF base file %s on server start", baseName)
-	if m.base != nil {
-		h := *m.base
-		h.typ = aofTypeHistory
-		m.history = append(m.history, h)
-	}
-	for _, ai := range m.incr {
-		ai.typ = aofTypeHistory
-		m.history = append(m.history, ai)
-	}
-	m.base, m.baseSeq, m.incr = &aofInfo{name: baseName, seq: baseSeq, typ: aofTypeBase}, baseSeq, nil
+	m.Rebase(baseName, baseSeq, "")
 	a.manifest = m
 	return s.openAOFAtStart()
 }
@@ -90,18 +83,17 @@ func (s *Server) createAOFAtStart() error {
 // none) and removes history files.
 func (s *Server) openAOFAtStart() error {
 	a := &s.aof
-	m := a.manifest.clone()
+	m := a.manifest.Clone()
 	var name string
-	if n := len(m.incr); n > 0 {
-		name = m.incr[n-1].name
+	if n := len(m.Incr); n > 0 {
+		name = m.Incr[n-1].Name
 	} else {
 		var seq int64
-		name, seq = s.newIncrName(m)
-		m.incr = append(m.incr, aofInfo{name: name, seq: seq, typ: aofTypeIncr})
-		m.incrSeq = seq
+		name, seq = m.NextIncr(s.cfg.AppendFilename)
+		m.AddIncr(name, seq)
 		s.logf(logNotice, "Creating AOF incr file %s on server start", name)
 	}
-	f, size, err := s.openIncr(name, false)
+	f, size, err := aof.OpenIncr(s.aofDir(), name, false)
 	if err != nil {
 		return err
 	}
@@ -112,14 +104,14 @@ func (s *Server) openAOFAtStart() error {
 	a.manifest = m
 	a.file, a.fileName, a.incrSize = f, name, size
 	a.baseSize, a.currentSize = 0, 0
-	if m.base != nil {
-		if fi, err := os.Stat(s.aofPath(m.base.name)); err == nil {
+	if m.Base != nil {
+		if fi, err := os.Stat(s.aofPath(m.Base.Name)); err == nil {
 			a.baseSize = fi.Size()
 		}
 	}
 	a.currentSize = a.baseSize
-	for _, ai := range m.incr {
-		if fi, err := os.Stat(s.aofPath(ai.name)); err == nil {
+	for _, ai := range m.Incr {
+		if fi, err := os.Stat(s.aofPath(ai.Name)); err == nil {
 			a.currentSize += fi.Size()
 		}
 	}
@@ -131,32 +123,28 @@ func (s *Server) openAOFAtStart() error {
 }
 
 // loadAOF replays the base and the incremental files the manifest lists.
-func (s *Server) loadAOF(m *aofManifest) error {
+func (s *Server) loadAOF(m *aof.Manifest) error {
 	s.hookNewKeys(false)
 	defer s.hookNewKeys(true)
 	s.loading = true
 	defer func() { s.loading = false }()
-	var files []aofInfo
-	if m.base != nil {
-		files = append(files, *m.base)
-	}
-	files = append(files, m.incr...)
+	files := m.LoadOrder()
 	for _, ai := range files {
-		if _, err := os.Stat(s.aofPath(ai.name)); err != nil {
-			return fmt.Errorf("The append log file %s doesn't exist: %w", ai.name, err)
+		if _, err := os.Stat(s.aofPath(ai.Name)); err != nil {
+			return fmt.Errorf("The append log file %s doesn't exist: %w", ai.Name, err)
 		}
 	}
 	start := time.Now()
 	for i, ai := range files {
 		fileStart := time.Now()
-		if err := s.loadAOFFile(ai.name, i == len(files)-1); err != nil {
+		if err := s.loadAOFFile(ai.Name, i == len(files)-1); err != nil {
 			return err
 		}
 		kind := "incr"
-		if ai.typ == aofTypeBase {
+		if ai.Type == aof.TypeBase {
 			kind = "base"
 		}
-		s.logf(logNotice, "DB loaded from %s file %s: %.3f seconds", kind, ai.name, time.Since(fileStart).Seconds())
+		s.logf(logNotice, "DB loaded from %s file %s: %.3f seconds", kind, ai.Name, time.Since(fileStart).Seconds())
 	}
 	s.logf(logNotice, "DB loaded from append only file: %.3f seconds", time.Since(start).Seconds())
 	return nil
