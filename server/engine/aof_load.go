@@ -2,13 +2,10 @@ package engine
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/iocache/iocache/server/aof"
@@ -150,23 +147,8 @@ func (s *Server) loadAOF(m *aof.Manifest) error {
 	return nil
 }
 
-// countingReader counts the bytes read from a file, so that the loader knows the offset of the
-// last complete command behind its buffer.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
-
-// errShortAOF is a file that ends inside a command.
-var errShortAOF = errors.New("unexpected end of file")
-
-// loadAOFFile replays one file of the AOF (Redis's loadSingleAppendOnlyFile).
+// loadAOFFile replays one file of the AOF (Redis's loadSingleAppendOnlyFile): package aof reads
+// it, the commands execute here through a client of no connection, as Redis's fake AOF client.
 func (s *Server) loadAOFFile(name string, last bool) error {
 	path := s.aofPath(name)
 	f, err := os.Open(path)
@@ -174,53 +156,42 @@ func (s *Server) loadAOFFile(name string, last bool) error {
 		return fmt.Errorf("Fatal error: can't open the append log file %s for reading: %w", name, err)
 	}
 	defer f.Close()
-	cr := &countingReader{r: f}
-	br := bufio.NewReaderSize(cr, 1<<20)
-	offset := func() int64 { return cr.n - int64(br.Buffered()) }
-	if sig, _ := br.Peek(5); string(sig) == "REDIS" {
-		s.logf(logNotice, "Reading RDB base file on AOF loading...")
-		if _, _, _, err := s.loadRDBStream(br, time.Now(), true); err != nil {
-			return fmt.Errorf("Error reading the RDB base file %s, AOF loading aborted: %w", name, err)
-		}
-	}
 	fake := newClient(0, -1, 0)
 	fake.addr, fake.authed, fake.user = "aof", true, s.acl.defaultUser
-	validUpTo := offset()
-	var validBeforeMulti int64
-	for {
-		argv, err := readAOFCommand(br)
-		if err == io.EOF {
-			break
+	err = aof.Replay(f, aof.Handler{
+		RDB: func(br *bufio.Reader) error {
+			s.logf(logNotice, "Reading RDB base file on AOF loading...")
+			if _, _, _, err := s.loadRDBStream(br, time.Now(), true); err != nil {
+				return fmt.Errorf("Error reading the RDB base file %s, AOF loading aborted: %w", name, err)
+			}
+			return nil
+		},
+		Command: func(argv [][]byte) (bool, error) {
+			cmd := s.lookupCommand(argv[0])
+			if cmd == nil {
+				return false, fmt.Errorf("Unknown command '%s' reading the append only file %s", argv[0], name)
+			}
+			if fake.flags&flagMulti != 0 && cmd.name != "exec" {
+				s.queueMulti(fake, cmd, argv)
+			} else {
+				s.execute(fake, cmd, argv)
+			}
+			fake.w.Buf = fake.w.Buf[:0]
+			return cmd.name == "multi", nil
+		},
+		InTransaction: func() bool { return fake.flags&flagMulti != 0 },
+	})
+	var short *aof.TruncatedError
+	switch {
+	case errors.As(err, &short):
+		if short.InTransaction {
+			s.logf(logWarning, "Revert incomplete MULTI/EXEC transaction in AOF file %s", name)
 		}
-		if err == errShortAOF {
-			return s.shortAOF(name, path, last, validUpTo)
-		}
-		if err != nil {
-			return fmt.Errorf("Bad file format reading the append only file %s: make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>", name)
-		}
-		if argv == nil {
-			continue // an annotation
-		}
-		cmd := s.lookupCommand(argv[0])
-		if cmd == nil {
-			return fmt.Errorf("Unknown command '%s' reading the append only file %s", argv[0], name)
-		}
-		if cmd.name == "multi" {
-			validBeforeMulti = validUpTo
-		}
-		if fake.flags&flagMulti != 0 && cmd.name != "exec" {
-			s.queueMulti(fake, cmd, argv)
-		} else {
-			s.execute(fake, cmd, argv)
-		}
-		fake.w.Buf = fake.w.Buf[:0]
-		validUpTo = offset()
+		return s.shortAOF(name, path, last, short.ValidUpTo)
+	case errors.Is(err, aof.ErrBadFormat):
+		return fmt.Errorf("Bad file format reading the append only file %s: make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>", name)
 	}
-	if fake.flags&flagMulti != 0 {
-		s.logf(logWarning, "Revert incomplete MULTI/EXEC transaction in AOF file %s", name)
-		return s.shortAOF(name, path, last, validBeforeMulti)
-	}
-	return nil
+	return err
 }
 
 // shortAOF handles a file that ends inside a command (or a transaction): loaded up to its last
@@ -239,56 +210,4 @@ func (s *Server) shortAOF(name, path string, last bool, validUpTo int64) error {
 		return fmt.Errorf("Fatal error: the truncated file is not the last file (%s)", name)
 	}
 	return fmt.Errorf("Unexpected end of file reading the append only file %s. You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server.", name)
-}
-
-// readAOFCommand reads one command in RESP form; nil argv for an annotation line ("#TS:...").
-// It returns io.EOF at a clean end, errShortAOF inside a command, another error for a format
-// error.
-func readAOFCommand(br *bufio.Reader) ([][]byte, error) {
-	line, err := br.ReadSlice('\n')
-	if err == io.EOF && len(line) == 0 {
-		return nil, io.EOF
-	}
-	if err != nil {
-		if err == io.EOF {
-			return nil, errShortAOF
-		}
-		return nil, err
-	}
-	if line[0] == '#' {
-		return nil, nil
-	}
-	if line[0] != '*' {
-		return nil, errors.New("format")
-	}
-	argc, err := strconv.Atoi(string(bytes.TrimRight(line[1:], "\r\n")))
-	if err != nil || argc < 1 {
-		return nil, errors.New("format")
-	}
-	argv := make([][]byte, 0, min(argc, 1024))
-	for j := 0; j < argc; j++ {
-		line, err := br.ReadSlice('\n')
-		if err != nil {
-			if err == io.EOF {
-				return nil, errShortAOF
-			}
-			return nil, err
-		}
-		if line[0] != '$' {
-			return nil, errors.New("format")
-		}
-		n, err := strconv.Atoi(string(bytes.TrimRight(line[1:], "\r\n")))
-		if err != nil || n < 0 {
-			return nil, errors.New("format")
-		}
-		arg := make([]byte, n+2)
-		if _, err := io.ReadFull(br, arg); err != nil {
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				return nil, errShortAOF
-			}
-			return nil, err
-		}
-		argv = append(argv, arg[:n])
-	}
-	return argv, nil
 }
