@@ -9,7 +9,7 @@ import (
 
 // AOF rewrite (BGREWRITEAOF, auto-aof-rewrite-*, appendonly turned on live). Like BGSAVE it is
 // forkless: the same point-in-time snapshot (bgsave.go) writes the new base, in RDB format or as
-// commands (aof_base.go), from a thread pinned to aof_rewrite_cpulist. At the cut the buffer goes to the current incremental
+// commands (package aof's BaseWriter), from a thread pinned to aof_rewrite_cpulist. At the cut the buffer goes to the current incremental
 // file and a new incremental file opens, already listed in the manifest, so every command after
 // the cut lands in it and a crash at any point leaves a manifest that loads: the old base with
 // every incremental file until the rewrite is done, then the new base with the new incremental

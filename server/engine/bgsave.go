@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/iocache/iocache/server/aof"
 	"github.com/iocache/iocache/server/cpuset"
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/rdb"
@@ -480,10 +481,10 @@ func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64, increm
 
 var errAborted = fmt.Errorf("background save aborted")
 
-// encodeCommands writes the snapshot as an AOF base of commands (aof_base.go).
+// encodeCommands writes the snapshot as an AOF base of commands (aof.BaseWriter).
 func (sn *rdbSnapshot) encodeCommands(w io.Writer) error {
-	b := newAOFBaseWriter(w)
-	b.functions(sn.functions)
+	b := aof.NewBaseWriter(w)
+	b.Functions(sn.functions)
 	for {
 		ch, ok := sn.next()
 		if !ok {
@@ -499,21 +500,21 @@ func (sn *rdbSnapshot) encodeCommands(w io.Writer) error {
 			if en.typ == keyspace.TypeString {
 				str = ch.data[en.val[0]:en.val[1]]
 			}
-			b.key(en.db, ch.data[en.key[0]:en.key[1]], en.typ, str, en.object(ch.data), en.meta.ExpireAt)
+			b.Key(en.db, ch.data[en.key[0]:en.key[1]], en.typ, str, en.object(ch.data), en.meta.ExpireAt)
 		}
 		sn.keysWritten.Add(int64(len(ch.entries)))
 		sn.recycle(ch)
-		if b.err != nil {
+		if b.Err() != nil {
 			sn.aborted.Store(true)
 		}
 	}
 	if sn.aborted.Load() {
-		if b.err != nil {
-			return b.err
+		if b.Err() != nil {
+			return b.Err()
 		}
 		return errAborted
 	}
-	return b.close()
+	return b.Close()
 }
 
 // next waits for a filled chunk; false once the walk is over and every chunk was written.
