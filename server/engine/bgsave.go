@@ -15,6 +15,7 @@ import (
 	"github.com/iocache/iocache/server/cpuset"
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/rdb"
+	"github.com/iocache/iocache/server/replication"
 )
 
 // Forkless BGSAVE. Go cannot fork, and fork's copy-on-write is where Redis's worst pauses come
@@ -107,7 +108,7 @@ type rdbSnapshot struct {
 	// of spinning.
 	writerBehind bool
 	// sink, for a full sync: the RDB goes to replicas (replication_primary.go), not to a file.
-	sink *replSink
+	sink *replication.Sink
 	// aof, for an AOF rewrite: the file is the AOF's new base (aof_rewrite.go).
 	aof *aofRewriteJob
 }
@@ -147,7 +148,7 @@ func (s *Server) startBGSave() error {
 
 // startSnapshot cuts a snapshot and starts its writer, which writes the RDB file, into sink for
 // replicas, or the AOF's new base for job.
-func (s *Server) startSnapshot(sink *replSink, job *aofRewriteJob) {
+func (s *Server) startSnapshot(sink *replication.Sink, job *aofRewriteJob) {
 	p := &s.persist
 	sn := &rdbSnapshot{s: s, path: s.rdbPath(), startNs: nanotime(), startUnix: s.unixtime, dirty: s.stats.dirty,
 		shared: map[any]uint64{}, lastCmds: s.stats.commandsProcessed, activeNs: nanotime(), sink: sink, functions: s.functionCodes(),
@@ -361,7 +362,7 @@ func (s *Server) abortBGSave() {
 	sn.cancelled = true
 	sn.aborted.Store(true)
 	if sn.sink != nil {
-		sn.sink.cancel()
+		sn.sink.Cancel()
 	}
 	sn.close()
 	for !sn.done.Load() {
@@ -454,7 +455,7 @@ func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64, increm
 	var err error
 	if sn.sink != nil {
 		if err = encode(sn.sink); err == nil {
-			err = sn.sink.end()
+			err = sn.sink.End()
 		}
 	} else if sn.aof != nil {
 		// An AOF base can be large: with aof-rewrite-incremental-fsync it reaches the disk in
