@@ -10,6 +10,9 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/iocache/iocache/server/aof"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // The append-only file, as Redis 7.0 keeps it: a base (a snapshot in RDB format, written by a
@@ -43,7 +46,7 @@ type aofState struct {
 	curTS    int64
 	file     *os.File
 	fileName string
-	manifest *aofManifest
+	manifest *aof.Manifest
 	// Sizes as INFO reports them: the base and incremental files together, the base at the last
 	// rewrite (what auto-aof-rewrite-percentage compares with), and the current incremental file.
 	currentSize int64
@@ -139,7 +142,7 @@ func (s *Server) aofSelect(db int) {
 		return
 	}
 	a.selectedDB = db
-	a.buf = appendCommand(a.buf, [][]byte{[]byte("SELECT"), strconv.AppendInt(nil, int64(db), 10)})
+	a.buf = resp.AppendCommand(a.buf, [][]byte{[]byte("SELECT"), strconv.AppendInt(nil, int64(db), 10)})
 }
 
 // holdForAOF keeps a client's replies until the AOF buffer is written.
@@ -318,24 +321,6 @@ func strerror(err error) string {
 	return err.Error()
 }
 
-// openIncr opens an incremental file of the AOF directory for appending.
-func (s *Server) openIncr(name string, truncate bool) (*os.File, int64, error) {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
-	if truncate {
-		flags |= os.O_TRUNC
-	}
-	f, err := os.OpenFile(s.aofPath(name), flags, 0o644)
-	if err != nil {
-		return nil, 0, fmt.Errorf("Can't open the append-only file %s: %w", name, err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		_ = f.Close()
-		return nil, 0, err
-	}
-	return f, fi.Size(), nil
-}
-
 // switchIncr makes f the file commands are appended to: the buffer is written to the old one
 // first, which the bio thread then fsyncs and closes. The next command starts with a SELECT, as
 // the file is replayed from database 0.
@@ -366,7 +351,7 @@ func (s *Server) startAppendOnly() error {
 			return err
 		}
 		if m == nil {
-			m = &aofManifest{}
+			m = &aof.Manifest{}
 		}
 		a.manifest = m
 	}

@@ -2,14 +2,13 @@ package engine
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
+
+	"github.com/iocache/iocache/server/aof"
 )
 
 // Loading at start. With appendonly yes and an AOF on disk, the AOF wins over dump.rdb, as in
@@ -38,12 +37,12 @@ func (s *Server) loadAtStart() error {
 		return s.loadRDB()
 	}
 	removeStaleTempFiles(s.aofDir(), func(name string) { s.logf(logNotice, "Removed %s, left by a rewrite that did not finish", name) })
-	_ = os.Remove(s.aofPath(s.tempIncrName())) // an AOF turned on live that never got its base
-	if m == nil || m.empty() {
+	_ = os.Remove(s.aofPath(aof.TempIncrName(s.cfg.AppendFilename))) // an AOF turned on live that never got its base
+	if m == nil || m.Empty() {
 		if _, err := os.Stat(filepath.Join(s.cfg.Dir, s.cfg.AppendFilename)); err == nil {
 			// Redis 7.0 moves such a file into the directory as its base; iocache does not, and
 			// starting from dump.rdb instead would silently drop what only that file holds.
-			return fmt.Errorf("Found %s, an append only file of a Redis before 7.0, and no %s in %s: iocache does not convert it. Start redis-server 7.0 with appendonly yes on this directory once to convert it, or remove it", s.cfg.AppendFilename, s.manifestName(), s.cfg.AppendDirname)
+			return fmt.Errorf("Found %s, an append only file of a Redis before 7.0, and no %s in %s: iocache does not convert it. Start redis-server 7.0 with appendonly yes on this directory once to convert it, or remove it", s.cfg.AppendFilename, aof.ManifestName(s.cfg.AppendFilename), s.cfg.AppendDirname)
 		}
 		if err := s.loadRDB(); err != nil {
 			return err
@@ -63,25 +62,16 @@ func (s *Server) createAOFAtStart() error {
 	if err := os.MkdirAll(s.aofDir(), 0o755); err != nil {
 		return fmt.Errorf("Can't open or create append-only dir %s: %w", s.cfg.AppendDirname, err)
 	}
-	m := &aofManifest{}
+	m := &aof.Manifest{}
 	if a.manifest != nil {
-		m = a.manifest.clone()
+		m = a.manifest.Clone()
 	}
-	baseName, baseSeq := s.newBaseName(m)
+	baseName, baseSeq := m.NextBase(s.cfg.AppendFilename, s.cfg.AOFUseRDBPreamble)
 	if err := s.writeKeyspace(s.aofPath(baseName), true); err != nil {
 		return fmt.Errorf("Can't create the AOF base file %s: %w", baseName, err)
 	}
 	s.logf(logNotice, "Creating AOF base file %s on server start", baseName)
-	if m.base != nil {
-		h := *m.base
-		h.typ = aofTypeHistory
-		m.history = append(m.history, h)
-	}
-	for _, ai := range m.incr {
-		ai.typ = aofTypeHistory
-		m.history = append(m.history, ai)
-	}
-	m.base, m.baseSeq, m.incr = &aofInfo{name: baseName, seq: baseSeq, typ: aofTypeBase}, baseSeq, nil
+	m.Rebase(baseName, baseSeq, "")
 	a.manifest = m
 	return s.openAOFAtStart()
 }
@@ -90,18 +80,17 @@ func (s *Server) createAOFAtStart() error {
 // none) and removes history files.
 func (s *Server) openAOFAtStart() error {
 	a := &s.aof
-	m := a.manifest.clone()
+	m := a.manifest.Clone()
 	var name string
-	if n := len(m.incr); n > 0 {
-		name = m.incr[n-1].name
+	if n := len(m.Incr); n > 0 {
+		name = m.Incr[n-1].Name
 	} else {
 		var seq int64
-		name, seq = s.newIncrName(m)
-		m.incr = append(m.incr, aofInfo{name: name, seq: seq, typ: aofTypeIncr})
-		m.incrSeq = seq
+		name, seq = m.NextIncr(s.cfg.AppendFilename)
+		m.AddIncr(name, seq)
 		s.logf(logNotice, "Creating AOF incr file %s on server start", name)
 	}
-	f, size, err := s.openIncr(name, false)
+	f, size, err := aof.OpenIncr(s.aofDir(), name, false)
 	if err != nil {
 		return err
 	}
@@ -112,14 +101,14 @@ func (s *Server) openAOFAtStart() error {
 	a.manifest = m
 	a.file, a.fileName, a.incrSize = f, name, size
 	a.baseSize, a.currentSize = 0, 0
-	if m.base != nil {
-		if fi, err := os.Stat(s.aofPath(m.base.name)); err == nil {
+	if m.Base != nil {
+		if fi, err := os.Stat(s.aofPath(m.Base.Name)); err == nil {
 			a.baseSize = fi.Size()
 		}
 	}
 	a.currentSize = a.baseSize
-	for _, ai := range m.incr {
-		if fi, err := os.Stat(s.aofPath(ai.name)); err == nil {
+	for _, ai := range m.Incr {
+		if fi, err := os.Stat(s.aofPath(ai.Name)); err == nil {
 			a.currentSize += fi.Size()
 		}
 	}
@@ -131,54 +120,35 @@ func (s *Server) openAOFAtStart() error {
 }
 
 // loadAOF replays the base and the incremental files the manifest lists.
-func (s *Server) loadAOF(m *aofManifest) error {
+func (s *Server) loadAOF(m *aof.Manifest) error {
 	s.hookNewKeys(false)
 	defer s.hookNewKeys(true)
 	s.loading = true
 	defer func() { s.loading = false }()
-	var files []aofInfo
-	if m.base != nil {
-		files = append(files, *m.base)
-	}
-	files = append(files, m.incr...)
+	files := m.LoadOrder()
 	for _, ai := range files {
-		if _, err := os.Stat(s.aofPath(ai.name)); err != nil {
-			return fmt.Errorf("The append log file %s doesn't exist: %w", ai.name, err)
+		if _, err := os.Stat(s.aofPath(ai.Name)); err != nil {
+			return fmt.Errorf("The append log file %s doesn't exist: %w", ai.Name, err)
 		}
 	}
 	start := time.Now()
 	for i, ai := range files {
 		fileStart := time.Now()
-		if err := s.loadAOFFile(ai.name, i == len(files)-1); err != nil {
+		if err := s.loadAOFFile(ai.Name, i == len(files)-1); err != nil {
 			return err
 		}
 		kind := "incr"
-		if ai.typ == aofTypeBase {
+		if ai.Type == aof.TypeBase {
 			kind = "base"
 		}
-		s.logf(logNotice, "DB loaded from %s file %s: %.3f seconds", kind, ai.name, time.Since(fileStart).Seconds())
+		s.logf(logNotice, "DB loaded from %s file %s: %.3f seconds", kind, ai.Name, time.Since(fileStart).Seconds())
 	}
 	s.logf(logNotice, "DB loaded from append only file: %.3f seconds", time.Since(start).Seconds())
 	return nil
 }
 
-// countingReader counts the bytes read from a file, so that the loader knows the offset of the
-// last complete command behind its buffer.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
-
-// errShortAOF is a file that ends inside a command.
-var errShortAOF = errors.New("unexpected end of file")
-
-// loadAOFFile replays one file of the AOF (Redis's loadSingleAppendOnlyFile).
+// loadAOFFile replays one file of the AOF (Redis's loadSingleAppendOnlyFile): package aof reads
+// it, the commands execute here through a client of no connection, as Redis's fake AOF client.
 func (s *Server) loadAOFFile(name string, last bool) error {
 	path := s.aofPath(name)
 	f, err := os.Open(path)
@@ -186,53 +156,42 @@ func (s *Server) loadAOFFile(name string, last bool) error {
 		return fmt.Errorf("Fatal error: can't open the append log file %s for reading: %w", name, err)
 	}
 	defer f.Close()
-	cr := &countingReader{r: f}
-	br := bufio.NewReaderSize(cr, 1<<20)
-	offset := func() int64 { return cr.n - int64(br.Buffered()) }
-	if sig, _ := br.Peek(5); string(sig) == "REDIS" {
-		s.logf(logNotice, "Reading RDB base file on AOF loading...")
-		if _, _, _, err := s.loadRDBStream(br, time.Now(), true); err != nil {
-			return fmt.Errorf("Error reading the RDB base file %s, AOF loading aborted: %w", name, err)
-		}
-	}
 	fake := newClient(0, -1, 0)
 	fake.addr, fake.authed, fake.user = "aof", true, s.acl.users.Default()
-	validUpTo := offset()
-	var validBeforeMulti int64
-	for {
-		argv, err := readAOFCommand(br)
-		if err == io.EOF {
-			break
+	err = aof.Replay(f, aof.Handler{
+		RDB: func(br *bufio.Reader) error {
+			s.logf(logNotice, "Reading RDB base file on AOF loading...")
+			if _, _, _, err := s.loadRDBStream(br, time.Now(), true); err != nil {
+				return fmt.Errorf("Error reading the RDB base file %s, AOF loading aborted: %w", name, err)
+			}
+			return nil
+		},
+		Command: func(argv [][]byte) (bool, error) {
+			cmd := s.lookupCommand(argv[0])
+			if cmd == nil {
+				return false, fmt.Errorf("Unknown command '%s' reading the append only file %s", argv[0], name)
+			}
+			if fake.flags&flagMulti != 0 && cmd.name != "exec" {
+				s.queueMulti(fake, cmd, argv)
+			} else {
+				s.execute(fake, cmd, argv)
+			}
+			fake.w.Buf = fake.w.Buf[:0]
+			return cmd.name == "multi", nil
+		},
+		InTransaction: func() bool { return fake.flags&flagMulti != 0 },
+	})
+	var short *aof.TruncatedError
+	switch {
+	case errors.As(err, &short):
+		if short.InTransaction {
+			s.logf(logWarning, "Revert incomplete MULTI/EXEC transaction in AOF file %s", name)
 		}
-		if err == errShortAOF {
-			return s.shortAOF(name, path, last, validUpTo)
-		}
-		if err != nil {
-			return fmt.Errorf("Bad file format reading the append only file %s: make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>", name)
-		}
-		if argv == nil {
-			continue // an annotation
-		}
-		cmd := s.lookupCommand(argv[0])
-		if cmd == nil {
-			return fmt.Errorf("Unknown command '%s' reading the append only file %s", argv[0], name)
-		}
-		if cmd.name == "multi" {
-			validBeforeMulti = validUpTo
-		}
-		if fake.flags&flagMulti != 0 && cmd.name != "exec" {
-			s.queueMulti(fake, cmd, argv)
-		} else {
-			s.execute(fake, cmd, argv)
-		}
-		fake.w.Buf = fake.w.Buf[:0]
-		validUpTo = offset()
+		return s.shortAOF(name, path, last, short.ValidUpTo)
+	case errors.Is(err, aof.ErrBadFormat):
+		return fmt.Errorf("Bad file format reading the append only file %s: make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>", name)
 	}
-	if fake.flags&flagMulti != 0 {
-		s.logf(logWarning, "Revert incomplete MULTI/EXEC transaction in AOF file %s", name)
-		return s.shortAOF(name, path, last, validBeforeMulti)
-	}
-	return nil
+	return err
 }
 
 // shortAOF handles a file that ends inside a command (or a transaction): loaded up to its last
@@ -251,56 +210,4 @@ func (s *Server) shortAOF(name, path string, last bool, validUpTo int64) error {
 		return fmt.Errorf("Fatal error: the truncated file is not the last file (%s)", name)
 	}
 	return fmt.Errorf("Unexpected end of file reading the append only file %s. You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server.", name)
-}
-
-// readAOFCommand reads one command in RESP form; nil argv for an annotation line ("#TS:...").
-// It returns io.EOF at a clean end, errShortAOF inside a command, another error for a format
-// error.
-func readAOFCommand(br *bufio.Reader) ([][]byte, error) {
-	line, err := br.ReadSlice('\n')
-	if err == io.EOF && len(line) == 0 {
-		return nil, io.EOF
-	}
-	if err != nil {
-		if err == io.EOF {
-			return nil, errShortAOF
-		}
-		return nil, err
-	}
-	if line[0] == '#' {
-		return nil, nil
-	}
-	if line[0] != '*' {
-		return nil, errors.New("format")
-	}
-	argc, err := strconv.Atoi(string(bytes.TrimRight(line[1:], "\r\n")))
-	if err != nil || argc < 1 {
-		return nil, errors.New("format")
-	}
-	argv := make([][]byte, 0, min(argc, 1024))
-	for j := 0; j < argc; j++ {
-		line, err := br.ReadSlice('\n')
-		if err != nil {
-			if err == io.EOF {
-				return nil, errShortAOF
-			}
-			return nil, err
-		}
-		if line[0] != '$' {
-			return nil, errors.New("format")
-		}
-		n, err := strconv.Atoi(string(bytes.TrimRight(line[1:], "\r\n")))
-		if err != nil || n < 0 {
-			return nil, errors.New("format")
-		}
-		arg := make([]byte, n+2)
-		if _, err := io.ReadFull(br, arg); err != nil {
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				return nil, errShortAOF
-			}
-			return nil, err
-		}
-		argv = append(argv, arg[:n])
-	}
-	return argv, nil
 }

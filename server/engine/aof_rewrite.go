@@ -3,11 +3,13 @@ package engine
 import (
 	"fmt"
 	"os"
+
+	"github.com/iocache/iocache/server/aof"
 )
 
 // AOF rewrite (BGREWRITEAOF, auto-aof-rewrite-*, appendonly turned on live). Like BGSAVE it is
 // forkless: the same point-in-time snapshot (bgsave.go) writes the new base, in RDB format or as
-// commands (aof_base.go), from a thread pinned to aof_rewrite_cpulist. At the cut the buffer goes to the current incremental
+// commands (package aof's BaseWriter), from a thread pinned to aof_rewrite_cpulist. At the cut the buffer goes to the current incremental
 // file and a new incremental file opens, already listed in the manifest, so every command after
 // the cut lands in it and a crash at any point leaves a manifest that loads: the old base with
 // every incremental file until the rewrite is done, then the new base with the new incremental
@@ -50,21 +52,20 @@ func (s *Server) startAOFRewrite() error {
 		return errAOFRewriteFailed
 	}
 	if a.manifest == nil {
-		a.manifest = &aofManifest{}
+		a.manifest = &aof.Manifest{}
 	}
 	job := &aofRewriteJob{on: a.on, wait: !a.on && a.waitRewrite, commands: !s.cfg.AOFUseRDBPreamble}
-	job.baseName, job.baseSeq = s.newBaseName(a.manifest)
+	job.baseName, job.baseSeq = a.manifest.NextBase(s.cfg.AppendFilename, s.cfg.AOFUseRDBPreamble)
 	switch {
 	case a.on:
-		name, seq := s.newIncrName(a.manifest)
-		f, _, err := s.openIncr(name, true)
+		name, seq := a.manifest.NextIncr(s.cfg.AppendFilename)
+		f, _, err := aof.OpenIncr(s.aofDir(), name, true)
 		if err != nil {
 			s.logf(logWarning, "%v", err)
 			return errAOFRewriteFailed
 		}
-		m := a.manifest.clone()
-		m.incr = append(m.incr, aofInfo{name: name, seq: seq, typ: aofTypeIncr})
-		m.incrSeq = seq
+		m := a.manifest.Clone()
+		m.AddIncr(name, seq)
 		if err := s.persistManifest(m); err != nil {
 			_ = f.Close()
 			s.logf(logWarning, "%v", err)
@@ -75,8 +76,8 @@ func (s *Server) startAOFRewrite() error {
 		job.incrName = name
 		s.logf(logNotice, "Creating AOF incr file %s on background rewrite", name)
 	case a.waitRewrite:
-		name := s.tempIncrName()
-		f, _, err := s.openIncr(name, true)
+		name := aof.TempIncrName(s.cfg.AppendFilename)
+		f, _, err := aof.OpenIncr(s.aofDir(), name, true)
 		if err != nil {
 			s.logf(logWarning, "%v", err)
 			return errAOFRewriteFailed
@@ -112,35 +113,22 @@ func (s *Server) finishAOFRewrite(sn *rdbSnapshot) {
 		s.updatePropagation()
 		return
 	}
-	m := a.manifest.clone()
-	if m.base != nil {
-		h := *m.base
-		h.typ = aofTypeHistory
-		m.history = append(m.history, h)
-	}
-	m.base = &aofInfo{name: job.baseName, seq: job.baseSeq, typ: aofTypeBase}
-	m.baseSeq = job.baseSeq
+	m := a.manifest.Clone()
 	// Every incremental file before the cut is in the new base.
-	var keep []aofInfo
-	for _, ai := range m.incr {
-		if job.on && ai.name == job.incrName {
-			keep = append(keep, ai)
-			continue
-		}
-		ai.typ = aofTypeHistory
-		m.history = append(m.history, ai)
+	keep := ""
+	if job.on {
+		keep = job.incrName
 	}
-	m.incr = keep
+	m.Rebase(job.baseName, job.baseSeq, keep)
 	if job.wait {
-		name, seq := s.newIncrName(m)
+		name, seq := m.NextIncr(s.cfg.AppendFilename)
 		if err := os.Rename(s.aofPath(job.incrName), s.aofPath(name)); err != nil {
 			s.rewriteInstallFailed(fmt.Errorf("renaming the temporary AOF incr file: %w", err))
 			return
 		}
 		s.logf(logNotice, "Successfully renamed the temporary AOF incr file %s into %s", job.incrName, name)
 		a.fileName = name
-		m.incr = append(m.incr, aofInfo{name: name, seq: seq, typ: aofTypeIncr})
-		m.incrSeq = seq
+		m.AddIncr(name, seq)
 	}
 	if err := s.persistManifest(m); err != nil {
 		s.rewriteInstallFailed(err)
@@ -197,16 +185,16 @@ func (s *Server) rewriteFailed() {
 // manifest forgets them.
 func (s *Server) deleteHistory() {
 	a := &s.aof
-	if a.manifest == nil || len(a.manifest.history) == 0 || s.cfg.AOFDisableAutoGC {
+	if a.manifest == nil || len(a.manifest.History) == 0 || s.cfg.AOFDisableAutoGC {
 		return
 	}
-	m := a.manifest.clone()
-	for _, h := range m.history {
-		path := s.aofPath(h.name)
-		s.logf(logNotice, "Removing the history file %s in the background", h.name)
+	m := a.manifest.Clone()
+	for _, h := range m.History {
+		path := s.aofPath(h.Name)
+		s.logf(logNotice, "Removing the history file %s in the background", h.Name)
 		s.bio.submit(func() { _ = os.Remove(path) })
 	}
-	m.history = nil
+	m.History = nil
 	if err := s.persistManifest(m); err != nil {
 		s.logf(logWarning, "%v", err)
 		return

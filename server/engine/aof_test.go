@@ -15,39 +15,6 @@ import (
 	"github.com/iocache/iocache/server/testpeer"
 )
 
-// TestAOFManifestFormat: the manifest reads and writes as Redis's aof.c does, and refuses what
-// Redis refuses.
-func TestAOFManifestFormat(t *testing.T) {
-	text := "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.1.incr.aof seq 1 type h\n" +
-		"file appendonly.aof.3.incr.aof seq 3 type i\nfile appendonly.aof.4.incr.aof seq 4 type i\n"
-	m, err := parseManifest([]byte("# a comment\n" + text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := m.String(); got != text {
-		t.Fatalf("round trip:\n%s\nwant\n%s", got, text)
-	}
-	if m.baseSeq != 2 || m.incrSeq != 4 || len(m.incr) != 2 || len(m.history) != 1 {
-		t.Fatalf("parsed %+v", m)
-	}
-	quoted := &aofManifest{base: &aofInfo{name: "my file", seq: 1, typ: aofTypeBase}}
-	if back, err := parseManifest([]byte(quoted.String())); err != nil || back.base.name != "my file" {
-		t.Fatalf("quoted name: %q → %v %v", quoted.String(), back, err)
-	}
-	for bad, want := range map[string]string{
-		"":                        "Found an empty AOF manifest",
-		"file a seq 1\n":          "Invalid AOF manifest file format",
-		"file a/b seq 1 type b\n": "File can't be a path, just a filename",
-		"file a seq 1 type b\nfile b seq 2 type b\n": "Found duplicate base file information",
-		"file a seq 2 type i\nfile b seq 1 type i\n": "Found a non-monotonic sequence number",
-		"file a seq 1 type x\n":                      "Unknown AOF file type",
-	} {
-		if _, err := parseManifest([]byte(bad)); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: %v, want %q", bad, err, want)
-		}
-	}
-}
-
 // aofWrites are the commands after the fixture: several databases, a transaction, expiries
 // (relative ones are recorded as absolute), a float increment, a pop, and a key deleted.
 func aofWrites() [][]string {

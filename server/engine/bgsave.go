@@ -11,9 +11,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/iocache/iocache/server/aof"
 	"github.com/iocache/iocache/server/cpuset"
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/rdb"
+	"github.com/iocache/iocache/server/replication"
 )
 
 // Forkless BGSAVE. Go cannot fork, and fork's copy-on-write is where Redis's worst pauses come
@@ -106,7 +108,7 @@ type rdbSnapshot struct {
 	// of spinning.
 	writerBehind bool
 	// sink, for a full sync: the RDB goes to replicas (replication_primary.go), not to a file.
-	sink *replSink
+	sink *replication.Sink
 	// aof, for an AOF rewrite: the file is the AOF's new base (aof_rewrite.go).
 	aof *aofRewriteJob
 }
@@ -146,7 +148,7 @@ func (s *Server) startBGSave() error {
 
 // startSnapshot cuts a snapshot and starts its writer, which writes the RDB file, into sink for
 // replicas, or the AOF's new base for job.
-func (s *Server) startSnapshot(sink *replSink, job *aofRewriteJob) {
+func (s *Server) startSnapshot(sink *replication.Sink, job *aofRewriteJob) {
 	p := &s.persist
 	sn := &rdbSnapshot{s: s, path: s.rdbPath(), startNs: nanotime(), startUnix: s.unixtime, dirty: s.stats.dirty,
 		shared: map[any]uint64{}, lastCmds: s.stats.commandsProcessed, activeNs: nanotime(), sink: sink, functions: s.functionCodes(),
@@ -360,7 +362,7 @@ func (s *Server) abortBGSave() {
 	sn.cancelled = true
 	sn.aborted.Store(true)
 	if sn.sink != nil {
-		sn.sink.cancel()
+		sn.sink.Cancel()
 	}
 	sn.close()
 	for !sn.done.Load() {
@@ -453,7 +455,7 @@ func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64, increm
 	var err error
 	if sn.sink != nil {
 		if err = encode(sn.sink); err == nil {
-			err = sn.sink.end()
+			err = sn.sink.End()
 		}
 	} else if sn.aof != nil {
 		// An AOF base can be large: with aof-rewrite-incremental-fsync it reaches the disk in
@@ -480,10 +482,10 @@ func (sn *rdbSnapshot) write(cpus []int, opts rdb.Options, usedMem int64, increm
 
 var errAborted = fmt.Errorf("background save aborted")
 
-// encodeCommands writes the snapshot as an AOF base of commands (aof_base.go).
+// encodeCommands writes the snapshot as an AOF base of commands (aof.BaseWriter).
 func (sn *rdbSnapshot) encodeCommands(w io.Writer) error {
-	b := newAOFBaseWriter(w)
-	b.functions(sn.functions)
+	b := aof.NewBaseWriter(w)
+	b.Functions(sn.functions)
 	for {
 		ch, ok := sn.next()
 		if !ok {
@@ -499,21 +501,21 @@ func (sn *rdbSnapshot) encodeCommands(w io.Writer) error {
 			if en.typ == keyspace.TypeString {
 				str = ch.data[en.val[0]:en.val[1]]
 			}
-			b.key(en.db, ch.data[en.key[0]:en.key[1]], en.typ, str, en.object(ch.data), en.meta.ExpireAt)
+			b.Key(en.db, ch.data[en.key[0]:en.key[1]], en.typ, str, en.object(ch.data), en.meta.ExpireAt)
 		}
 		sn.keysWritten.Add(int64(len(ch.entries)))
 		sn.recycle(ch)
-		if b.err != nil {
+		if b.Err() != nil {
 			sn.aborted.Store(true)
 		}
 	}
 	if sn.aborted.Load() {
-		if b.err != nil {
-			return b.err
+		if b.Err() != nil {
+			return b.Err()
 		}
 		return errAborted
 	}
-	return b.close()
+	return b.Close()
 }
 
 // next waits for a filled chunk; false once the walk is over and every chunk was written.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/rdb"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // MIGRATE host port key|"" destination-db timeout [COPY] [REPLACE] [AUTH password]
@@ -62,12 +63,12 @@ func cmdMigrate(s *Server, c *client, argv [][]byte) {
 	var req []byte
 	if password != nil {
 		if username != nil {
-			req = appendCommand(req, [][]byte{[]byte("AUTH"), username, password})
+			req = resp.AppendCommand(req, [][]byte{[]byte("AUTH"), username, password})
 		} else {
-			req = appendCommand(req, [][]byte{[]byte("AUTH"), password})
+			req = resp.AppendCommand(req, [][]byte{[]byte("AUTH"), password})
 		}
 	}
-	req = appendCommand(req, [][]byte{[]byte("SELECT"), []byte(strconv.FormatInt(dbid, 10))})
+	req = resp.AppendCommand(req, [][]byte{[]byte("SELECT"), []byte(strconv.FormatInt(dbid, 10))})
 	db := s.dbs[c.db]
 	var moving [][]byte
 	for _, key := range keys {
@@ -83,7 +84,7 @@ func cmdMigrate(s *Server, c *client, argv [][]byte) {
 		if replace {
 			restore = append(restore, []byte("REPLACE"))
 		}
-		req = appendCommand(req, restore)
+		req = resp.AppendCommand(req, restore)
 		moving = append(moving, key)
 	}
 	if len(moving) == 0 {

@@ -178,7 +178,7 @@ func (s *Server) debugLoadAOF(c *client) {
 		s.touchReplacedDB(i, old, nil)
 	}
 	s.functions = functionRegistry{} // the AOF holds them
-	if m == nil || m.empty() {
+	if m == nil || m.Empty() {
 		s.logf(logNotice, "Append Only File loaded by DEBUG LOADAOF (no AOF: empty)")
 		c.w.OK()
 		return

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"strconv"
 
+	"github.com/iocache/iocache/server/aof"
 	"github.com/iocache/iocache/server/keyspace"
 )
 
@@ -53,7 +54,7 @@ func valueDigest(d *[20]byte, db *keyspace.DB, r keyspace.Ref) {
 		db.Obj(r).(*keyspace.ZSet).Each(func(e keyspace.Entry) bool {
 			var ed [20]byte
 			mixDigest(&ed, e.Member)
-			mixDigest(&ed, formatScore17(e.Score))
+			mixDigest(&ed, aof.FormatScore(e.Score))
 			xorDigest(d, ed[:])
 			return true
 		})

@@ -29,15 +29,18 @@
 //     keys), acl_cmd.go (ACL, AUTH), acl_file.go (user lines, the aclfile, a removed user's
 //     clients), acl_log.go (ACL LOG, denied commands' replies); protected.go (protected mode).
 //   - Replication: propagate.go (the stream), replication_primary.go, replication_replica.go,
-//     replication_fullsync.go, replication_wait.go (WAIT), replication_failover.go, and
-//     replication_info.go and replication_metrics.go.
+//     replication_fullsync.go, replication_wait.go (WAIT), replication_failover.go,
+//     replication_budget.go, and replication_info.go and replication_metrics.go; the backlog
+//     ring, the full sync's sink, the replica's wire helpers and the sync budget's counting are
+//     package replication.
 //   - Persistence: persist.go (RDB SAVE, load, save points; the format is package rdb),
-//     bgsave.go (forkless BGSAVE), aof.go, aof_manifest.go, aof_load.go, aof_rewrite.go,
-//     aof_base.go.
+//     bgsave.go (forkless BGSAVE), aof.go (the buffer, writes, fsync policy), aof_manifest.go
+//     (where the files are), aof_load.go (loading at start), aof_rewrite.go; the AOF's format
+//     (the manifest and its file names, replaying a file, a base of commands) is package aof.
 //   - TLS: tls.go (tls-port listeners, handshakes, CONFIG SET of tls-*); building crypto/tls
 //     configurations from the tls-* directives is package tlsconfig.
 //
 // Only the server's mains (server/cmd/...) import this package; it imports the packages below
-// it (acl, config, keyspace, netio, resp, rdb, lualib, tlsconfig...) and none of them imports it
-// back. docs/architecture.md draws the whole map.
+// it (acl, config, keyspace, netio, resp, rdb, aof, replication, lualib, tlsconfig...) and none
+// of them imports it back. docs/architecture.md draws the whole map.
 package engine

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/iocache/iocache/server/aof"
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/rdb"
 	"github.com/iocache/iocache/server/version"
@@ -152,8 +153,8 @@ func (s *Server) writeKeyspace(path string, aofBase bool) error {
 	start := time.Now()
 	if aofBase && !s.cfg.AOFUseRDBPreamble {
 		return writeFileAtomically(path, func(f *os.File) error {
-			b := newAOFBaseWriter(f)
-			b.functions(s.functionCodes())
+			b := aof.NewBaseWriter(f)
+			b.Functions(s.functionCodes())
 			for i, db := range s.dbs {
 				db.Each(func(r keyspace.Ref) bool {
 					var str []byte
@@ -164,12 +165,12 @@ func (s *Server) writeKeyspace(path string, aofBase bool) error {
 						obj = db.Obj(r)
 					}
 					exp, _ := db.ExpireAt(r)
-					b.key(i, db.Key(r), db.Type(r), str, obj, exp)
+					b.Key(i, db.Key(r), db.Type(r), str, obj, exp)
 					db.ReleaseViews()
-					return b.err == nil
+					return b.Err() == nil
 				})
 			}
-			return b.close()
+			return b.Close()
 		})
 	}
 	return writeFileAtomically(path, func(f *os.File) error {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // Propagation: every command that changed the data set is sent once to the replicas and the
@@ -104,7 +105,7 @@ func propagatedAlways(cmd *command) bool {
 func (s *Server) alsoPropagate(db int, argv ...[]byte) {
 	p := &s.repl.prop
 	start := len(p.unit)
-	p.unit = appendCommand(p.unit, argv)
+	p.unit = resp.AppendCommand(p.unit, argv)
 	p.ops = append(p.ops, replOp{db: db, start: start, end: len(p.unit)})
 	if p.nesting == 0 {
 		s.propagateUnit()
@@ -188,21 +189,6 @@ var (
 	respEXEC  = []byte("*1\r\n$4\r\nEXEC\r\n")
 	bDEL      = []byte("DEL")
 )
-
-// appendCommand encodes argv as a RESP array of bulk strings.
-func appendCommand(b []byte, argv [][]byte) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(argv)), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range argv {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
-	}
-	return b
-}
 
 // rewriteFor holds the commands that are not propagated as they were sent.
 var rewriteFor map[string]func(s *Server, c *client, argv [][]byte)

@@ -2,13 +2,14 @@ package engine
 
 import (
 	"strconv"
-	"sync"
+
+	"github.com/iocache/iocache/server/replication"
 )
 
 // A full sync on the primary: the forkless snapshot (bgsave.go) cut for the replicas that wait
-// for one, its writer encoding into a replSink instead of a file, the main thread handing the
-// sink's chunks to the replicas' connections as out-of-band output, then the end mark (or the
-// whole "$<len>" payload) and the stream held back since the cut.
+// for one, its writer encoding into a replication.Sink instead of a file, the main thread
+// handing the sink's chunks to the replicas' connections as out-of-band output, then the end
+// mark (or the whole "$<len>" payload) and the stream held back since the cut.
 
 // startFullSync cuts a snapshot for every replica that waits for one.
 func (s *Server) startFullSync() {
@@ -32,12 +33,12 @@ func (s *Server) startFullSync() {
 	if !eof && !sized {
 		return
 	}
-	sink := newReplSink(s.io.WakeMain)
+	sink := replication.NewSink(s.io.WakeMain)
 	if eof {
-		sink.mark = newReplid() // 40 random characters
+		sink.Mark = replication.NewID() // 40 random characters
 		for _, rl := range r.replicas {
 			if rl.state == replicaSendBulk && rl.capaEOF {
-				s.pushTo(rl.c, []byte("$EOF:"+sink.mark+"\r\n"))
+				s.pushTo(rl.c, []byte("$EOF:"+sink.Mark+"\r\n"))
 			}
 		}
 	}
@@ -48,8 +49,8 @@ func (s *Server) startFullSync() {
 }
 
 // deliverSnapshot hands the chunks the writer has encoded to the replicas receiving them.
-func (s *Server) deliverSnapshot(sink *replSink) {
-	for _, chunk := range sink.take() {
+func (s *Server) deliverSnapshot(sink *replication.Sink) {
+	for _, chunk := range sink.Take() {
 		for _, rl := range s.repl.replicas {
 			if rl.state != replicaSendBulk {
 				continue
@@ -78,7 +79,7 @@ func (s *Server) finishFullSync(sn *rdbSnapshot) {
 		}
 		rl.state = replicaOnline
 		if rl.capaEOF {
-			s.pushTo(rl.c, []byte(sn.sink.mark))
+			s.pushTo(rl.c, []byte(sn.sink.Mark))
 			rl.awaitAck = true
 		} else {
 			s.pushTo(rl.c, append([]byte("$"+strconv.Itoa(len(rl.bulk))+"\r\n"), rl.bulk...))
@@ -96,90 +97,4 @@ func (s *Server) finishFullSync(sn *rdbSnapshot) {
 	}
 	// Replicas that arrived during this snapshot get the next one, from replicationCron.
 	s.io.Flush()
-}
-
-// replSink carries the RDB from the snapshot writer to the main thread in chunks. The writer
-// waits when the main thread has not taken sinkQueueMax bytes yet, so a snapshot never sits in
-// memory whole on its way to replicas.
-type replSink struct {
-	mark      string // the $EOF: mark
-	wake      func()
-	mu        sync.Mutex
-	cond      *sync.Cond
-	chunks    [][]byte
-	queued    int
-	cancelled bool
-	cur       []byte
-}
-
-const (
-	sinkChunk    = 64 << 10
-	sinkQueueMax = 4 << 20
-)
-
-func newReplSink(wake func()) *replSink {
-	k := &replSink{wake: wake}
-	k.cond = sync.NewCond(&k.mu)
-	return k
-}
-
-func (k *replSink) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		if k.cur == nil {
-			k.cur = make([]byte, 0, sinkChunk)
-		}
-		m := min(len(p), sinkChunk-len(k.cur))
-		k.cur = append(k.cur, p[:m]...)
-		p = p[m:]
-		if len(k.cur) == sinkChunk {
-			if err := k.handOff(); err != nil {
-				return 0, err
-			}
-		}
-	}
-	return n, nil
-}
-
-func (k *replSink) handOff() error {
-	k.mu.Lock()
-	for k.queued >= sinkQueueMax && !k.cancelled {
-		k.cond.Wait()
-	}
-	if k.cancelled {
-		k.mu.Unlock()
-		return errAborted
-	}
-	k.chunks = append(k.chunks, k.cur)
-	k.queued += len(k.cur)
-	k.mu.Unlock()
-	k.cur = nil
-	k.wake()
-	return nil
-}
-
-// end hands over the last partial chunk.
-func (k *replSink) end() error {
-	if len(k.cur) == 0 {
-		return nil
-	}
-	return k.handOff()
-}
-
-// take gives the main thread the chunks encoded so far.
-func (k *replSink) take() [][]byte {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	out := k.chunks
-	k.chunks = nil
-	k.queued = 0
-	k.cond.Broadcast()
-	return out
-}
-
-func (k *replSink) cancel() {
-	k.mu.Lock()
-	k.cancelled = true
-	k.mu.Unlock()
-	k.cond.Broadcast()
 }

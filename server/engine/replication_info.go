@@ -81,13 +81,13 @@ func (s *Server) infoReplication(f func(string, any)) {
 	f("master_replid2", replid2)
 	f("master_repl_offset", offset)
 	f("second_repl_offset", second)
-	active := r.backlog.active()
+	active := r.backlog.Active()
 	first := int64(0)
 	if active {
-		first = r.offset - r.backlog.histlen + 1
+		first = r.offset - r.backlog.Len() + 1
 	}
 	f("repl_backlog_active", boolInt(active))
 	f("repl_backlog_size", s.cfg.ReplBacklogSize)
 	f("repl_backlog_first_byte_offset", first)
-	f("repl_backlog_histlen", r.backlog.histlen)
+	f("repl_backlog_histlen", r.backlog.Len())
 }

@@ -57,10 +57,10 @@ type masterSnap struct {
 
 func (s *Server) replicationSnapshot() replSnap {
 	r := &s.repl
-	sn := replSnap{offset: r.offset, backlogSize: s.cfg.ReplBacklogSize, backlogHist: r.backlog.histlen,
-		backlogActive: r.backlog.active(), syncFull: s.stats.syncFull, partialOK: s.stats.syncPartialOK, partialErr: s.stats.syncPartialErr}
+	sn := replSnap{offset: r.offset, backlogSize: s.cfg.ReplBacklogSize, backlogHist: r.backlog.Len(),
+		backlogActive: r.backlog.Active(), syncFull: s.stats.syncFull, partialOK: s.stats.syncPartialOK, partialErr: s.stats.syncPartialErr}
 	if sn.backlogActive {
-		sn.backlogFirst = r.offset - r.backlog.histlen + 1
+		sn.backlogFirst = r.offset - r.backlog.Len() + 1
 	}
 	for _, rl := range r.replicas {
 		sn.replicas = append(sn.replicas, replicaSnap{ip: s.replicaIP(rl), port: strconv.Itoa(rl.listeningPort),

@@ -1,13 +1,12 @@
 package engine
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"net"
 	"strconv"
 	"strings"
 
 	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/replication"
 )
 
 // The primary side of Redis's replication protocol. A replica connects as a client, announces
@@ -25,9 +24,10 @@ import (
 // online replica in one push. Replicas acknowledge with REPLCONF ACK <offset> every second, which
 // WAIT counts; WAIT asks for fresh acknowledgements with REPLCONF GETACK in the stream.
 //
-// Files: this one (state, backlog, stream, REPLCONF, PSYNC), replication_fullsync.go,
+// Files: this one (state, stream, REPLCONF, PSYNC), replication_fullsync.go,
 // replication_wait.go, replication_info.go (ROLE, INFO), replication_metrics.go, and
-// replication_replica.go for the other side.
+// replication_replica.go for the other side. What needs no Server is package replication: the
+// backlog ring, the full sync's sink, the replica's wire helpers and its sync budget.
 
 // replicaState is where a replica is in its sync, named as INFO replication prints it.
 type replicaState int
@@ -71,7 +71,7 @@ type replState struct {
 	replid   string
 	offset   int64 // master_repl_offset: bytes ever fed to the stream
 	streamDB int   // the database the stream last SELECTed; -1 forces a SELECT
-	backlog  backlog
+	backlog  replication.Backlog
 	batch    []byte // fed since the online replicas were last written to
 	replicas []*replicaLink
 	nextPing int64
@@ -131,74 +131,10 @@ func (s *Server) replicationRefuses(c *client, cmd *command) string {
 	return ""
 }
 
-// newReplid makes a replication ID: 40 random hex characters.
-func newReplid() string {
-	var b [20]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// backlog is the ring buffer of the most recent stream bytes, for partial resyncs.
-//
-// The buffer grows as the stream arrives, up to limit (repl-backlog-size), and only then turns
-// into a ring: a backlog sized 100gb costs what was written, not 100 GB at the first PSYNC, as
-// Redis 7's backlog of blocks does.
-type backlog struct {
-	buf     []byte
-	limit   int64 // repl-backlog-size when created or resized; 0: no backlog
-	next    int   // where the next byte goes, once buf is a full ring
-	histlen int64 // valid bytes
-}
-
-func newBacklog(limit int64) backlog { return backlog{limit: max(limit, 1)} }
-
-// active reports whether the backlog exists (propagation has started).
-func (b *backlog) active() bool { return b.limit > 0 }
-
-func (b *backlog) write(p []byte) {
-	if b.limit == 0 {
-		return
-	}
-	if int64(len(b.buf)) < b.limit {
-		take := min(int64(len(p)), b.limit-int64(len(b.buf)))
-		if need := len(b.buf) + int(take); need > cap(b.buf) {
-			// Double, capped at the limit, so that a stream of n bytes is copied O(n) times
-			// in all, and the buffer never exceeds the limit.
-			nb := make([]byte, len(b.buf), min(b.limit, int64(max(2*cap(b.buf), need, 4096))))
-			copy(nb, b.buf)
-			b.buf = nb
-		}
-		b.buf = append(b.buf, p[:take]...)
-		p = p[take:]
-		b.histlen = int64(len(b.buf))
-		b.next = len(b.buf) % int(b.limit)
-	}
-	for len(p) > 0 {
-		n := copy(b.buf[b.next:], p)
-		p = p[n:]
-		b.next = (b.next + n) % len(b.buf)
-		b.histlen = min(b.histlen+int64(n), int64(len(b.buf)))
-	}
-}
-
-// since copies the last n bytes of the backlog.
-func (b *backlog) since(n int64) []byte {
-	if n == 0 {
-		return nil
-	}
-	out := make([]byte, 0, n)
-	start := (b.next - int(n) + len(b.buf)) % len(b.buf)
-	if start+int(n) <= len(b.buf) {
-		return append(out, b.buf[start:start+int(n)]...)
-	}
-	out = append(out, b.buf[start:]...)
-	return append(out, b.buf[:int(n)-(len(b.buf)-start)]...)
-}
-
 // createBacklog starts propagation: from now on every write is fed to the stream.
 func (s *Server) createBacklog() {
 	r := &s.repl
-	r.backlog = newBacklog(s.cfg.ReplBacklogSize)
+	r.backlog = replication.NewBacklog(s.cfg.ReplBacklogSize)
 	r.streamDB = -1
 	r.feeding = true
 	s.updatePropagation()
@@ -207,15 +143,10 @@ func (s *Server) createBacklog() {
 // resizeBacklog applies CONFIG SET repl-backlog-size, keeping what fits.
 func (s *Server) resizeBacklog() {
 	r := &s.repl
-	if !r.backlog.active() || r.backlog.limit == s.cfg.ReplBacklogSize {
+	if !r.backlog.Active() || r.backlog.Limit() == s.cfg.ReplBacklogSize {
 		return
 	}
-	keep := r.backlog.since(r.backlog.histlen)
-	r.backlog = newBacklog(s.cfg.ReplBacklogSize)
-	if int64(len(keep)) > s.cfg.ReplBacklogSize {
-		keep = keep[int64(len(keep))-s.cfg.ReplBacklogSize:]
-	}
-	r.backlog.write(keep)
+	r.backlog.Resize(s.cfg.ReplBacklogSize)
 }
 
 // feed appends bytes to the stream: the backlog, the next batch for online replicas, and the
@@ -223,7 +154,7 @@ func (s *Server) resizeBacklog() {
 func (s *Server) feed(b []byte) {
 	r := &s.repl
 	r.offset += int64(len(b))
-	r.backlog.write(b)
+	r.backlog.Write(b)
 	if len(r.replicas) == 0 {
 		return
 	}
@@ -470,13 +401,13 @@ func (s *Server) tryPartialResync(c *client, rl *replicaLink, replid, offset str
 	off, err := strconv.ParseInt(offset, 10, 64)
 	known := strings.EqualFold(replid, r.replid) ||
 		(r.replid2 != "" && strings.EqualFold(replid, r.replid2) && err == nil && off <= r.secondOffset)
-	if err != nil || !r.backlog.active() || !known {
+	if err != nil || !r.backlog.Active() || !known {
 		if replid != "?" {
 			s.stats.syncPartialErr++
 		}
 		return false
 	}
-	first := r.offset - r.backlog.histlen + 1
+	first := r.offset - r.backlog.Len() + 1
 	if off < first || off > r.offset+1 {
 		s.stats.syncPartialErr++
 		return false
@@ -492,7 +423,7 @@ func (s *Server) tryPartialResync(c *client, rl *replicaLink, replid, offset str
 	c.replLink = rl
 	c.w.Simple("CONTINUE " + r.replid)
 	if n := r.offset - off + 1; n > 0 {
-		s.pushTo(c, r.backlog.since(n))
+		s.pushTo(c, r.backlog.Since(n))
 	}
 	s.stats.syncPartialOK++
 	s.logf(logNotice, "Partial resynchronization request from %s accepted. Sending %d bytes of backlog starting from offset %d.", s.replicaName(rl), r.offset-off+1, off)

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -20,6 +19,8 @@ import (
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/netio"
 	"github.com/iocache/iocache/server/rdb"
+	"github.com/iocache/iocache/server/replication"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // The replica side: REPLICAOF host port (or replicaof in the config file) makes this server
@@ -142,9 +143,9 @@ func (s *Server) becomePrimary() {
 	s.dropMasterClient()
 	r.master = nil
 	r.replid2, r.secondOffset = r.replid, r.offset+1
-	r.replid = newReplid()
-	if !r.backlog.active() {
-		r.backlog = newBacklog(s.cfg.ReplBacklogSize)
+	r.replid = replication.NewID()
+	if !r.backlog.Active() {
+		r.backlog = replication.NewBacklog(s.cfg.ReplBacklogSize)
 	}
 	r.streamDB = m.db
 	r.feeding = true
@@ -242,7 +243,7 @@ func (s *Server) sendAck() {
 	}
 	m.nextAck = s.unixtime + 1
 	off := strconv.FormatInt(m.offset, 10)
-	s.pushTo(m.client, appendCommand(nil, [][]byte{[]byte("REPLCONF"), []byte("ACK"), []byte(off)}))
+	s.pushTo(m.client, resp.AppendCommand(nil, [][]byte{[]byte("REPLCONF"), []byte("ACK"), []byte(off)}))
 }
 
 // finishHandshake applies a handshake's result on the main thread.
@@ -278,7 +279,7 @@ func (s *Server) finishHandshake(res syncResult) {
 		// The backlog starts again at the primary's offset.
 		r := &s.repl
 		r.offset, r.replid2, r.secondOffset = res.offset, "", -1
-		r.backlog = newBacklog(s.cfg.ReplBacklogSize)
+		r.backlog = replication.NewBacklog(s.cfg.ReplBacklogSize)
 		if s.aof.on || s.aof.waitRewrite {
 			// The AOF describes the data set this sync replaced: it starts again from a base
 			// of the new one, as Redis's restartAOFAfterSYNC does.
@@ -338,7 +339,7 @@ func (s *Server) masterApplied(c *client, from, to int) {
 		end := c.conn.CmdEnds[i]
 		// The backlog keeps the primary's stream as it came, so that after a failover this
 		// server, promoted, can continue its fellow replicas from it (see becomePrimary).
-		r.applied = appendCommand(r.applied[:0], c.conn.Argv[start:end])
+		r.applied = resp.AppendCommand(r.applied[:0], c.conn.Argv[start:end])
 		s.feed(r.applied)
 		start = end
 	}
@@ -425,16 +426,16 @@ func (h handshake) sync() syncResult {
 		}
 		rw = link.TLS()
 	}
-	lr := lineReader{conn: rw}
+	lr := replication.LineReader{R: rw}
 	ask := func(args ...string) (string, error) {
 		b := make([][]byte, len(args))
 		for i, a := range args {
 			b[i] = []byte(a)
 		}
-		if _, err := rw.Write(appendCommand(nil, b)); err != nil {
+		if _, err := rw.Write(resp.AppendCommand(nil, b)); err != nil {
 			return "", err
 		}
-		return lr.line()
+		return lr.Line()
 	}
 	reply, err := ask("PING")
 	if err != nil {
@@ -476,7 +477,7 @@ func (h handshake) sync() syncResult {
 	for err == nil && reply == "" {
 		// Newlines keep the link alive while a disk-less primary waits
 		// (repl-diskless-sync-delay) for more replicas before it answers.
-		reply, err = lr.line()
+		reply, err = lr.Line()
 	}
 	if err != nil {
 		return fail("Error reading PSYNC reply from master: %v", err)
@@ -496,7 +497,7 @@ func (h handshake) sync() syncResult {
 		}
 		h.logf(logNotice, "Full resync from master: %s:%d", res.replid, res.offset)
 		_ = conn.SetDeadline(time.Time{})
-		if err := h.loadPayload(deadlineConn{rw, h.timeout}, &lr, &res); err != nil {
+		if err := h.loadPayload(replication.DeadlineConn{Conn: rw, Timeout: h.timeout}, &res); err != nil {
 			return fail("MASTER <-> REPLICA sync: %v", err)
 		}
 	default:
@@ -512,34 +513,13 @@ func (h handshake) sync() syncResult {
 }
 
 // loadPayload reads the RDB that follows +FULLRESYNC into fresh databases. Nothing is read past
-// its end: the "$<len>" form through a reader limited to len bytes, the "$EOF:" form through
-// eofMarkReader.
-func (h handshake) loadPayload(conn net.Conn, lr *lineReader, res *syncResult) error {
-	lr.conn = conn
-	header, err := lr.line()
-	for err == nil && header == "" {
-		header, err = lr.line() // the primary's keepalives while it prepares the snapshot
-	}
+// its end (replication.OpenPayload), nor past the budget.
+func (h handshake) loadPayload(conn net.Conn, res *syncResult) error {
+	src, err := replication.OpenPayload(conn)
 	if err != nil {
-		return fmt.Errorf("I/O error reading bulk count from MASTER: %v", err)
+		return err
 	}
-	if !strings.HasPrefix(header, "$") {
-		return fmt.Errorf("Bad protocol from MASTER, the first byte is not '$' (we received '%s'), are you sure the host and port are right?", header)
-	}
-	var src io.Reader
-	if m, ok := strings.CutPrefix(header, "$EOF:"); ok {
-		if len(m) != 40 {
-			return fmt.Errorf("bad EOF mark '%s'", m)
-		}
-		src = &eofMarkReader{r: conn, mark: []byte(m), buf: make([]byte, 64<<10)}
-	} else {
-		n, err := strconv.ParseInt(header[1:], 10, 64)
-		if err != nil || n < 0 {
-			return fmt.Errorf("bad bulk length '%s'", header)
-		}
-		src = io.LimitReader(conn, n)
-	}
-	br := bufio.NewReaderSize(&budgetReader{r: src, budget: h.budget}, 1<<20)
+	br := bufio.NewReaderSize(replication.NewBudgetReader(src, h.budget), 1<<20)
 	start := time.Now()
 	dbs := make([]*keyspace.DB, h.databases)
 	for i := range dbs {
@@ -556,7 +536,7 @@ func (h handshake) loadPayload(conn net.Conn, lr *lineReader, res *syncResult) e
 		storeRecord(dbs[e.DB], e.Key, e.Value, e.ExpireAt, h.clock)
 		res.keys++
 		if res.keys%256 == 0 || len(e.Value.Str) > 1<<20 {
-			return checkLoaded(dbs, h.budget)
+			return replication.CheckLoaded(dbs, h.budget)
 		}
 		return nil
 	}})
@@ -568,72 +548,6 @@ func (h handshake) loadPayload(conn net.Conn, lr *lineReader, res *syncResult) e
 	}
 	res.dbs, res.elapsed = dbs, time.Since(start)
 	return nil
-}
-
-// eofMarkReader reads a disk-less payload up to its end mark, which it withholds: the payload
-// ends where a read ends with the mark, as Redis's replica decides, since a primary sends
-// nothing after the mark until the replica acknowledges.
-type eofMarkReader struct {
-	r         io.Reader
-	mark, buf []byte
-	hold, out []byte
-	done      bool
-}
-
-func (e *eofMarkReader) Read(p []byte) (int, error) {
-	for len(e.out) == 0 {
-		if e.done {
-			return 0, io.EOF
-		}
-		n, err := e.r.Read(e.buf)
-		data := append(e.hold, e.buf[:n]...)
-		if bytes.HasSuffix(data, e.mark) {
-			e.out, e.hold, e.done = data[:len(data)-len(e.mark)], nil, true
-		} else {
-			keep := min(len(data), len(e.mark))
-			e.out = data[:len(data)-keep]
-			e.hold = append([]byte(nil), data[len(data)-keep:]...)
-		}
-		if err != nil && !e.done {
-			return 0, err
-		}
-	}
-	n := copy(p, e.out)
-	e.out = e.out[n:]
-	return n, nil
-}
-
-// deadlineConn gives each read of the payload repl-timeout to arrive: a primary that stalls
-// mid-transfer ends the sync instead of holding the goroutine forever.
-type deadlineConn struct {
-	net.Conn
-	timeout time.Duration
-}
-
-func (d deadlineConn) Read(p []byte) (int, error) {
-	_ = d.Conn.SetReadDeadline(time.Now().Add(d.timeout))
-	return d.Conn.Read(p)
-}
-
-// lineReader reads CRLF-terminated lines a byte at a time, so that it never takes bytes that
-// belong to what follows them.
-type lineReader struct{ conn net.Conn }
-
-func (l *lineReader) line() (string, error) {
-	var b []byte
-	var one [1]byte
-	for {
-		if _, err := io.ReadFull(l.conn, one[:]); err != nil {
-			return "", err
-		}
-		if one[0] == '\n' {
-			return string(bytes.TrimSuffix(b, []byte("\r"))), nil
-		}
-		if len(b) >= 64<<10 {
-			return "", errors.New("line too long")
-		}
-		b = append(b, one[0])
-	}
 }
 
 // dupConn takes the socket out of Go's runtime poller: a duplicate descriptor, non-blocking,

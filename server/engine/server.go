@@ -19,6 +19,7 @@ import (
 	"github.com/iocache/iocache/server/cpuset"
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/netio"
+	"github.com/iocache/iocache/server/replication"
 )
 
 // The Server and its main loop: New, the listeners, Serve, mainLoop and beforeSleep, accepting
@@ -153,7 +154,7 @@ type Server struct {
 func New(cfg *config.Config) (*Server, error) {
 	s := &Server{cfg: cfg, seed: maphash.MakeSeed(), clients: map[int64]*client{}, startTime: time.Now(), ready: make(chan struct{}),
 		accepts: acceptShedder{spare: -1}}
-	s.repl.replid = newReplid()
+	s.repl.replid = replication.NewID()
 	var err error
 	if s.logger, err = newLogger(cfg); err != nil {
 		return nil, err

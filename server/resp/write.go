@@ -216,3 +216,20 @@ func AppendDouble(b []byte, f float64) []byte {
 	}
 	return strconv.AppendFloat(b, f, 'f', -1, 64)
 }
+
+// AppendCommand encodes argv as a command: a RESP array of bulk strings, the form of the
+// replication stream, the AOF and the requests the server sends (to its primary, to MIGRATE's
+// target).
+func AppendCommand(b []byte, argv [][]byte) []byte {
+	b = append(b, '*')
+	b = strconv.AppendInt(b, int64(len(argv)), 10)
+	b = append(b, '\r', '\n')
+	for _, a := range argv {
+		b = append(b, '$')
+		b = strconv.AppendInt(b, int64(len(a)), 10)
+		b = append(b, '\r', '\n')
+		b = append(b, a...)
+		b = append(b, '\r', '\n')
+	}
+	return b
+}

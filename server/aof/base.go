@@ -1,4 +1,4 @@
-package engine
+package aof
 
 import (
 	"bufio"
@@ -7,18 +7,21 @@ import (
 	"strconv"
 
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
 )
 
-// An AOF base in AOF format (aof-use-rdb-preamble no, .base.aof): the commands that rebuild each
+// A base in AOF format (aof-use-rdb-preamble no, .base.aof): the commands that rebuild each
 // key, as Redis's rewriteAppendOnlyFileRio writes them. Collections go in commands of at most
-// aofRewriteItemsPerCmd elements; a stream is rebuilt with XADD, XSETID, XGROUP and XCLAIM;
+// RewriteItemsPerCmd elements; a stream is rebuilt with XADD, XSETID, XGROUP and XCLAIM;
 // functions with FUNCTION LOAD; expiries with PEXPIREAT.
 
-// aofRewriteItemsPerCmd is Redis's AOF_REWRITE_ITEMS_PER_CMD.
-const aofRewriteItemsPerCmd = 64
+// RewriteItemsPerCmd is Redis's AOF_REWRITE_ITEMS_PER_CMD: the most elements of a collection
+// one command of a base adds.
+const RewriteItemsPerCmd = 64
 
-// aofBaseWriter writes commands to a base file.
-type aofBaseWriter struct {
+// BaseWriter writes the commands of a base of commands. Its methods stop writing at the first
+// error, which Err and Close return: a caller walking the keyspace checks Err to stop early.
+type BaseWriter struct {
 	w    *bufio.Writer
 	db   int
 	args [][]byte
@@ -26,23 +29,24 @@ type aofBaseWriter struct {
 	err  error
 }
 
-func newAOFBaseWriter(w io.Writer) *aofBaseWriter {
-	return &aofBaseWriter{w: bufio.NewWriterSize(w, 1<<20), db: -1}
+// NewBaseWriter writes a base to w, through a buffer of its own (Close flushes it).
+func NewBaseWriter(w io.Writer) *BaseWriter {
+	return &BaseWriter{w: bufio.NewWriterSize(w, 1<<20), db: -1}
 }
 
 // command writes args as one RESP command.
-func (b *aofBaseWriter) command(args ...[]byte) {
+func (b *BaseWriter) command(args ...[]byte) {
 	if b.err != nil {
 		return
 	}
-	b.enc = appendCommand(b.enc[:0], args)
+	b.enc = resp.AppendCommand(b.enc[:0], args)
 	_, b.err = b.w.Write(b.enc)
 }
 
-// batched writes head followed by items, in commands of at most aofRewriteItemsPerCmd items
+// batched writes head followed by items, in commands of at most RewriteItemsPerCmd items
 // (of width arguments each).
-func (b *aofBaseWriter) batched(head [][]byte, items [][]byte, width int) {
-	per := aofRewriteItemsPerCmd * width
+func (b *BaseWriter) batched(head [][]byte, items [][]byte, width int) {
+	per := RewriteItemsPerCmd * width
 	for start := 0; start < len(items); start += per {
 		end := min(start+per, len(items))
 		b.args = append(append(b.args[:0], head...), items[start:end]...)
@@ -50,14 +54,18 @@ func (b *aofBaseWriter) batched(head [][]byte, items [][]byte, width int) {
 	}
 }
 
-func (b *aofBaseWriter) functions(codes [][]byte) {
+// Functions writes a FUNCTION LOAD for each library's code. A base starts with them, as
+// Redis's does.
+func (b *BaseWriter) Functions(codes [][]byte) {
 	for _, code := range codes {
 		b.command([]byte("FUNCTION"), []byte("LOAD"), code)
 	}
 }
 
-// key writes the commands that rebuild one key.
-func (b *aofBaseWriter) key(db int, key []byte, typ keyspace.Type, str []byte, obj any, expireAt int64) {
+// Key writes the commands that rebuild one key of database db: a string's value is str, a
+// collection's obj (the keyspace's object of typ); expireAt is the absolute expiry in
+// milliseconds, 0 for none. A SELECT goes first where the database changes.
+func (b *BaseWriter) Key(db int, key []byte, typ keyspace.Type, str []byte, obj any, expireAt int64) {
 	if db != b.db {
 		b.db = db
 		b.command([]byte("SELECT"), strconv.AppendInt(nil, int64(db), 10))
@@ -78,7 +86,7 @@ func (b *aofBaseWriter) key(db int, key []byte, typ keyspace.Type, str []byte, o
 		b.batched([][]byte{[]byte("SADD"), key}, items, 1)
 	case keyspace.TypeZSet:
 		obj.(*keyspace.ZSet).Each(func(en keyspace.Entry) bool {
-			items = append(items, formatScore17(en.Score), en.Member)
+			items = append(items, FormatScore(en.Score), en.Member)
 			return true
 		})
 		b.batched([][]byte{[]byte("ZADD"), key}, items, 2)
@@ -96,9 +104,9 @@ func (b *aofBaseWriter) key(db int, key []byte, typ keyspace.Type, str []byte, o
 	}
 }
 
-// formatScore17 spells a score as Redis's "%.17g" does: what an AOF rewrite's ZADD reads back as
-// the same double, and what DEBUG DIGEST mixes in.
-func formatScore17(f float64) []byte {
+// FormatScore spells a score as Redis's "%.17g" does: what a base's ZADD reads back as the same
+// double, and what DEBUG DIGEST mixes in (the two must agree for a digest to survive a rewrite).
+func FormatScore(f float64) []byte {
 	switch {
 	case math.IsInf(f, 1):
 		return []byte("inf")
@@ -110,7 +118,7 @@ func formatScore17(f float64) []byte {
 
 // stream rebuilds a stream as Redis's rewriteStreamObject does: its entries, its last ID and
 // counters, then each group with its consumers and pending entries.
-func (b *aofBaseWriter) stream(key []byte, s *keyspace.Stream) {
+func (b *BaseWriter) stream(key []byte, s *keyspace.Stream) {
 	id := func(v keyspace.StreamID) []byte { return v.AppendTo(nil) }
 	if s.Len() > 0 {
 		s.Range(keyspace.StreamID{}, keyspace.MaxStreamID, false, func(e keyspace.StreamEntry) bool {
@@ -144,7 +152,11 @@ func (b *aofBaseWriter) stream(key []byte, s *keyspace.Stream) {
 	}
 }
 
-func (b *aofBaseWriter) close() error {
+// Err is the first error writing, or nil.
+func (b *BaseWriter) Err() error { return b.err }
+
+// Close flushes what is buffered; it returns the first error of the whole base.
+func (b *BaseWriter) Close() error {
 	if b.err != nil {
 		return b.err
 	}
