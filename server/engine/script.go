@@ -12,6 +12,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/iocache/iocache/server/lualib"
+	"github.com/iocache/iocache/server/scripting"
 	"github.com/iocache/iocache/server/version"
 )
 
@@ -30,12 +31,12 @@ import (
 // runs here) would otherwise hang every client. Writes it made before that stay, as they would
 // after SCRIPT KILL's alternative in Redis, SHUTDOWN NOSAVE, did not.
 
-type scripting struct {
+type scriptHost struct {
 	L       *lua.LState
-	scripts map[string]*lua.LFunction // by lower-case SHA1 of the body
-	flags   map[string]scriptFlags    // each script's shebang flags, by the same SHA1
-	sc      *client                   // the client redis.call runs commands as
-	caller  *client                   // the client running the script (its user is sc's)
+	scripts map[string]*lua.LFunction  // by lower-case SHA1 of the body
+	flags   map[string]scripting.Flags // each script's shebang flags, by the same SHA1
+	sc      *client                    // the client redis.call runs commands as
+	caller  *client                    // the client running the script (its user is sc's)
 	// callerKeys are the keys the script declared (KEYS): what a tracking caller is taken to
 	// have read once the script runs a read-only command, as Redis tracks scripts.
 	callerKeys [][]byte
@@ -62,7 +63,7 @@ func chunkText(s string) string {
 	return strings.ReplaceAll(s, functionChunk+":", "user_function:")
 }
 
-func (s *Server) scripting() *scripting {
+func (s *Server) scriptHost() *scriptHost {
 	if s.lua != nil {
 		return s.lua
 	}
@@ -83,7 +84,7 @@ func (s *Server) scripting() *scripting {
 		g.RawSetString(name, lua.LNil)
 	}
 	g.RawSetString("unpack", L.NewFunction(luaUnpack))
-	sl := &scripting{L: L, scripts: map[string]*lua.LFunction{}, flags: map[string]scriptFlags{}}
+	sl := &scriptHost{L: L, scripts: map[string]*lua.LFunction{}, flags: map[string]scripting.Flags{}}
 	sl.sc = newClient(0, -1, 0)
 	sl.sc.addr, sl.sc.authed = "lua", true
 	redisTable := L.NewTable()
@@ -159,12 +160,12 @@ func sha1Hex(b []byte) string {
 }
 
 // load compiles a script body and caches it under its SHA1.
-func (sl *scripting) load(body []byte) (string, *lua.LFunction, error) {
+func (sl *scriptHost) load(body []byte) (string, *lua.LFunction, error) {
 	sha := sha1Hex(body)
 	if fn, ok := sl.scripts[sha]; ok {
 		return sha, fn, nil
 	}
-	flags, code, err := parseShebang(body)
+	flags, code, err := scripting.ParseShebang(body)
 	if err != nil {
 		return sha, nil, &shebangError{err}
 	}
@@ -204,7 +205,7 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 		s.addError(c, "ERR Number of keys can't be negative")
 		return
 	}
-	sl := s.scripting()
+	sl := s.scriptHost()
 	var fn *lua.LFunction
 	var sha string
 	if bySHA {
@@ -221,11 +222,11 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 		}
 	}
 	flags := sl.flags[sha]
-	if flags&scriptShebang != 0 && flags&(scriptNoWrites|scriptAllowOOM) == 0 && s.cfg.MaxMemory > 0 && !s.freeMemoryIfNeeded() {
+	if flags&scripting.Shebang != 0 && flags&(scripting.NoWrites|scripting.AllowOOM) == 0 && s.cfg.MaxMemory > 0 && !s.freeMemoryIfNeeded() {
 		s.addError(c, "OOM command not allowed when used memory > 'maxmemory'.")
 		return
 	}
-	readOnly = readOnly || flags&scriptNoWrites != 0
+	readOnly = readOnly || flags&scripting.NoWrites != 0
 	keys, args := argv[3:3+numKeys], argv[3+numKeys:]
 	L := sl.L
 	sl.globals.RawSetString("KEYS", luaStrings(L, keys))
@@ -234,7 +235,7 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 	sl.sha, sl.line, sl.readOnly, sl.chunk = sha, 0, readOnly, "user_script"
 	sl.sc.db = c.db
 	sl.sc.user, sl.caller, sl.callerKeys = c.user, c, keys
-	sl.sc.scriptAllowOOM = flags&scriptAllowOOM != 0
+	sl.sc.scriptAllowOOM = flags&scripting.AllowOOM != 0
 	sl.sc.w.RESP3 = false
 	guard, stop := s.guardScript()
 	defer stop()
@@ -259,6 +260,25 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 		return
 	}
 	s.luaToReply(c, ret)
+}
+
+// pausedScript reports whether CLIENT PAUSE WRITE must hold this EVAL or EVALSHA: every
+// script may write unless it declares no-writes (EVALSHA: as loaded; unknown scripts are held
+// and answer NOSCRIPT once the pause ends, as in Redis).
+func (s *Server) pausedScript(argv [][]byte) bool {
+	if len(argv) < 2 {
+		return true
+	}
+	var flags scripting.Flags
+	if equalFold(argv[0], "evalsha") {
+		if s.lua == nil {
+			return true
+		}
+		flags = s.lua.flags[strings.ToLower(string(argv[1]))]
+	} else {
+		flags, _, _ = scripting.ParseShebang(argv[1])
+	}
+	return flags&scripting.NoWrites == 0
 }
 
 // shebangError is a script's invalid "#!" line, which Redis reports as it is, not as a
@@ -318,7 +338,7 @@ func luaErrorText(err error) string {
 
 // errorReply is the EVAL reply for a script that raised an error: Redis 7.0 appends
 // "script: <sha>, on @user_script:<line>." to the error.
-func (sl *scripting) errorReply(err error) string {
+func (sl *scriptHost) errorReply(err error) string {
 	var apiErr *lua.ApiError
 	var msg string
 	line := sl.line
@@ -663,14 +683,14 @@ func cmdScript(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
 	switch {
 	case equalFold(sub, "load") && len(argv) == 3:
-		sha, _, err := s.scripting().load(argv[2])
+		sha, _, err := s.scriptHost().load(argv[2])
 		if err != nil {
 			s.addError(c, loadErrorReply(err))
 			return
 		}
 		c.w.BulkString(sha)
 	case equalFold(sub, "exists") && len(argv) >= 3:
-		sl := s.scripting()
+		sl := s.scriptHost()
 		c.w.Array(len(argv) - 2)
 		for _, a := range argv[2:] {
 			if sl.scripts[strings.ToLower(string(a))] != nil {

@@ -152,7 +152,7 @@ func (s *Server) loadLibrary(code []byte) (*functionLibrary, string) {
 	if errText != "" {
 		return nil, errText
 	}
-	sl := s.scripting()
+	sl := s.scriptHost()
 	L := sl.L
 	if lualib.TooDeep(body) {
 		return nil, "ERR Error compiling function: user_function:1: chunk has too many syntax levels"
@@ -196,7 +196,7 @@ func (s *Server) loadLibrary(code []byte) (*functionLibrary, string) {
 
 // libraryEnv is a library's environment: an empty table whose reads go where setIndex says and
 // whose stores raise Redis's read-only error.
-func (sl *scripting) libraryEnv(L *lua.LState) (*lua.LTable, func(lua.LValue)) {
+func (sl *scriptHost) libraryEnv(L *lua.LState) (*lua.LTable, func(lua.LValue)) {
 	env, mt := L.NewTable(), L.NewTable()
 	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError(errReadonlyTable)
@@ -209,7 +209,7 @@ func (sl *scripting) libraryEnv(L *lua.LState) (*lua.LTable, func(lua.LValue)) {
 
 // loadingGlobals are what a library's top level sees: redis with register_function, log and the
 // constants, and nothing else.
-func (sl *scripting) loadingGlobals(L *lua.LState, lib *functionLibrary) *lua.LTable {
+func (sl *scriptHost) loadingGlobals(L *lua.LState, lib *functionLibrary) *lua.LTable {
 	missing := func(L *lua.LState) int {
 		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.CheckAny(2).String())
 		return 0
@@ -240,7 +240,7 @@ func (sl *scripting) loadingGlobals(L *lua.LState, lib *functionLibrary) *lua.LT
 }
 
 // functionGlobals are what functions see when they run: the scripts' globals, less KEYS and ARGV.
-func (sl *scripting) functionGlobals(L *lua.LState) *lua.LFunction {
+func (sl *scriptHost) functionGlobals(L *lua.LState) *lua.LFunction {
 	return L.NewFunction(func(L *lua.LState) int {
 		k := L.CheckAny(2)
 		if name, ok := k.(lua.LString); ok && (name == "KEYS" || name == "ARGV") {
@@ -253,7 +253,7 @@ func (sl *scripting) functionGlobals(L *lua.LState) *lua.LFunction {
 
 // registerFunction is redis.register_function(name, callback) or
 // redis.register_function{function_name=, callback=, flags=, description=}.
-func (sl *scripting) registerFunction(L *lua.LState, lib *functionLibrary) int {
+func (sl *scriptHost) registerFunction(L *lua.LState, lib *functionLibrary) int {
 	fail := func(msg string) int {
 		L.Error(lua.LString(msg), 0)
 		return 0
@@ -568,7 +568,7 @@ func fcallGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 		s.addError(c, "OOM command not allowed when used memory > 'maxmemory'.")
 		return
 	}
-	sl := s.scripting()
+	sl := s.scriptHost()
 	L := sl.L
 	sl.sha, sl.line, sl.readOnly, sl.chunk = f.name, 0, readOnly || f.noWrites(), "user_function"
 	sl.sc.db = c.db

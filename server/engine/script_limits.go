@@ -216,7 +216,7 @@ func checkFormatWidths(f string) string {
 }
 
 // stoppedReply is the error reply for a script the guard stopped.
-func (sl *scripting) stoppedReply(why error, g *scriptGuard) string {
+func (sl *scriptHost) stoppedReply(why error, g *scriptGuard) string {
 	if why == errScriptMemory {
 		return fmt.Sprintf("ERR Script stopped: out of memory, it grew the heap by more than its budget (%d bytes) script: %s", g.budget, sl.sha)
 	}

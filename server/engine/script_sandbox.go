@@ -25,7 +25,7 @@ const errReadonlyTable = "Attempt to modify a readonly table"
 // sandbox sets up the read-only environment on a fresh state whose libraries and redis table are
 // in place: it wraps the raw-writing functions, protects the library tables and the globals, and
 // makes the proxy of the globals what scripts see as _G and as their environment.
-func (sl *scripting) sandbox(L *lua.LState) {
+func (sl *scriptHost) sandbox(L *lua.LState) {
 	sl.guarded = map[*lua.LTable]*lua.LTable{}
 	g := L.G.Global
 	sl.globals = g
@@ -84,7 +84,7 @@ func (sl *scripting) sandbox(L *lua.LState) {
 }
 
 // protect returns an empty table that reads through to t and refuses stores.
-func (sl *scripting) protect(L *lua.LState, t *lua.LTable, readonly *lua.LFunction) *lua.LTable {
+func (sl *scriptHost) protect(L *lua.LState, t *lua.LTable, readonly *lua.LFunction) *lua.LTable {
 	mt := L.NewTable()
 	mt.RawSetString("__index", t)
 	mt.RawSetString("__newindex", readonly)
@@ -98,7 +98,7 @@ func (sl *scripting) protect(L *lua.LState, t *lua.LTable, readonly *lua.LFuncti
 // refuseProxy wraps functions of lib that store into their first argument without metamethods,
 // so that they raise Redis's error on a protected table. Redis raises it from C, without the
 // script's line.
-func (sl *scripting) refuseProxy(L *lua.LState, lib *lua.LTable, names ...string) {
+func (sl *scriptHost) refuseProxy(L *lua.LState, lib *lua.LTable, names ...string) {
 	for _, name := range names {
 		orig := lib.RawGetString(name)
 		lib.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
@@ -112,7 +112,7 @@ func (sl *scripting) refuseProxy(L *lua.LState, lib *lua.LTable, names ...string
 
 // readThrough wraps functions of lib that read their first argument raw, so that on a protected
 // table they read the table it guards.
-func (sl *scripting) readThrough(L *lua.LState, lib *lua.LTable, names ...string) {
+func (sl *scriptHost) readThrough(L *lua.LState, lib *lua.LTable, names ...string) {
 	for _, name := range names {
 		orig := lib.RawGetString(name)
 		lib.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
@@ -137,7 +137,7 @@ func callWith(L *lua.LState, fn lua.LValue) int {
 // raise is the state's panic function inside protected calls (see protectedCall). It raises the
 // error as gopher-lua's own does, but with no traceback for PCall to build, and it notes the
 // line the error was raised on, which Redis 7.0 names in its reply ("on @user_script:N.").
-func (sl *scripting) raise(L *lua.LState) {
+func (sl *scriptHost) raise(L *lua.LState) {
 	for level := 0; level < 8; level++ {
 		if n := lineOf(chunkText(L.Where(level))); n > 0 {
 			sl.line = n
@@ -153,12 +153,12 @@ func (sl *scripting) raise(L *lua.LState) {
 // PCall pushes it after the error, which overflows a full registry (unpack({}, 1, 1e9)) with a
 // panic nothing recovers. So the call goes through a function that replaces the state's panic
 // function with raise, whose errors already carry a traceback.
-func (sl *scripting) protectedCall(L *lua.LState, base int) error {
+func (sl *scriptHost) protectedCall(L *lua.LState, base int) error {
 	L.Insert(sl.trampoline, base)
 	return L.PCall(L.GetTop()-base, lua.MultRet, nil)
 }
 
-func (sl *scripting) trampolineFunc(L *lua.LState) int {
+func (sl *scriptHost) trampolineFunc(L *lua.LState) int {
 	L.Panic = sl.raise
 	L.Call(L.GetTop()-1, lua.MultRet)
 	return L.GetTop()
@@ -174,7 +174,7 @@ func errorValue(err error) lua.LValue {
 }
 
 // pcall is Lua 5.1's pcall.
-func (sl *scripting) pcall(L *lua.LState) int {
+func (sl *scriptHost) pcall(L *lua.LState) int {
 	v := L.CheckAny(1)
 	if v.Type() != lua.LTFunction && L.GetMetaField(v, "__call").Type() != lua.LTFunction {
 		L.Push(lua.LFalse)
@@ -193,7 +193,7 @@ func (sl *scripting) pcall(L *lua.LState) int {
 // xpcall is Lua 5.1's xpcall, except that the handler runs once the failed call has unwound;
 // without the debug library a handler cannot tell. An error in the handler gives Lua's "error in
 // error handling".
-func (sl *scripting) xpcall(L *lua.LState) int {
+func (sl *scriptHost) xpcall(L *lua.LState) int {
 	fn := L.CheckFunction(1)
 	handler := L.CheckFunction(2)
 	top := L.GetTop()

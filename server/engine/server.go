@@ -44,7 +44,7 @@ type Server struct {
 	// accepts sheds connections when accept runs out of descriptors (descriptors.go).
 	accepts acceptShedder
 	plan    cpuset.Plan
-	lua     *scripting // created by the first script command
+	lua     *scriptHost // created by the first script command
 	// functions are the libraries FUNCTION LOAD installed (script_function.go).
 	functions functionRegistry
 
