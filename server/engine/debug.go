@@ -6,6 +6,7 @@ import (
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/scripting"
 )
 
 // DEBUG: the subcommands Redis's own test suite relies on, where iocache can answer them
@@ -178,7 +179,7 @@ func (s *Server) debugLoadAOF(c *client) {
 		s.dbs[i] = keyspace.NewDB(s.seed)
 		s.touchReplacedDB(i, old, nil)
 	}
-	s.functions = functionRegistry{} // the AOF holds them
+	s.functions = scripting.Registry{} // the AOF holds them
 	if m == nil || m.empty() {
 		s.logf(logNotice, "Append Only File loaded by DEBUG LOADAOF (no AOF: empty)")
 		c.w.OK()

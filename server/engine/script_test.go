@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"crypto/sha1"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -18,7 +19,7 @@ import (
 // line, argument validation, the script cache and commands a script may not run.
 func TestScriptsMatchRedis(t *testing.T) {
 	_, addr := startServer(t, func(c *config.Config) { c.IOThreads = 2 })
-	loaded := sha1Hex([]byte("return 'loaded'"))
+	loaded := fmt.Sprintf("%x", sha1.Sum([]byte("return 'loaded'")))
 	differential(t, addr, [][]string{
 		{"SET", "s", "x"},
 		{"EVAL", "return redis.call('incr',KEYS[1])", "1", "s"},

@@ -19,6 +19,7 @@ import (
 	"github.com/iocache/iocache/server/cpuset"
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/netio"
+	"github.com/iocache/iocache/server/scripting"
 )
 
 // The Server and its main loop: New, the listeners, Serve, mainLoop and beforeSleep, accepting
@@ -46,7 +47,7 @@ type Server struct {
 	plan    cpuset.Plan
 	lua     *scriptHost // created by the first script command
 	// functions are the libraries FUNCTION LOAD installed (script_function.go).
-	functions functionRegistry
+	functions scripting.Registry
 
 	tracking trackingState
 	// writing are the keys whose collections the running command created (write.go).
