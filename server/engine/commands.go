@@ -431,13 +431,18 @@ func (s *Server) reject(c *client, cmd *command, msg string) {
 
 // addError writes an error reply and counts it in errorstats.
 func (s *Server) addError(c *client, msg string) {
+	s.countErrorReply(msg)
+	c.w.Error(msg)
+}
+
+// countErrorReply counts an error reply in the stats (INFO stats and errorstats).
+func (s *Server) countErrorReply(msg string) {
 	s.stats.errorReplies++
 	code := msg
 	if i := strings.IndexByte(msg, ' '); i > 0 {
 		code = msg[:i]
 	}
 	s.stats.countError(code)
-	c.w.Error(msg)
 }
 
 // Common error replies, with Redis's exact texts.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/scripting"
 )
 
 // DEBUG: the subcommands Redis's own test suite relies on, where iocache can answer them
@@ -177,7 +178,7 @@ func (s *Server) debugLoadAOF(c *client) {
 		s.dbs[i] = s.newDB()
 		s.touchReplacedDB(i, old, nil)
 	}
-	s.functions = functionRegistry{} // the AOF holds them
+	s.functions = scripting.Registry{} // the AOF holds them
 	if m == nil || m.Empty() {
 		s.logf(logNotice, "Append Only File loaded by DEBUG LOADAOF (no AOF: empty)")
 		c.w.OK()

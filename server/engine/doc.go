@@ -20,9 +20,10 @@
 //     cmd_*.go (one file per family), blocking.go,
 //     multi.go, pubsub*.go, tracking.go, pause.go, expire.go, evict.go, info.go, metrics.go,
 //     debug*.go, slowlog.go, latency_*.go.
-//   - Scripting: script.go (EVAL), script_function.go (FUNCTION, FCALL), script_sandbox.go,
-//     script_limits.go, script_resp3.go, script_shebang.go; the Lua libraries, patterns and the
-//     nesting check are package lualib.
+//   - Scripting: script.go (EVAL, SCRIPT, and scriptHost: redis.call's dispatch into the command
+//     table), script_function.go (FUNCTION, FCALL); the Lua state, its sandbox and limits, the
+//     script cache and the function registry are package scripting, the Lua libraries package
+//     lualib.
 //   - ACL: the model (users, rules, passwords, the permission check, ACL LIST's descriptions) is
 //     package acl. Here: acl.go (the state the Server holds, the check of a call),
 //     acl_categories.go (the commands described to acl.NewTable), acl_keyspecs.go (a call's
@@ -41,6 +42,6 @@
 //     configurations from the tls-* directives is package tlsconfig.
 //
 // Only the server's mains (server/cmd/...) import this package; it imports the packages below
-// it (acl, config, keyspace, netio, resp, rdb, aof, replication, lualib, tlsconfig...) and none
-// of them imports it back. docs/architecture.md draws the whole map.
+// it (acl, config, keyspace, netio, resp, rdb, aof, replication, scripting, lualib, tlsconfig...)
+// and none of them imports it back. docs/architecture.md draws the whole map.
 package engine

@@ -15,6 +15,7 @@ import (
 	"github.com/iocache/iocache/server/aof"
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/rdb"
+	"github.com/iocache/iocache/server/scripting"
 	"github.com/iocache/iocache/server/version"
 )
 
@@ -96,8 +97,8 @@ func (s *Server) writeRDBHeader(e *rdb.Encoder, ctime int64, usedMem int64, func
 // functionCodes are the libraries' codes, in name order, for a file or FUNCTION DUMP.
 func (s *Server) functionCodes() [][]byte {
 	var codes [][]byte
-	for _, lib := range s.functions.sortedLibraries() {
-		codes = append(codes, []byte(lib.code))
+	for _, lib := range s.functions.Libraries() {
+		codes = append(codes, []byte(lib.Code))
 	}
 	return codes
 }
@@ -294,17 +295,16 @@ func (s *Server) loadRDBStream(r io.Reader, start time.Time, keepExpired bool) (
 		Function: func(code []byte) error {
 			lib, errText := s.loadLibrary(code)
 			if errText == "" {
-				s.functions.init()
-				if s.functions.libs[lib.name] != nil && !s.persist.loadMerge {
-					errText = "ERR Library '" + lib.name + "' already exists"
+				if s.functions.Library(lib.Name) != nil && !s.persist.loadMerge {
+					errText = "ERR Library '" + lib.Name + "' already exists"
 				} else {
-					errText = s.functions.conflicts(lib)
+					errText = s.functions.Conflicts(lib)
 				}
 			}
 			if errText != "" {
 				return fmt.Errorf("Failed loading library: %s", strings.TrimPrefix(errText, "ERR "))
 			}
-			s.functions.add(lib)
+			s.functions.Add(lib)
 			return nil
 		},
 		Entry: func(e *rdb.Entry) error {
@@ -362,7 +362,7 @@ func (s *Server) debugReload(c *client, opts [][]byte) {
 			s.dbs[i] = s.newDB()
 			s.touchReplacedDB(i, old, nil)
 		}
-		s.functions = functionRegistry{} // the file holds them
+		s.functions = scripting.Registry{} // the file holds them
 	}
 	s.persist.loadMerge = merge
 	err := s.loadRDB()

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"crypto/sha1"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -18,7 +19,7 @@ import (
 // line, argument validation, the script cache and commands a script may not run.
 func TestScriptsMatchRedis(t *testing.T) {
 	_, addr := startServer(t, func(c *config.Config) { c.IOThreads = 2 })
-	loaded := sha1Hex([]byte("return 'loaded'"))
+	loaded := fmt.Sprintf("%x", sha1.Sum([]byte("return 'loaded'")))
 	differential(t, addr, [][]string{
 		{"SET", "s", "x"},
 		{"EVAL", "return redis.call('incr',KEYS[1])", "1", "s"},
@@ -656,6 +657,38 @@ func TestLargeTableConstructorsKeepEveryItem(t *testing.T) {
 	} {
 		if got := c.do("EVAL", tc.script, "0"); got != tc.want {
 			t.Errorf("%.60s...: got %q, want %q", tc.script, got, tc.want)
+		}
+	}
+}
+
+// TestEvalSHAAllocations: a cached script's EVALSHA and a function's FCALL allocate no more per
+// call than when scripting moved to its own package (KEYS and ARGV tables, the guard and its
+// timer, redis.call's argv and reply), so that crossing scripting.Host stays free.
+func TestEvalSHAAllocations(t *testing.T) {
+	serve := hotPathRunner(t)
+	bulk := func(args ...string) []byte {
+		var b strings.Builder
+		fmt.Fprintf(&b, "*%d\r\n", len(args))
+		for _, a := range args {
+			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+		}
+		return []byte(b.String())
+	}
+	body := "return redis.call('get', KEYS[1])"
+	lib := "#!lua name=l\nredis.register_function('f', function(keys, args) return redis.call('get', keys[1]) end)"
+	serve(bulk("SCRIPT", "LOAD", body))
+	serve(bulk("FUNCTION", "LOAD", lib))
+	for _, tc := range []struct {
+		name string
+		req  []byte
+		max  float64
+	}{
+		{"EVALSHA", bulk("EVALSHA", fmt.Sprintf("%x", sha1.Sum([]byte(body))), "1", "key:000000000042"), 32},
+		{"FCALL", bulk("FCALL", "f", "1", "key:000000000042"), 25},
+	} {
+		serve(tc.req)
+		if n := testing.AllocsPerRun(500, func() { serve(tc.req) }); n > tc.max {
+			t.Errorf("%s: %.1f allocations per call, want at most %v", tc.name, n, tc.max)
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/netio"
 	"github.com/iocache/iocache/server/replication"
+	"github.com/iocache/iocache/server/scripting"
 )
 
 // The Server and its main loop: New, the listeners, Serve, mainLoop and beforeSleep, accepting
@@ -45,9 +46,9 @@ type Server struct {
 	// accepts sheds connections when accept runs out of descriptors (descriptors.go).
 	accepts acceptShedder
 	plan    cpuset.Plan
-	lua     *scripting // created by the first script command
+	lua     *scriptHost // created by the first script command
 	// functions are the libraries FUNCTION LOAD installed (script_function.go).
-	functions functionRegistry
+	functions scripting.Registry
 
 	tracking trackingState
 	// writing are the keys whose collections the running command created (write.go).

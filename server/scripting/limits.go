@@ -1,4 +1,4 @@
-package engine
+package scripting
 
 import (
 	"context"
@@ -15,35 +15,40 @@ import (
 )
 
 // Limits on what one script may cost. Redis bounds a script's time only softly (SCRIPT KILL) and
-// its memory not at all; here neither may take the server down.
+// its memory not at all; here neither may take the server down. The host gives the limits
+// (Host.Limits); this file applies them.
 //
 // Strings: a library call that builds a string in one step (string.rep, table.concat) may not
 // build one longer than proto-max-bulk-len, which no command could store or return anyway, and
 // string.format takes Lua 5.1's two-digit widths, so a single call cannot ask for terabytes.
 //
 // Memory: strings a script grows step by step (s = s .. s) and tables it fills are checked
-// while it runs. A timer samples the heap every scriptCheckEvery; when it holds more than the
+// while it runs. A timer samples the heap every guardCheckEvery; when it holds more than the
 // script's budget beyond what it held at the start, a collection tells garbage from live data,
-// and once the live heap is over, the script is stopped with errScriptMemory. A single
-// instruction is not interrupted, so s = s .. s may overshoot the budget by one doubling. The budget is
+// and once the live heap is over, the script is stopped with errMemory. A single instruction
+// is not interrupted, so s = s .. s may overshoot the budget by one doubling. The budget is
 // twice proto-max-bulk-len (room to build one largest value from pieces), and never more than
-// the headroom below the runtime's memory limit (the cgroup's, see memlimit.go), which a
-// script must not push a cache near its limit over.
+// the headroom below the runtime's memory limit (the cgroup's, which the engine sets in
+// memlimit.go), which a script must not push a cache near its limit over. A script stopped at
+// its limits leaves what it built behind (a string.gsub grown to the time limit left 1.5 GB):
+// the run's end gives it back to the system at once, on the host's background thread, as
+// MEMORY PURGE does, rather than when the collector and scavenger get to it.
 //
-// Time: the same timer stops the script at busy-reply-threshold (errScriptTimeout). Both stop
-// it through the state's context, which gopher-lua checks before each instruction.
+// Time: the same timer stops the script at busy-reply-threshold (errTimeout). Both stop it
+// through the state's context, which gopher-lua checks before each instruction.
 
-const scriptCheckEvery = 10 * time.Millisecond
+const guardCheckEvery = 10 * time.Millisecond
 
 var (
-	errScriptTimeout = errors.New("script ran past busy-reply-threshold")
-	errScriptMemory  = errors.New("script ran out of memory")
+	errTimeout = errors.New("script ran past busy-reply-threshold")
+	errMemory  = errors.New("script ran out of memory")
 )
 
-// scriptGuard watches one running script.
-type scriptGuard struct {
+// guard watches one run.
+type guard struct {
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
+	timer   *time.Timer
 	start   time.Time
 	limit   time.Duration // busy-reply-threshold, 0 for none
 	ceiling uint64        // heap bytes past which the script is out of memory
@@ -52,41 +57,39 @@ type scriptGuard struct {
 	collecting atomic.Bool // a collection that check forced is running
 }
 
-// guardScript starts watching a script that is about to run; stop ends it.
-func (s *Server) guardScript() (g *scriptGuard, stop func()) {
+// startGuard starts watching a run that is about to begin, within lim; stop ends it.
+func startGuard(lim Limits) *guard {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	g = &scriptGuard{ctx: ctx, cancel: cancel, start: time.Now(),
-		limit: time.Duration(s.cfg.BusyReplyThreshold) * time.Millisecond}
+	g := &guard{ctx: ctx, cancel: cancel, start: time.Now(), limit: lim.Time}
 	heap := heapObjectBytes()
-	g.budget = 2 * s.cfg.ProtoMaxBulkLen
-	if lim := debug.SetMemoryLimit(-1); lim < 1<<62 {
-		g.budget = min(g.budget, max(lim-int64(heap), 0))
+	g.budget = 2 * lim.MaxBulkLen
+	if memLimit := debug.SetMemoryLimit(-1); memLimit < 1<<62 {
+		g.budget = min(g.budget, max(memLimit-int64(heap), 0))
 	}
 	g.ceiling = heap + uint64(g.budget)
-	t := time.AfterFunc(scriptCheckEvery, g.check)
-	return g, func() {
-		t.Stop()
-		if g.stopped() != nil {
-			// A script stopped at its limits leaves what it built (a string.gsub grown to the
-			// time limit left 1.5 GB): give it back now, on the bio thread, as MEMORY PURGE does,
-			// rather than when the collector and scavenger get to it.
-			s.bio.submit(debug.FreeOSMemory)
-		}
-		cancel(nil)
-	}
+	g.timer = time.AfterFunc(guardCheckEvery, g.check)
+	return g
+}
+
+// stop ends the watch and says whether the guard stopped the run.
+func (g *guard) stop() (stopped bool) {
+	g.timer.Stop()
+	stopped = g.stopped() != nil
+	g.cancel(nil)
+	return stopped
 }
 
 // check runs on a timer goroutine while the script runs, and schedules itself again.
-func (g *scriptGuard) check() {
+func (g *guard) check() {
 	if g.ctx.Err() != nil {
 		return
 	}
 	if g.limit > 0 && time.Since(g.start) >= g.limit {
-		g.cancel(errScriptTimeout)
+		g.cancel(errTimeout)
 		return
 	}
 	if heapLiveBytes() > g.ceiling {
-		g.cancel(errScriptMemory)
+		g.cancel(errMemory)
 		return
 	}
 	// The runtime collects on its own as the heap grows, and each collection updates the live
@@ -98,11 +101,11 @@ func (g *scriptGuard) check() {
 			g.collecting.Store(false)
 		}()
 	}
-	time.AfterFunc(scriptCheckEvery, g.check)
+	time.AfterFunc(guardCheckEvery, g.check)
 }
 
 // stopped is why the script was stopped, or nil.
-func (g *scriptGuard) stopped() error {
+func (g *guard) stopped() error {
 	if g.ctx.Err() == nil {
 		return nil
 	}
@@ -129,15 +132,16 @@ func readMetric(name string) uint64 {
 }
 
 // boundStrings replaces the library functions that build a string in one step with versions
-// that refuse a result longer than proto-max-bulk-len. It runs before the tables are protected.
-func (s *Server) boundStrings(L *lua.LState, str, tab *lua.LTable) {
+// that refuse a result longer than proto-max-bulk-len, as the host's limits say it now. It runs
+// before the tables are protected.
+func (st *State) boundStrings(L *lua.LState, str, tab *lua.LTable) {
 	tooBig := func(L *lua.LState) {
 		L.RaiseError("string exceeds maximum allowed size (proto-max-bulk-len)")
 	}
 	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
 		v := L.CheckString(1)
 		n := L.CheckInt(2)
-		if n > 0 && len(v) > 0 && int64(n) > s.cfg.ProtoMaxBulkLen/int64(len(v)) {
+		if n > 0 && len(v) > 0 && int64(n) > st.host.Limits().MaxBulkLen/int64(len(v)) {
 			tooBig(L)
 		}
 		L.Push(lua.LString(strings.Repeat(v, max(n, 0))))
@@ -164,7 +168,7 @@ func (s *Server) boundStrings(L *lua.LState, str, tab *lua.LTable) {
 			if k < j {
 				size += int64(len(sep))
 			}
-			if size > s.cfg.ProtoMaxBulkLen {
+			if size > st.host.Limits().MaxBulkLen {
 				tooBig(L)
 			}
 		}
@@ -215,10 +219,10 @@ func checkFormatWidths(f string) string {
 	return ""
 }
 
-// stoppedReply is the error reply for a script the guard stopped.
-func (sl *scripting) stoppedReply(why error, g *scriptGuard) string {
-	if why == errScriptMemory {
-		return fmt.Sprintf("ERR Script stopped: out of memory, it grew the heap by more than its budget (%d bytes) script: %s", g.budget, sl.sha)
+// stoppedReply is the error reply for a run the guard stopped.
+func (st *State) stoppedReply(why error) string {
+	if why == errMemory {
+		return fmt.Sprintf("ERR Script stopped: out of memory, it grew the heap by more than its budget (%d bytes) script: %s", st.guard.budget, st.name)
 	}
-	return fmt.Sprintf("ERR Script stopped: it ran longer than busy-reply-threshold (%d ms) script: %s", g.limit.Milliseconds(), sl.sha)
+	return fmt.Sprintf("ERR Script stopped: it ran longer than busy-reply-threshold (%d ms) script: %s", st.guard.limit.Milliseconds(), st.name)
 }

@@ -1,4 +1,4 @@
-package engine
+package scripting
 
 import (
 	"bytes"
@@ -15,32 +15,35 @@ import (
 // allow-oom is refused as a whole when the server is over maxmemory; a no-writes script is
 // read-only (like EVAL_RO) and runs during CLIENT PAUSE WRITE; an allow-oom script's writes are
 // not checked against maxmemory. allow-stale, no-cluster and allow-cross-slot-keys are accepted
-// and change nothing here (no replicas serve stale data, no cluster).
+// and change nothing here (no replicas serve stale data, no cluster). What each flag does is the
+// engine's to apply; this file only reads them.
 
-type scriptFlags uint8
+// Flags are a script's shebang flags.
+type Flags uint8
 
+// The flags a shebang may declare, and Shebang, which every script with a "#!lua" line has.
 const (
-	scriptNoWrites scriptFlags = 1 << iota
-	scriptAllowOOM
-	scriptAllowStale
-	scriptNoCluster
-	scriptAllowCrossSlotKeys
-	scriptShebang // declared with "#!lua": not in EVAL compatibility mode
+	NoWrites Flags = 1 << iota
+	AllowOOM
+	AllowStale
+	NoCluster
+	AllowCrossSlotKeys
+	Shebang // declared with "#!lua": not in EVAL compatibility mode
 )
 
-var scriptFlagNames = map[string]scriptFlags{
-	"no-writes":             scriptNoWrites,
-	"allow-oom":             scriptAllowOOM,
-	"allow-stale":           scriptAllowStale,
-	"no-cluster":            scriptNoCluster,
-	"allow-cross-slot-keys": scriptAllowCrossSlotKeys,
+var flagNames = map[string]Flags{
+	"no-writes":             NoWrites,
+	"allow-oom":             AllowOOM,
+	"allow-stale":           AllowStale,
+	"no-cluster":            NoCluster,
+	"allow-cross-slot-keys": AllowCrossSlotKeys,
 }
 
-// parseShebang reads a script's "#!lua ..." line, as Redis's evalExtractShebangFlags does,
+// ParseShebang reads a script's "#!lua ..." line, as Redis's evalExtractShebangFlags does,
 // and returns its flags and the code to compile: the body after the shebang line, starting with
 // that line's newline so that line numbers in errors stay those of the body. A body without a
-// shebang is returned whole with no flags.
-func parseShebang(body []byte) (scriptFlags, []byte, error) {
+// shebang is returned whole with no flags. The error's text is Redis's, without its "ERR ".
+func ParseShebang(body []byte) (Flags, []byte, error) {
 	if !bytes.HasPrefix(body, []byte("#!")) {
 		return 0, body, nil
 	}
@@ -52,7 +55,7 @@ func parseShebang(body []byte) (scriptFlags, []byte, error) {
 	if parts[0] != "#!lua" {
 		return 0, nil, errors.New("Unexpected engine in script shebang: " + parts[0])
 	}
-	flags := scriptShebang
+	flags := Shebang
 	for _, p := range parts[1:] {
 		list, ok := strings.CutPrefix(p, "flags=")
 		if !ok {
@@ -62,7 +65,7 @@ func parseShebang(body []byte) (scriptFlags, []byte, error) {
 			continue
 		}
 		for _, name := range strings.Split(list, ",") {
-			f, known := scriptFlagNames[name]
+			f, known := flagNames[name]
 			if !known {
 				return 0, nil, errors.New("Unexpected flag in script shebang: " + name)
 			}
@@ -70,23 +73,4 @@ func parseShebang(body []byte) (scriptFlags, []byte, error) {
 		}
 	}
 	return flags, body[end:], nil
-}
-
-// pausedScript reports whether CLIENT PAUSE WRITE must hold this EVAL or EVALSHA: every
-// script may write unless it declares no-writes (EVALSHA: as loaded; unknown scripts are held
-// and answer NOSCRIPT once the pause ends, as in Redis).
-func (s *Server) pausedScript(argv [][]byte) bool {
-	if len(argv) < 2 {
-		return true
-	}
-	var flags scriptFlags
-	if equalFold(argv[0], "evalsha") {
-		if s.lua == nil {
-			return true
-		}
-		flags = s.lua.flags[strings.ToLower(string(argv[1]))]
-	} else {
-		flags, _, _ = parseShebang(argv[1])
-	}
-	return flags&scriptNoWrites == 0
 }

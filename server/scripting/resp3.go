@@ -1,4 +1,4 @@
-package engine
+package scripting
 
 // RESP3 in scripts: redis.setresp(3) makes redis.call return RESP3's types as Lua tables, and a
 // script may return such tables to produce RESP3 replies, as in Redis 7.0 (script_lua.c,
@@ -9,11 +9,14 @@ import (
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/iocache/iocache/server/resp"
 )
 
-// luaSetResp is redis.setresp: the protocol the script's redis.call replies are read in, from
-// the next call on. Every script starts in RESP2.
-func luaSetResp(L *lua.LState, sc *client) int {
+// setResp is redis.setresp: the protocol the script's redis.call replies are read in, from the
+// next call on, and whether the booleans it returns are RESP3's (WriteReply). Every script
+// starts in RESP2.
+func (st *State) setResp(L *lua.LState) int {
 	fail := func(msg string) int {
 		t := L.NewTable()
 		t.RawSetString("err", lua.LString(msg))
@@ -27,7 +30,7 @@ func luaSetResp(L *lua.LState, sc *client) int {
 	if n != 2 && n != 3 {
 		return fail("ERR RESP version must be 2 or 3.")
 	}
-	sc.w.RESP3 = n == 3
+	st.resp3 = n == 3
 	return 0
 }
 
@@ -35,7 +38,7 @@ func luaSetResp(L *lua.LState, sc *client) int {
 // {set={member=true...}}, null to nil, a boolean to a boolean, a double to {double=n}, a big
 // number to {big_number=digits}, a verbatim string to {verbatim_string={format=, string=}}; an
 // attribute is skipped and the reply after it converted.
-func (s *Server) resp3ToLua(L *lua.LState, kind byte, line, rest []byte) (lua.LValue, []byte, bool) {
+func resp3ToLua(L *lua.LState, kind byte, line, rest []byte) (lua.LValue, []byte, bool) {
 	wrap := func(field string, v lua.LValue) *lua.LTable {
 		t := L.NewTable()
 		t.RawSetString(field, v)
@@ -47,10 +50,10 @@ func (s *Server) resp3ToLua(L *lua.LState, kind byte, line, rest []byte) (lua.LV
 		inner := L.NewTable()
 		for i := 0; i < n; i++ {
 			var k, v lua.LValue
-			k, rest, _ = s.respToLua(L, rest)
+			k, rest, _ = replyToLua(L, rest)
 			v = lua.LTrue
 			if kind != '~' {
-				v, rest, _ = s.respToLua(L, rest)
+				v, rest, _ = replyToLua(L, rest)
 			}
 			if k != lua.LNil {
 				inner.RawSet(k, v)
@@ -62,7 +65,7 @@ func (s *Server) resp3ToLua(L *lua.LState, kind byte, line, rest []byte) (lua.LV
 		case '~':
 			return wrap("set", inner), rest, false
 		}
-		return s.respToLua(L, rest) // attributes are not shown to scripts
+		return replyToLua(L, rest) // attributes are not shown to scripts
 	case '_':
 		return lua.LNil, rest, false
 	case '#':
@@ -85,23 +88,23 @@ func (s *Server) resp3ToLua(L *lua.LState, kind byte, line, rest []byte) (lua.LV
 	return lua.LFalse, nil, false
 }
 
-// luaResp3ToReply writes the reply a script's {double=}, {big_number=}, {verbatim_string=},
-// {map=} or {set=} table stands for, in that order of precedence as in Redis; done is false for
-// any other table. fits is false when the reply passed limit.
-func (s *Server) luaResp3ToReply(c *client, t *lua.LTable, depth int, limit int64) (done, fits bool) {
+// writeResp3 writes the reply a script's {double=}, {big_number=}, {verbatim_string=}, {map=}
+// or {set=} table stands for, in that order of precedence as in Redis; done is false for any
+// other table. fits is false when the reply passed limit.
+func (st *State) writeResp3(w *resp.Writer, t *lua.LTable, depth int, limit int64) (done, fits bool) {
 	if d, ok := t.RawGetString("double").(lua.LNumber); ok {
-		c.w.Double(float64(d))
+		w.Double(float64(d))
 		return true, true
 	}
 	if b, ok := t.RawGetString("big_number").(lua.LString); ok {
-		c.w.BigNumber(strings.NewReplacer("\r", " ", "\n", " ").Replace(string(b)))
+		w.BigNumber(strings.NewReplacer("\r", " ", "\n", " ").Replace(string(b)))
 		return true, true
 	}
 	if v, ok := t.RawGetString("verbatim_string").(*lua.LTable); ok {
 		format, okf := v.RawGetString("format").(lua.LString)
 		str, oks := v.RawGetString("string").(lua.LString)
 		if okf && oks {
-			c.w.VerbatimAs(string(format), string(str))
+			w.VerbatimAs(string(format), string(str))
 			return true, true
 		}
 	}
@@ -113,18 +116,18 @@ func (s *Server) luaResp3ToReply(c *client, t *lua.LTable, depth int, limit int6
 		n := 0
 		inner.ForEach(func(lua.LValue, lua.LValue) { n++ })
 		if kind == "map" {
-			c.w.Map(n)
+			w.Map(n)
 		} else {
-			c.w.Set(n)
+			w.Set(n)
 		}
 		fits = true
 		inner.ForEach(func(k, v lua.LValue) {
 			if !fits {
 				return
 			}
-			fits = s.luaValueToReply(c, k, depth+1, limit)
+			fits = st.writeValue(w, k, depth+1, limit)
 			if fits && kind == "map" {
-				fits = s.luaValueToReply(c, v, depth+1, limit)
+				fits = st.writeValue(w, v, depth+1, limit)
 			}
 		})
 		return true, fits

@@ -1,4 +1,4 @@
-package engine
+package scripting
 
 import (
 	"errors"
@@ -25,10 +25,10 @@ const errReadonlyTable = "Attempt to modify a readonly table"
 // sandbox sets up the read-only environment on a fresh state whose libraries and redis table are
 // in place: it wraps the raw-writing functions, protects the library tables and the globals, and
 // makes the proxy of the globals what scripts see as _G and as their environment.
-func (sl *scripting) sandbox(L *lua.LState) {
-	sl.guarded = map[*lua.LTable]*lua.LTable{}
+func (st *State) sandbox(L *lua.LState) {
+	st.guarded = map[*lua.LTable]*lua.LTable{}
 	g := L.G.Global
-	sl.globals = g
+	st.globals = g
 	readonly := L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError(errReadonlyTable)
 		return 0
@@ -47,13 +47,13 @@ func (sl *scripting) sandbox(L *lua.LState) {
 		return 1
 	}))
 	boundLoaders(L, g)
-	sl.trampoline = L.NewFunction(sl.trampolineFunc)
-	g.RawSetString("pcall", L.NewFunction(sl.pcall))
-	g.RawSetString("xpcall", L.NewFunction(sl.xpcall))
-	sl.refuseProxy(L, g, "rawset", "setmetatable")
+	st.trampoline = L.NewFunction(st.trampolineFunc)
+	g.RawSetString("pcall", L.NewFunction(st.pcall))
+	g.RawSetString("xpcall", L.NewFunction(st.xpcall))
+	st.refuseProxy(L, g, "rawset", "setmetatable")
 	tab := g.RawGetString(lua.TabLibName).(*lua.LTable)
-	sl.refuseProxy(L, tab, "insert", "remove", "sort")
-	sl.readThrough(L, g, "rawget", "next")
+	st.refuseProxy(L, tab, "insert", "remove", "sort")
+	st.readThrough(L, g, "rawget", "next")
 	g.RawSetString("pairs", L.NewFunction(func(L *lua.LState) int {
 		t := L.CheckTable(1)
 		L.Push(g.RawGetString("next"))
@@ -62,11 +62,11 @@ func (sl *scripting) sandbox(L *lua.LState) {
 		return 3
 	}))
 	for _, name := range []string{lua.StringLibName, lua.MathLibName, lua.TabLibName, "redis", "bit", "cjson", "cmsgpack", "struct"} {
-		g.RawSetString(name, sl.protect(L, g.RawGetString(name).(*lua.LTable), readonly))
+		g.RawSetString(name, st.protect(L, g.RawGetString(name).(*lua.LTable), readonly))
 	}
 	// The string library is also the metatable of every string, which getmetatable('') returns
 	// and whose __index method calls go through.
-	str := sl.guarded[g.RawGetString(lua.StringLibName).(*lua.LTable)]
+	str := st.guarded[g.RawGetString(lua.StringLibName).(*lua.LTable)]
 	str.RawSetString("__index", g.RawGetString(lua.StringLibName))
 	str.RawSetString("__metatable", lua.LFalse)
 
@@ -76,33 +76,33 @@ func (sl *scripting) sandbox(L *lua.LState) {
 		return 0
 	}))
 	L.SetMetatable(g, missing)
-	proxy := sl.protect(L, g, readonly)
+	proxy := st.protect(L, g, readonly)
 	g.RawSetString("_G", proxy)
 	L.G.Global = proxy
 	L.Env = proxy
-	sl.env = proxy
+	st.env = proxy
 }
 
 // protect returns an empty table that reads through to t and refuses stores.
-func (sl *scripting) protect(L *lua.LState, t *lua.LTable, readonly *lua.LFunction) *lua.LTable {
+func (st *State) protect(L *lua.LState, t *lua.LTable, readonly *lua.LFunction) *lua.LTable {
 	mt := L.NewTable()
 	mt.RawSetString("__index", t)
 	mt.RawSetString("__newindex", readonly)
 	mt.RawSetString("__metatable", lua.LFalse)
 	proxy := L.NewTable()
 	L.SetMetatable(proxy, mt)
-	sl.guarded[proxy] = t
+	st.guarded[proxy] = t
 	return proxy
 }
 
 // refuseProxy wraps functions of lib that store into their first argument without metamethods,
 // so that they raise Redis's error on a protected table. Redis raises it from C, without the
 // script's line.
-func (sl *scripting) refuseProxy(L *lua.LState, lib *lua.LTable, names ...string) {
+func (st *State) refuseProxy(L *lua.LState, lib *lua.LTable, names ...string) {
 	for _, name := range names {
 		orig := lib.RawGetString(name)
 		lib.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
-			if t, ok := L.Get(1).(*lua.LTable); ok && sl.guarded[t] != nil {
+			if t, ok := L.Get(1).(*lua.LTable); ok && st.guarded[t] != nil {
 				L.Error(lua.LString(errReadonlyTable), 0)
 			}
 			return callWith(L, orig)
@@ -112,12 +112,12 @@ func (sl *scripting) refuseProxy(L *lua.LState, lib *lua.LTable, names ...string
 
 // readThrough wraps functions of lib that read their first argument raw, so that on a protected
 // table they read the table it guards.
-func (sl *scripting) readThrough(L *lua.LState, lib *lua.LTable, names ...string) {
+func (st *State) readThrough(L *lua.LState, lib *lua.LTable, names ...string) {
 	for _, name := range names {
 		orig := lib.RawGetString(name)
 		lib.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
 			if t, ok := L.Get(1).(*lua.LTable); ok {
-				if real := sl.guarded[t]; real != nil {
+				if real := st.guarded[t]; real != nil {
 					L.Replace(1, real)
 				}
 			}
@@ -137,10 +137,10 @@ func callWith(L *lua.LState, fn lua.LValue) int {
 // raise is the state's panic function inside protected calls (see protectedCall). It raises the
 // error as gopher-lua's own does, but with no traceback for PCall to build, and it notes the
 // line the error was raised on, which Redis 7.0 names in its reply ("on @user_script:N.").
-func (sl *scripting) raise(L *lua.LState) {
+func (st *State) raise(L *lua.LState) {
 	for level := 0; level < 8; level++ {
 		if n := lineOf(chunkText(L.Where(level))); n > 0 {
-			sl.line = n
+			st.line = n
 			break
 		}
 	}
@@ -153,13 +153,13 @@ func (sl *scripting) raise(L *lua.LState) {
 // PCall pushes it after the error, which overflows a full registry (unpack({}, 1, 1e9)) with a
 // panic nothing recovers. So the call goes through a function that replaces the state's panic
 // function with raise, whose errors already carry a traceback.
-func (sl *scripting) protectedCall(L *lua.LState, base int) error {
-	L.Insert(sl.trampoline, base)
+func (st *State) protectedCall(L *lua.LState, base int) error {
+	L.Insert(st.trampoline, base)
 	return L.PCall(L.GetTop()-base, lua.MultRet, nil)
 }
 
-func (sl *scripting) trampolineFunc(L *lua.LState) int {
-	L.Panic = sl.raise
+func (st *State) trampolineFunc(L *lua.LState) int {
+	L.Panic = st.raise
 	L.Call(L.GetTop()-1, lua.MultRet)
 	return L.GetTop()
 }
@@ -174,14 +174,14 @@ func errorValue(err error) lua.LValue {
 }
 
 // pcall is Lua 5.1's pcall.
-func (sl *scripting) pcall(L *lua.LState) int {
+func (st *State) pcall(L *lua.LState) int {
 	v := L.CheckAny(1)
 	if v.Type() != lua.LTFunction && L.GetMetaField(v, "__call").Type() != lua.LTFunction {
 		L.Push(lua.LFalse)
 		L.Push(lua.LString("attempt to call a " + v.Type().String() + " value"))
 		return 2
 	}
-	if err := sl.protectedCall(L, 1); err != nil {
+	if err := st.protectedCall(L, 1); err != nil {
 		L.Push(lua.LFalse)
 		L.Push(errorValue(err))
 		return 2
@@ -193,12 +193,12 @@ func (sl *scripting) pcall(L *lua.LState) int {
 // xpcall is Lua 5.1's xpcall, except that the handler runs once the failed call has unwound;
 // without the debug library a handler cannot tell. An error in the handler gives Lua's "error in
 // error handling".
-func (sl *scripting) xpcall(L *lua.LState) int {
+func (st *State) xpcall(L *lua.LState) int {
 	fn := L.CheckFunction(1)
 	handler := L.CheckFunction(2)
 	top := L.GetTop()
 	L.Push(fn)
-	err := sl.protectedCall(L, top+1)
+	err := st.protectedCall(L, top+1)
 	if err == nil {
 		L.Insert(lua.LTrue, top+1)
 		return L.GetTop() - top
@@ -207,7 +207,7 @@ func (sl *scripting) xpcall(L *lua.LState) int {
 	L.Push(handler)
 	L.Push(errorValue(err))
 	var res lua.LValue = lua.LString("error in error handling")
-	if sl.protectedCall(L, top+1) == nil {
+	if st.protectedCall(L, top+1) == nil {
 		res = lua.LNil
 		if L.GetTop() > top {
 			res = L.Get(top + 1)

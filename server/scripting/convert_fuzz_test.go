@@ -1,16 +1,13 @@
-package engine
+package scripting
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/binary"
 	"math"
-	"strings"
 	"testing"
 
 	lua "github.com/yuin/gopher-lua"
 
-	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // luaValueFrom decodes fuzz bytes into a Lua value: numbers, strings, booleans, nil, status and
@@ -68,9 +65,10 @@ func luaValueFrom(L *lua.LState, data []byte, self *lua.LTable, depth int) (lua.
 	return lua.LNil, data
 }
 
-// FuzzLuaToReply: whatever a script returns, the reply is exactly one well-formed RESP value
-// and stays within the reply bound, tables that hold themselves included.
-func FuzzLuaToReply(f *testing.F) {
+// FuzzWriteReply: whatever a script returns, the reply is exactly one well-formed RESP value
+// and stays within the reply bound, tables that hold themselves included; a reply past the
+// bound is not written at all.
+func FuzzWriteReply(f *testing.F) {
 	for _, seed := range [][]byte{
 		{0, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f}, {1, 3, 'a', 'b', 'c'}, {2}, {3}, {4}, {5, 2, 'o', 'k'}, {6, 3, 'E', 'R', 'R'},
 		{7, 3, 1, 1, 'x', 2, 7, 2, 8, 8}, {7, 7, 8, 8, 8, 8, 8, 8, 8}, {7, 2, 4, 1, 1, 'y'},
@@ -78,23 +76,22 @@ func FuzzLuaToReply(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	cfg := config.New()
-	cfg.ProtoMaxBulkLen = 1 << 16
-	s := &Server{cfg: cfg}
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
-	f.Cleanup(L.Close)
+	const limit = 1 << 16
+	st, _ := newTestState(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		v, _ := luaValueFrom(L, data, nil, 0)
-		c := newClient(1, -1, 0)
-		s.luaToReply(c, v)
-		out := c.w.Buf
-		if int64(len(out)) > s.maxReplyBytes(c)+64 {
-			t.Fatalf("reply of %d bytes past the bound", len(out))
+		v, _ := luaValueFrom(st.l, data, nil, 0)
+		w := &resp.Writer{}
+		if !st.WriteReply(w, v, limit) {
+			if len(w.Buf) != 0 {
+				t.Fatalf("a reply past the bound left %d bytes", len(w.Buf))
+			}
+			return
 		}
-		br := bufio.NewReader(bytes.NewReader(out))
-		var got strings.Builder
-		if err := readRawReply(br, &got); err != nil || br.Buffered() != 0 {
-			t.Fatalf("reply %q: %v, %d bytes left over", out, err, br.Buffered())
+		if len(w.Buf) > limit+64 {
+			t.Fatalf("reply of %d bytes past the bound", len(w.Buf))
+		}
+		if rest, ok := skipReply(w.Buf); !ok || len(rest) != 0 {
+			t.Fatalf("reply %q is not one well-formed value (%d bytes left over)", w.Buf, len(rest))
 		}
 	})
 }
