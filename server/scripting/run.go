@@ -74,7 +74,7 @@ func (st *State) end() {
 func (st *State) call(base int) (lua.LValue, string) {
 	L := st.l
 	err := st.protectedCall(L, base)
-	var ret lua.LValue = lua.LNil
+	ret := lua.LNil
 	if err == nil && L.GetTop() >= base {
 		ret = L.Get(base)
 	}
