@@ -1,6 +1,9 @@
 package acl
 
-import "github.com/iocache/iocache/server/glob"
+import (
+	"github.com/iocache/iocache/server/glob"
+	"github.com/iocache/iocache/server/resp"
+)
 
 // Reason is what a check denied, as ACL LOG names it; Allowed when it denied nothing. The order
 // matters: with several selectors, the denial reported is the one of the highest reason.
@@ -121,7 +124,7 @@ func (sel *selector) firstArgAllowed(unit *Unit, args [][]byte) bool {
 		return false
 	}
 	for _, a := range allowed {
-		if equalFold(args[1], a) {
+		if resp.EqualFold(args[1], a) {
 			return true
 		}
 	}
@@ -159,21 +162,4 @@ func (sel *selector) channelAllowed(ch []byte, literal bool) bool {
 		}
 	}
 	return false
-}
-
-// equalFold compares an argument with a lower-case word.
-func equalFold(b []byte, lower string) bool {
-	if len(b) != len(lower) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		ch := b[i]
-		if ch >= 'A' && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		if ch != lower[i] {
-			return false
-		}
-	}
-	return true
 }

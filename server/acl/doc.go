@@ -10,7 +10,7 @@
 // the Unit called, the arguments, and the keys and channels it found in them with its own key
 // specs. So rules can be read, parsed, described and checked by tests that start no server.
 //
-// It may import glob (key and channel patterns) and config (SplitArgs, the quoting of user
-// lines and selectors) and nothing else of this module; server/engine imports it. The types
+// It may import glob (key and channel patterns), config (SplitArgs, the quoting of user lines
+// and selectors) and resp (EqualFold, for arguments) and nothing else of this module; server/engine imports it. The types
 // are not safe for concurrent use: the server's main thread owns them.
 package acl

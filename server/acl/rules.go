@@ -39,6 +39,15 @@ func CheckName(name string) error {
 	return nil
 }
 
+// ruleHash is the password hash a rule names: of the password after '>' or '<', or the hash
+// itself after '#' or '!'.
+func ruleHash(op string) ([]byte, error) {
+	if op[0] == '>' || op[0] == '<' {
+		return hashPassword(op[1:]), nil
+	}
+	return parseHash(op[1:])
+}
+
 func hashPassword(p string) []byte {
 	h := sha256.Sum256([]byte(p))
 	return h[:]
@@ -137,14 +146,9 @@ func (us *Users) applyRule(u *User, op string) error {
 	}
 	switch op[0] {
 	case '>', '#':
-		var h []byte
-		if op[0] == '>' {
-			h = hashPassword(op[1:])
-		} else {
-			var err error
-			if h, err = parseHash(op[1:]); err != nil {
-				return err
-			}
+		h, err := ruleHash(op)
+		if err != nil {
+			return err
 		}
 		if indexHash(u.passwords, h) < 0 {
 			u.passwords = append(u.passwords, h)
@@ -152,14 +156,9 @@ func (us *Users) applyRule(u *User, op string) error {
 		u.nopass = false
 		return nil
 	case '<', '!':
-		var h []byte
-		if op[0] == '<' {
-			h = hashPassword(op[1:])
-		} else {
-			var err error
-			if h, err = parseHash(op[1:]); err != nil {
-				return err
-			}
+		h, err := ruleHash(op)
+		if err != nil {
+			return err
 		}
 		i := indexHash(u.passwords, h)
 		if i < 0 {

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 
 	"github.com/iocache/iocache/server/acl"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // authenticate checks a username and password (user "" is the default user), logs a failure
@@ -321,7 +322,7 @@ func (s *Server) aclDryRun(c *client, args [][]byte) {
 func (s *Server) aclLogCommand(c *client, args [][]byte) {
 	count := int64(10)
 	if len(args) == 1 {
-		if equalFold(args[0], "reset") {
+		if resp.EqualFold(args[0], "reset") {
 			s.acl.log.entries.Reset()
 			c.w.OK()
 			return

@@ -7,7 +7,10 @@ package engine
 // matching pattern of either kind. TestACLKeyPermissionsMatchRedis compares the decisions with
 // redis-server's ACL DRYRUN.
 
-import "github.com/iocache/iocache/server/acl"
+import (
+	"github.com/iocache/iocache/server/acl"
+	"github.com/iocache/iocache/server/resp"
+)
 
 // appendACLKeys appends to keys the keys of argv, a call of the unit of that full name, and what
 // each needs; found is appendKeys's scratch. It allocates nothing once the two have grown.
@@ -52,7 +55,7 @@ func appendUnplacedKeys(dst []acl.Key, cmd *command, argv [][]byte) []acl.Key {
 		keys = numkeysAt(2)
 	case "xread", "xreadgroup":
 		for i := 1; i < len(argv); i++ {
-			if equalFold(argv[i], "streams") {
+			if resp.EqualFold(argv[i], "streams") {
 				rest := argv[i+1:]
 				keys = rest[:len(rest)/2]
 				break
@@ -61,7 +64,7 @@ func appendUnplacedKeys(dst []acl.Key, cmd *command, argv [][]byte) []acl.Key {
 	case "sort", "sort_ro", "georadius", "georadiusbymember":
 		add(argv[1])
 		for i := 2; i+1 < len(argv); i++ {
-			if equalFold(argv[i], "store") || equalFold(argv[i], "storedist") {
+			if resp.EqualFold(argv[i], "store") || resp.EqualFold(argv[i], "storedist") {
 				add(argv[i+1])
 			}
 		}

@@ -133,7 +133,7 @@ func aofWants(p *propagation, op replOp) bool {
 	}
 	enc := p.unit[op.start:op.end]
 	const pub = "*3\r\n$7\r\npublish"
-	return len(enc) < len(pub) || !equalFold(enc[:len(pub)], pub)
+	return len(enc) < len(pub) || !resp.EqualFold(enc[:len(pub)], pub)
 }
 
 func (s *Server) aofSelect(db int) {

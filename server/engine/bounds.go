@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // Bounds on what one command may cost, checked before anything is allocated. Redis range-checks
@@ -117,7 +118,7 @@ func (s *Server) randomPickArgs(c *client, argv [][]byte, withWord string) (coun
 	if count, ok = s.rangedCount(c, argv[2]); !ok {
 		return 0, false, false, false
 	}
-	if len(argv) > 4 || (len(argv) == 4 && !equalFold(argv[3], withWord)) {
+	if len(argv) > 4 || (len(argv) == 4 && !resp.EqualFold(argv[3], withWord)) {
 		s.addError(c, errSyntax)
 		return 0, false, false, false
 	}

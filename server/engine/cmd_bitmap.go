@@ -7,6 +7,7 @@ import (
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // Bitmaps and bit fields on string values: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD and
@@ -150,9 +151,9 @@ func bitRange(start, end int64, isBit bool, strlen int) (lo, hi int64, ok bool) 
 // rangeUnitArg reads an optional BYTE|BIT.
 func (s *Server) rangeUnitArg(c *client, b []byte) (isBit, ok bool) {
 	switch {
-	case equalFold(b, "bit"):
+	case resp.EqualFold(b, "bit"):
 		return true, true
-	case equalFold(b, "byte"):
+	case resp.EqualFold(b, "byte"):
 		return false, true
 	}
 	s.addError(c, errSyntax)
@@ -395,7 +396,7 @@ func bitfieldGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 		rem := len(argv) - i - 1
 		a := argv[i]
 		switch {
-		case equalFold(a, "get") && rem >= 2, equalFold(a, "set") && rem >= 3, equalFold(a, "incrby") && rem >= 3:
+		case resp.EqualFold(a, "get") && rem >= 2, resp.EqualFold(a, "set") && rem >= 3, resp.EqualFold(a, "incrby") && rem >= 3:
 			op := bitfieldOp{kind: lowerASCII(string(a[:1]))[0], overflow: overflow}
 			var ok bool
 			if op.signed, op.width, ok = s.bitfieldType(c, argv[i+1]); !ok {
@@ -414,13 +415,13 @@ func bitfieldGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 				highest = max(highest, op.offset+int64(op.width)-1)
 			}
 			ops = append(ops, op)
-		case equalFold(a, "overflow") && rem >= 1:
+		case resp.EqualFold(a, "overflow") && rem >= 1:
 			switch v := argv[i+1]; {
-			case equalFold(v, "wrap"):
+			case resp.EqualFold(v, "wrap"):
 				overflow = 'w'
-			case equalFold(v, "sat"):
+			case resp.EqualFold(v, "sat"):
 				overflow = 's'
-			case equalFold(v, "fail"):
+			case resp.EqualFold(v, "fail"):
 				overflow = 'f'
 			default:
 				s.addError(c, "ERR Invalid OVERFLOW type specified")

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/iocache/iocache/server/glob"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // COMMAND and its subcommands: COUNT, INFO, DOCS, LIST [FILTERBY MODULE|ACLCAT|PATTERN], GETKEYS,
@@ -19,9 +20,9 @@ func cmdCommand(s *Server, c *client, argv [][]byte) {
 	}
 	sub := argv[1]
 	switch {
-	case equalFold(sub, "count") && len(argv) == 2:
+	case resp.EqualFold(sub, "count") && len(argv) == 2:
 		c.w.Int(int64(len(s.commands)))
-	case equalFold(sub, "info"):
+	case resp.EqualFold(sub, "info"):
 		if len(argv) == 2 {
 			s.commandInfoAll(c)
 			return
@@ -34,15 +35,15 @@ func cmdCommand(s *Server, c *client, argv [][]byte) {
 				c.w.Null()
 			}
 		}
-	case equalFold(sub, "docs"):
+	case resp.EqualFold(sub, "docs"):
 		s.commandDocs(c, argv[2:])
-	case equalFold(sub, "list"):
+	case resp.EqualFold(sub, "list"):
 		s.commandList(c, argv)
-	case equalFold(sub, "getkeys") && len(argv) >= 4, equalFold(sub, "getkeysandflags") && len(argv) >= 4:
-		s.commandGetKeys(c, argv[2:], equalFold(sub, "getkeysandflags"))
-	case equalFold(sub, "getkeys"), equalFold(sub, "getkeysandflags"):
+	case resp.EqualFold(sub, "getkeys") && len(argv) >= 4, resp.EqualFold(sub, "getkeysandflags") && len(argv) >= 4:
+		s.commandGetKeys(c, argv[2:], resp.EqualFold(sub, "getkeysandflags"))
+	case resp.EqualFold(sub, "getkeys"), resp.EqualFold(sub, "getkeysandflags"):
 		s.wrongArgs(c, "command|"+lowerASCII(string(sub)))
-	case equalFold(sub, "help") && len(argv) == 2:
+	case resp.EqualFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "COMMAND", []string{
 			"(no subcommand)", "    Return details about all Redis commands.",
 			"COUNT", "    Return the total number of commands in this Redis server.",
@@ -173,12 +174,12 @@ func (s *Server) commandList(c *client, argv [][]byte) {
 	keep := func(string, *command) bool { return true }
 	switch {
 	case len(argv) == 2:
-	case len(argv) == 5 && equalFold(argv[2], "filterby"):
+	case len(argv) == 5 && resp.EqualFold(argv[2], "filterby"):
 		value := string(argv[4])
 		switch {
-		case equalFold(argv[3], "module"):
+		case resp.EqualFold(argv[3], "module"):
 			keep = func(string, *command) bool { return false } // no modules
-		case equalFold(argv[3], "aclcat"):
+		case resp.EqualFold(argv[3], "aclcat"):
 			cat := lowerASCII(value)
 			keep = func(name string, cmd *command) bool {
 				for _, have := range commandACLCategories(name, cmd) {
@@ -188,7 +189,7 @@ func (s *Server) commandList(c *client, argv [][]byte) {
 				}
 				return false
 			}
-		case equalFold(argv[3], "pattern"):
+		case resp.EqualFold(argv[3], "pattern"):
 			keep = func(name string, _ *command) bool { return glob.MatchString(value, name, true) }
 		default:
 			s.addError(c, errSyntax)

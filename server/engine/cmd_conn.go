@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/iocache/iocache/server/acl"
+	"github.com/iocache/iocache/server/resp"
 	"github.com/iocache/iocache/server/version"
 )
 
@@ -76,10 +77,10 @@ func cmdHello(s *Server, c *client, argv [][]byte) {
 	for i := 2; i < len(argv); i++ {
 		more := len(argv) - i - 1
 		switch {
-		case equalFold(argv[i], "auth") && more >= 2:
+		case resp.EqualFold(argv[i], "auth") && more >= 2:
 			user, pass, hasAuth = argv[i+1], argv[i+2], true
 			i += 2
-		case equalFold(argv[i], "setname") && more >= 1:
+		case resp.EqualFold(argv[i], "setname") && more >= 1:
 			setName, hasName = argv[i+1], true
 			i++
 		default:
@@ -177,22 +178,22 @@ func cmdReset(s *Server, c *client, argv [][]byte) {
 func cmdClient(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
 	switch {
-	case equalFold(sub, "id") && len(argv) == 2:
+	case resp.EqualFold(sub, "id") && len(argv) == 2:
 		c.w.Int(c.id)
-	case equalFold(sub, "setname") && len(argv) == 3:
+	case resp.EqualFold(sub, "setname") && len(argv) == 3:
 		if !validClientName(argv[2]) {
 			s.addError(c, "ERR Client names cannot contain spaces, newlines or special characters.")
 			return
 		}
 		c.name = string(argv[2])
 		c.w.OK()
-	case equalFold(sub, "getname") && len(argv) == 2:
+	case resp.EqualFold(sub, "getname") && len(argv) == 2:
 		if c.name == "" {
 			c.w.Null()
 		} else {
 			c.w.BulkString(c.name)
 		}
-	case equalFold(sub, "setinfo") && len(argv) == 4:
+	case resp.EqualFold(sub, "setinfo") && len(argv) == 4:
 		attr := strings.ToLower(string(argv[2]))
 		if attr != "lib-name" && attr != "lib-ver" {
 			s.addError(c, "ERR Unrecognized option '"+string(argv[2])+"'")
@@ -208,66 +209,66 @@ func cmdClient(s *Server, c *client, argv [][]byte) {
 			c.libVer = string(argv[3])
 		}
 		c.w.OK()
-	case equalFold(sub, "list"):
+	case resp.EqualFold(sub, "list"):
 		s.clientList(c, argv)
-	case equalFold(sub, "info") && len(argv) == 2:
+	case resp.EqualFold(sub, "info") && len(argv) == 2:
 		c.w.Verbatim(s.clientInfoLine(c, argv) + "\n")
-	case equalFold(sub, "kill") && len(argv) >= 3: // Redis's arity -3
+	case resp.EqualFold(sub, "kill") && len(argv) >= 3: // Redis's arity -3
 		s.clientKill(c, argv)
-	case equalFold(sub, "no-evict") && len(argv) == 3:
+	case resp.EqualFold(sub, "no-evict") && len(argv) == 3:
 		switch {
-		case equalFold(argv[2], "on"):
+		case resp.EqualFold(argv[2], "on"):
 			c.flags |= flagNoEvict
-		case equalFold(argv[2], "off"):
+		case resp.EqualFold(argv[2], "off"):
 			c.flags &^= flagNoEvict
 		default:
 			s.addError(c, errSyntax)
 			return
 		}
 		c.w.OK()
-	case equalFold(sub, "pause") && (len(argv) == 3 || len(argv) == 4):
+	case resp.EqualFold(sub, "pause") && (len(argv) == 3 || len(argv) == 4):
 		s.clientPause(c, argv)
-	case equalFold(sub, "unpause") && len(argv) == 2:
+	case resp.EqualFold(sub, "unpause") && len(argv) == 2:
 		s.clientUnpause(c)
-	case equalFold(sub, "no-touch") && len(argv) == 3:
+	case resp.EqualFold(sub, "no-touch") && len(argv) == 3:
 		switch {
-		case equalFold(argv[2], "on"):
+		case resp.EqualFold(argv[2], "on"):
 			c.flags |= flagNoTouch
-		case equalFold(argv[2], "off"):
+		case resp.EqualFold(argv[2], "off"):
 			c.flags &^= flagNoTouch
 		default:
 			s.addError(c, errSyntax)
 			return
 		}
 		c.w.OK()
-	case equalFold(sub, "reply") && len(argv) == 3:
+	case resp.EqualFold(sub, "reply") && len(argv) == 3:
 		// OFF and SKIP take effect in process, which drops the replies they silence (this
 		// command's own included).
 		switch {
-		case equalFold(argv[2], "on"):
+		case resp.EqualFold(argv[2], "on"):
 			c.replyOff, c.replySkipNext = false, false
 			c.replySkip = false
 			c.w.OK()
-		case equalFold(argv[2], "off"):
+		case resp.EqualFold(argv[2], "off"):
 			c.replyOff = true
-		case equalFold(argv[2], "skip"):
+		case resp.EqualFold(argv[2], "skip"):
 			if !c.replyOff {
 				c.replySkipNext = true
 			}
 		default:
 			s.addError(c, errSyntax)
 		}
-	case equalFold(sub, "tracking") && len(argv) >= 3:
+	case resp.EqualFold(sub, "tracking") && len(argv) >= 3:
 		cmdClientTracking(s, c, argv)
-	case equalFold(sub, "caching") && len(argv) == 3:
+	case resp.EqualFold(sub, "caching") && len(argv) == 3:
 		cmdClientCaching(s, c, argv)
-	case equalFold(sub, "getredir") && len(argv) == 2:
+	case resp.EqualFold(sub, "getredir") && len(argv) == 2:
 		cmdClientGetRedir(s, c)
-	case equalFold(sub, "trackinginfo") && len(argv) == 2:
+	case resp.EqualFold(sub, "trackinginfo") && len(argv) == 2:
 		cmdClientTrackingInfo(s, c)
-	case equalFold(sub, "unblock") && (len(argv) == 3 || len(argv) == 4):
+	case resp.EqualFold(sub, "unblock") && (len(argv) == 3 || len(argv) == 4):
 		s.clientUnblock(c, argv)
-	case equalFold(sub, "help") && len(argv) == 2:
+	case resp.EqualFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "CLIENT", []string{
 			"GETNAME", "    Return the name of the current connection.",
 			"ID", "    Return the ID of the current connection.",
@@ -399,7 +400,7 @@ func (s *Server) clientList(c *client, argv [][]byte) {
 	typ := ""
 	for i := 2; i < len(argv); i++ {
 		switch {
-		case equalFold(argv[i], "type") && i+1 < len(argv):
+		case resp.EqualFold(argv[i], "type") && i+1 < len(argv):
 			typ = strings.ToLower(string(argv[i+1]))
 			switch typ {
 			case "normal", "pubsub", "master", "replica", "slave":
@@ -408,7 +409,7 @@ func (s *Server) clientList(c *client, argv [][]byte) {
 				return
 			}
 			i++
-		case equalFold(argv[i], "id") && i+1 < len(argv):
+		case resp.EqualFold(argv[i], "id") && i+1 < len(argv):
 			ids = map[int64]bool{}
 			for j := i + 1; j < len(argv); j++ {
 				v, ok := parseInt(argv[j])
@@ -472,23 +473,23 @@ func (s *Server) clientKill(c *client, argv [][]byte) {
 	for i := 2; i < len(argv); i += 2 {
 		v := string(argv[i+1])
 		switch {
-		case equalFold(argv[i], "id"):
+		case resp.EqualFold(argv[i], "id"):
 			n, ok := parseInt(argv[i+1])
 			if !ok || n <= 0 {
 				s.addError(c, "ERR client-id should be greater than 0")
 				return
 			}
 			id = n
-		case equalFold(argv[i], "addr"):
+		case resp.EqualFold(argv[i], "addr"):
 			addr = v
-		case equalFold(argv[i], "laddr"):
+		case resp.EqualFold(argv[i], "laddr"):
 			laddr = v
-		case equalFold(argv[i], "user"):
+		case resp.EqualFold(argv[i], "user"):
 			if user = s.acl.users.Get(v); user == nil {
 				s.addError(c, "ERR No such user '"+v+"'")
 				return
 			}
-		case equalFold(argv[i], "skipme"):
+		case resp.EqualFold(argv[i], "skipme"):
 			switch strings.ToLower(v) {
 			case "yes":
 				skipMe = true
@@ -498,14 +499,14 @@ func (s *Server) clientKill(c *client, argv [][]byte) {
 				s.addError(c, errSyntax)
 				return
 			}
-		case equalFold(argv[i], "type"):
+		case resp.EqualFold(argv[i], "type"):
 			switch typ = canonicalClientType(strings.ToLower(v)); typ {
 			case "normal", "pubsub", "master", "replica":
 			default:
 				s.addError(c, "ERR Unknown client type '"+v+"'")
 				return
 			}
-		case equalFold(argv[i], "maxage"):
+		case resp.EqualFold(argv[i], "maxage"):
 		default:
 			s.addError(c, errSyntax)
 			return
@@ -533,8 +534,8 @@ func (s *Server) clientUnblock(c *client, argv [][]byte) {
 		s.addError(c, errNotInt)
 		return
 	}
-	withError := len(argv) == 4 && equalFold(argv[3], "error")
-	if len(argv) == 4 && !withError && !equalFold(argv[3], "timeout") {
+	withError := len(argv) == 4 && resp.EqualFold(argv[3], "error")
+	if len(argv) == 4 && !withError && !resp.EqualFold(argv[3], "timeout") {
 		s.addError(c, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
 		return
 	}

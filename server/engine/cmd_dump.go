@@ -6,6 +6,7 @@ import (
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/rdb"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // DUMP and RESTORE: one value in Redis's RDB serialization, so payloads move between iocache
@@ -56,11 +57,11 @@ func parseRestoreOptions(s *Server, c *client, args [][]byte) (restoreOptions, b
 	for i := 0; i < len(args); i++ {
 		more := len(args) - i - 1
 		switch {
-		case equalFold(args[i], "replace"):
+		case resp.EqualFold(args[i], "replace"):
 			o.replace = true
-		case equalFold(args[i], "absttl"):
+		case resp.EqualFold(args[i], "absttl"):
 			o.absTTL = true
-		case equalFold(args[i], "idletime") && more >= 1 && o.freq == -1:
+		case resp.EqualFold(args[i], "idletime") && more >= 1 && o.freq == -1:
 			v, ok := s.intArg(c, args[i+1])
 			if !ok {
 				return o, false
@@ -71,7 +72,7 @@ func parseRestoreOptions(s *Server, c *client, args [][]byte) (restoreOptions, b
 			}
 			o.idle = v
 			i++
-		case equalFold(args[i], "freq") && more >= 1 && o.idle == -1:
+		case resp.EqualFold(args[i], "freq") && more >= 1 && o.idle == -1:
 			v, ok := s.intArg(c, args[i+1])
 			if !ok {
 				return o, false

@@ -9,6 +9,7 @@ import (
 	"github.com/iocache/iocache/server/geohash"
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/longdouble"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // Geospatial commands on sorted sets whose scores are 52-bit geohashes, as in Redis 7.0: GEOADD,
@@ -24,13 +25,13 @@ const (
 // geoUnit reads m, km, ft or mi: meters per unit.
 func (s *Server) geoUnit(c *client, b []byte) (float64, bool) {
 	switch {
-	case equalFold(b, "m"):
+	case resp.EqualFold(b, "m"):
 		return 1, true
-	case equalFold(b, "km"):
+	case resp.EqualFold(b, "km"):
 		return 1000, true
-	case equalFold(b, "ft"):
+	case resp.EqualFold(b, "ft"):
 		return 0.3048, true
-	case equalFold(b, "mi"):
+	case resp.EqualFold(b, "mi"):
 		return 1609.34, true
 	}
 	s.addError(c, errGeoUnsupportUnit)
@@ -75,11 +76,11 @@ func cmdGeoAdd(s *Server, c *client, argv [][]byte) {
 	nx, xx := false, false
 	for ; at < len(argv); at++ {
 		switch a := argv[at]; {
-		case equalFold(a, "nx"):
+		case resp.EqualFold(a, "nx"):
 			nx = true
-		case equalFold(a, "xx"):
+		case resp.EqualFold(a, "xx"):
 			xx = true
-		case equalFold(a, "ch"):
+		case resp.EqualFold(a, "ch"):
 		default:
 			goto parsed
 		}
@@ -287,19 +288,19 @@ func geoSearch(s *Server, c *client, argv [][]byte, srcAt int, flags int) {
 		a := rest[i]
 		left := len(rest) - i - 1
 		switch {
-		case equalFold(a, "withdist"):
+		case resp.EqualFold(a, "withdist"):
 			withDist = true
-		case equalFold(a, "withhash"):
+		case resp.EqualFold(a, "withhash"):
 			withHash = true
-		case equalFold(a, "withcoord"):
+		case resp.EqualFold(a, "withcoord"):
 			withCoord = true
-		case equalFold(a, "any"):
+		case resp.EqualFold(a, "any"):
 			anyMatch = true
-		case equalFold(a, "asc"):
+		case resp.EqualFold(a, "asc"):
 			sortDir = 1
-		case equalFold(a, "desc"):
+		case resp.EqualFold(a, "desc"):
 			sortDir = -1
-		case equalFold(a, "count") && left >= 1:
+		case resp.EqualFold(a, "count") && left >= 1:
 			n, ok := s.intArg(c, rest[i+1])
 			if !ok {
 				return
@@ -310,12 +311,12 @@ func geoSearch(s *Server, c *client, argv [][]byte, srcAt int, flags int) {
 			}
 			count = n
 			i++
-		case (equalFold(a, "store") || equalFold(a, "storedist")) && left >= 1 && flags&(geoNoStore|geoSearchCmd) == 0:
-			storeKey, storeDist = rest[i+1], equalFold(a, "storedist")
+		case (resp.EqualFold(a, "store") || resp.EqualFold(a, "storedist")) && left >= 1 && flags&(geoNoStore|geoSearchCmd) == 0:
+			storeKey, storeDist = rest[i+1], resp.EqualFold(a, "storedist")
 			i++
-		case equalFold(a, "storedist") && flags&geoSearchStore != 0:
+		case resp.EqualFold(a, "storedist") && flags&geoSearchStore != 0:
 			storeDist = true
-		case equalFold(a, "frommember") && left >= 1 && flags&geoSearchCmd != 0 && !fromLoc:
+		case resp.EqualFold(a, "frommember") && left >= 1 && flags&geoSearchCmd != 0 && !fromLoc:
 			if z != nil {
 				if sh.Lon, sh.Lat, ok = memberPos(rest[i+1]); !ok {
 					return
@@ -323,13 +324,13 @@ func geoSearch(s *Server, c *client, argv [][]byte, srcAt int, flags int) {
 			}
 			fromMember = true
 			i++
-		case equalFold(a, "fromlonlat") && left >= 2 && flags&geoSearchCmd != 0 && !fromMember:
+		case resp.EqualFold(a, "fromlonlat") && left >= 2 && flags&geoSearchCmd != 0 && !fromMember:
 			if sh.Lon, sh.Lat, ok = s.geoLonLat(c, rest[i+1], rest[i+2]); !ok {
 				return
 			}
 			fromLoc = true
 			i += 2
-		case equalFold(a, "byradius") && left >= 2 && flags&geoSearchCmd != 0 && !byBox:
+		case resp.EqualFold(a, "byradius") && left >= 2 && flags&geoSearchCmd != 0 && !byBox:
 			vals, conv, ok := s.geoDistanceArgs(c, rest[i+1:i+3], "ERR radius cannot be negative")
 			if !ok {
 				return
@@ -337,7 +338,7 @@ func geoSearch(s *Server, c *client, argv [][]byte, srcAt int, flags int) {
 			sh.Circle, sh.Radius, sh.Conversion = true, vals[0], conv
 			byRadius = true
 			i += 2
-		case equalFold(a, "bybox") && left >= 3 && flags&geoSearchCmd != 0 && !byRadius:
+		case resp.EqualFold(a, "bybox") && left >= 3 && flags&geoSearchCmd != 0 && !byRadius:
 			vals, conv, ok := s.geoDistanceArgs(c, rest[i+1:i+4], "ERR height or width cannot be negative")
 			if !ok {
 				return

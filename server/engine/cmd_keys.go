@@ -6,6 +6,7 @@ import (
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/glob"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
 )
 
 func delGeneric(s *Server, c *client, argv [][]byte) {
@@ -138,13 +139,13 @@ func expireGeneric(s *Server, c *client, argv [][]byte, unitMs int64, absolute b
 	var nx, xx, gt, lt bool
 	for _, a := range argv[3:] {
 		switch {
-		case equalFold(a, "nx"):
+		case resp.EqualFold(a, "nx"):
 			nx = true
-		case equalFold(a, "xx"):
+		case resp.EqualFold(a, "xx"):
 			xx = true
-		case equalFold(a, "gt"):
+		case resp.EqualFold(a, "gt"):
 			gt = true
-		case equalFold(a, "lt"):
+		case resp.EqualFold(a, "lt"):
 			lt = true
 		default:
 			s.addError(c, "ERR Unsupported option "+string(a))
@@ -302,12 +303,12 @@ func (s *Server) parseScan(c *client, argv [][]byte, cursorAt int, allowType boo
 	for i := cursorAt + 1; i < len(argv); i++ {
 		more := i+1 < len(argv)
 		switch {
-		case equalFold(argv[i], "match") && more:
+		case resp.EqualFold(argv[i], "match") && more:
 			if a.match = argv[i+1]; len(a.match) == 1 && a.match[0] == '*' {
 				a.match = nil // as in Redis, "*" matches everything, the empty string included
 			}
 			i++
-		case equalFold(argv[i], "count") && more:
+		case resp.EqualFold(argv[i], "count") && more:
 			n, ok := parseInt(argv[i+1])
 			if !ok {
 				s.addError(c, errNotInt)
@@ -319,10 +320,10 @@ func (s *Server) parseScan(c *client, argv [][]byte, cursorAt int, allowType boo
 			}
 			a.count = int(n)
 			i++
-		case equalFold(argv[i], "type") && more && allowType:
+		case resp.EqualFold(argv[i], "type") && more && allowType:
 			a.typ = lowerASCII(string(argv[i+1]))
 			i++
-		case equalFold(argv[i], "novalues") && !allowType:
+		case resp.EqualFold(argv[i], "novalues") && !allowType:
 			a.noValue = true
 		default:
 			s.addError(c, errSyntax)
@@ -418,9 +419,9 @@ func cmdCopy(s *Server, c *client, argv [][]byte) {
 	replace := false
 	for i := 3; i < len(argv); i++ {
 		switch {
-		case equalFold(argv[i], "replace"):
+		case resp.EqualFold(argv[i], "replace"):
 			replace = true
-		case equalFold(argv[i], "db") && i+1 < len(argv):
+		case resp.EqualFold(argv[i], "db") && i+1 < len(argv):
 			v, ok := s.intArg(c, argv[i+1])
 			if !ok {
 				return
@@ -511,7 +512,7 @@ func (s *Server) encodingOf(db *keyspace.DB, r keyspace.Ref) string {
 
 func cmdObject(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
-	if equalFold(sub, "help") && len(argv) == 2 {
+	if resp.EqualFold(sub, "help") && len(argv) == 2 {
 		writeHelp(c, "OBJECT", []string{
 			"ENCODING <key>", "    Return the kind of internal representation used in order to store the value",
 			"    associated with a <key>.",
@@ -531,7 +532,7 @@ func cmdObject(s *Server, c *client, argv [][]byte) {
 	db := s.dbs[c.db]
 	r, ok := s.lookupLive(db, c.db, argv[2])
 	switch {
-	case equalFold(sub, "encoding"), equalFold(sub, "freq"), equalFold(sub, "idletime"), equalFold(sub, "refcount"):
+	case resp.EqualFold(sub, "encoding"), resp.EqualFold(sub, "freq"), resp.EqualFold(sub, "idletime"), resp.EqualFold(sub, "refcount"):
 	default:
 		s.subcommandError(c, argv)
 		return
@@ -541,23 +542,23 @@ func cmdObject(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	switch {
-	case equalFold(sub, "encoding"):
+	case resp.EqualFold(sub, "encoding"):
 		c.w.BulkString(s.encodingOf(db, r))
-	case equalFold(sub, "freq"):
+	case resp.EqualFold(sub, "freq"):
 		p := s.cfg.MaxMemoryPolicy
 		if len(p) < 3 || p[len(p)-3:] != "lfu" {
 			s.addError(c, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 			return
 		}
 		c.w.Int(int64(s.lfuDecrAndReturn(db.LRU(r))))
-	case equalFold(sub, "idletime"):
+	case resp.EqualFold(sub, "idletime"):
 		p := s.cfg.MaxMemoryPolicy
 		if len(p) >= 3 && p[len(p)-3:] == "lfu" {
 			s.addError(c, "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 			return
 		}
 		c.w.Int(s.idleMs(db.LRU(r)) / 1000)
-	case equalFold(sub, "refcount"):
+	case resp.EqualFold(sub, "refcount"):
 		c.w.Int(1)
 	}
 }

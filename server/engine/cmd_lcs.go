@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/iocache/iocache/server/keyspace"
+import (
+	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
+)
 
 // LCS: the longest common subsequence of two strings, by the same dynamic-programming table
 // Redis builds, walked back the same way, so that the subsequence and the IDX ranges it reports
@@ -34,13 +37,13 @@ func cmdLCS(s *Server, c *client, argv [][]byte) {
 	var minMatchLen int64
 	for j := 3; j < len(argv); j++ {
 		switch {
-		case equalFold(argv[j], "idx"):
+		case resp.EqualFold(argv[j], "idx"):
 			getIdx = true
-		case equalFold(argv[j], "len"):
+		case resp.EqualFold(argv[j], "len"):
 			getLen = true
-		case equalFold(argv[j], "withmatchlen"):
+		case resp.EqualFold(argv[j], "withmatchlen"):
 			withMatchLen = true
-		case equalFold(argv[j], "minmatchlen") && j+1 < len(argv):
+		case resp.EqualFold(argv[j], "minmatchlen") && j+1 < len(argv):
 			v, ok := s.intArg(c, argv[j+1])
 			if !ok {
 				return

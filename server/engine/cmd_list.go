@@ -3,6 +3,7 @@ package engine
 import (
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // pushEvent and popEvent are the keyspace events of adding at and taking from each end.
@@ -199,9 +200,9 @@ func cmdLSet(s *Server, c *client, argv [][]byte) {
 func cmdLInsert(s *Server, c *client, argv [][]byte) {
 	var after bool
 	switch {
-	case equalFold(argv[2], "after"):
+	case resp.EqualFold(argv[2], "after"):
 		after = true
-	case equalFold(argv[2], "before"):
+	case resp.EqualFold(argv[2], "before"):
 	default:
 		s.addError(c, errSyntax)
 		return
@@ -307,9 +308,9 @@ func cmdLPos(s *Server, c *client, argv [][]byte) {
 			// Redis reads COUNT and MAXLEN with getPositiveLongFromObjectOrReply, whose one
 			// message covers both a non-integer and a negative value.
 			switch {
-			case equalFold(argv[i], "count"):
+			case resp.EqualFold(argv[i], "count"):
 				s.addError(c, "ERR COUNT can't be negative")
-			case equalFold(argv[i], "maxlen"):
+			case resp.EqualFold(argv[i], "maxlen"):
 				s.addError(c, "ERR MAXLEN can't be negative")
 			default:
 				s.addError(c, errNotInt)
@@ -317,7 +318,7 @@ func cmdLPos(s *Server, c *client, argv [][]byte) {
 			return
 		}
 		switch {
-		case equalFold(argv[i], "rank"):
+		case resp.EqualFold(argv[i], "rank"):
 			if v == -1<<63 { // its negation overflows: refused as Redis 7.2 refuses it
 				s.addError(c, errRange)
 				return
@@ -327,13 +328,13 @@ func cmdLPos(s *Server, c *client, argv [][]byte) {
 				return
 			}
 			rank = v
-		case equalFold(argv[i], "count"):
+		case resp.EqualFold(argv[i], "count"):
 			if v < 0 {
 				s.addError(c, "ERR COUNT can't be negative")
 				return
 			}
 			count = v
-		case equalFold(argv[i], "maxlen"):
+		case resp.EqualFold(argv[i], "maxlen"):
 			if v < 0 {
 				s.addError(c, "ERR MAXLEN can't be negative")
 				return
@@ -395,9 +396,9 @@ func cmdLPos(s *Server, c *client, argv [][]byte) {
 // whereArg reads LEFT|RIGHT.
 func (s *Server) whereArg(c *client, b []byte) (front bool, ok bool) {
 	switch {
-	case equalFold(b, "left"):
+	case resp.EqualFold(b, "left"):
 		return true, true
-	case equalFold(b, "right"):
+	case resp.EqualFold(b, "right"):
 		return false, true
 	}
 	s.addError(c, errSyntax)

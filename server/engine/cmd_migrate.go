@@ -28,17 +28,17 @@ func cmdMigrate(s *Server, c *client, argv [][]byte) {
 	for j := 6; j < len(argv); j++ {
 		more := len(argv) - 1 - j
 		switch a := argv[j]; {
-		case equalFold(a, "copy"):
+		case resp.EqualFold(a, "copy"):
 			copyKeys = true
-		case equalFold(a, "replace"):
+		case resp.EqualFold(a, "replace"):
 			replace = true
-		case equalFold(a, "auth") && more >= 1:
+		case resp.EqualFold(a, "auth") && more >= 1:
 			j++
 			password = argv[j]
-		case equalFold(a, "auth2") && more >= 2:
+		case resp.EqualFold(a, "auth2") && more >= 2:
 			username, password = argv[j+1], argv[j+2]
 			j += 2
-		case equalFold(a, "keys"):
+		case resp.EqualFold(a, "keys"):
 			if len(argv[3]) != 0 {
 				s.addError(c, "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string")
 				return

@@ -1,6 +1,10 @@
 package engine
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/iocache/iocache/server/resp"
+)
 
 // MODULE, as a Redis 7.0 without modules answers it: LIST is empty, and LOAD, LOADEX and UNLOAD
 // are refused, with enable-module-command's error while that is no (the default), else with
@@ -9,19 +13,19 @@ import "strings"
 func cmdModule(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
 	switch {
-	case equalFold(sub, "list") && len(argv) == 2:
+	case resp.EqualFold(sub, "list") && len(argv) == 2:
 		c.w.EmptyArray()
-	case (equalFold(sub, "load") || equalFold(sub, "loadex")) && len(argv) >= 3, equalFold(sub, "unload") && len(argv) == 3:
+	case (resp.EqualFold(sub, "load") || resp.EqualFold(sub, "loadex")) && len(argv) >= 3, resp.EqualFold(sub, "unload") && len(argv) == 3:
 		if !s.moduleCommandAllowed(c) {
 			s.addError(c, "ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.")
 			return
 		}
-		if equalFold(sub, "unload") {
+		if resp.EqualFold(sub, "unload") {
 			s.addError(c, "ERR Error unloading module: no such module with that name")
 			return
 		}
 		s.addError(c, "ERR Error loading the extension. Please check the server logs.")
-	case equalFold(sub, "help") && len(argv) == 2:
+	case resp.EqualFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "MODULE", []string{
 			"LIST", "    Return a list of loaded modules.",
 			"LOAD <path> [<arg> ...]", "    Load a module library from <path>, passing to it any optional arguments.",

@@ -3,6 +3,7 @@ package engine
 import (
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // LMPOP, BLMPOP, ZMPOP and BZMPOP (Redis 7.0): pop up to COUNT elements from the first non-empty
@@ -25,16 +26,16 @@ func (s *Server) mpopArgs(c *client, argv [][]byte, at int, dirA, dirB string) (
 		return nil, false, 0, false
 	}
 	switch d := argv[dirAt]; {
-	case equalFold(d, dirA):
+	case resp.EqualFold(d, dirA):
 		first = true
-	case equalFold(d, dirB):
+	case resp.EqualFold(d, dirB):
 	default:
 		s.addError(c, errSyntax)
 		return nil, false, 0, false
 	}
 	count = -1
 	for j := int(dirAt) + 1; j < len(argv); j++ {
-		if count == -1 && equalFold(argv[j], "count") && j+1 < len(argv) {
+		if count == -1 && resp.EqualFold(argv[j], "count") && j+1 < len(argv) {
 			v, isInt := parseInt(argv[j+1])
 			if !isInt || v < 1 {
 				s.addError(c, "ERR count should be greater than 0")

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/iocache/iocache/server/resp"
+
 // SAVE, BGSAVE, LASTSAVE and SHUTDOWN's save (persist.go and bgsave.go do the work).
 
 func cmdSave(s *Server, c *client, argv [][]byte) {
@@ -16,7 +18,7 @@ func cmdSave(s *Server, c *client, argv [][]byte) {
 
 // BGSAVE [SCHEDULE]. While an AOF rewrite runs, SCHEDULE starts the save after it, as in Redis.
 func cmdBGSave(s *Server, c *client, argv [][]byte) {
-	if len(argv) > 2 || (len(argv) == 2 && !equalFold(argv[1], "schedule")) {
+	if len(argv) > 2 || (len(argv) == 2 && !resp.EqualFold(argv[1], "schedule")) {
 		s.addError(c, errSyntax)
 		return
 	}
@@ -54,14 +56,14 @@ func cmdShutdown(s *Server, c *client, argv [][]byte) {
 	var save, nosave, force, abort bool
 	for _, a := range argv[1:] {
 		switch {
-		case equalFold(a, "nosave"):
+		case resp.EqualFold(a, "nosave"):
 			nosave = true
-		case equalFold(a, "save"):
+		case resp.EqualFold(a, "save"):
 			save = true
-		case equalFold(a, "now"):
-		case equalFold(a, "force"):
+		case resp.EqualFold(a, "now"):
+		case resp.EqualFold(a, "force"):
 			force = true
-		case equalFold(a, "abort"):
+		case resp.EqualFold(a, "abort"):
 			abort = true
 		default:
 			s.addError(c, errSyntax)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
 	"github.com/iocache/iocache/server/version"
 )
 
@@ -15,7 +16,7 @@ func cmdDBSize(s *Server, c *client, argv [][]byte) { c.w.Int(int64(s.dbs[c.db].
 
 // flushArg reads FLUSHDB/FLUSHALL's optional ASYNC|SYNC.
 func (s *Server) flushArg(c *client, argv [][]byte) bool {
-	if len(argv) > 2 || (len(argv) == 2 && !equalFold(argv[1], "async") && !equalFold(argv[1], "sync")) {
+	if len(argv) > 2 || (len(argv) == 2 && !resp.EqualFold(argv[1], "async") && !resp.EqualFold(argv[1], "sync")) {
 		s.addError(c, errSyntax)
 		return false
 	}
@@ -107,7 +108,7 @@ func cmdTime(s *Server, c *client, argv [][]byte) {
 // cmdLOLWUT is LOLWUT [VERSION v] [...]: the server's version line. Redis draws art first for
 // versions 5 and 6; iocache draws none.
 func cmdLOLWUT(s *Server, c *client, argv [][]byte) {
-	if len(argv) >= 3 && equalFold(argv[1], "version") {
+	if len(argv) >= 3 && resp.EqualFold(argv[1], "version") {
 		if _, ok := s.intArg(c, argv[2]); !ok {
 			return
 		}
@@ -118,7 +119,7 @@ func cmdLOLWUT(s *Server, c *client, argv [][]byte) {
 func cmdConfig(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
 	switch {
-	case equalFold(sub, "get") && len(argv) >= 3:
+	case resp.EqualFold(sub, "get") && len(argv) >= 3:
 		seen := map[string]bool{}
 		var pairs [][2]string
 		for _, p := range argv[2:] {
@@ -134,12 +135,12 @@ func cmdConfig(s *Server, c *client, argv [][]byte) {
 			c.w.BulkString(kv[0])
 			c.w.BulkString(kv[1])
 		}
-	case equalFold(sub, "set") && len(argv) >= 4 && len(argv)%2 == 0:
+	case resp.EqualFold(sub, "set") && len(argv) >= 4 && len(argv)%2 == 0:
 		s.configSet(c, argv[2:])
-	case equalFold(sub, "resetstat") && len(argv) == 2:
+	case resp.EqualFold(sub, "resetstat") && len(argv) == 2:
 		s.resetStats()
 		c.w.OK()
-	case equalFold(sub, "rewrite") && len(argv) == 2:
+	case resp.EqualFold(sub, "rewrite") && len(argv) == 2:
 		if err := s.cfg.Rewrite(); err != nil {
 			if errors.Is(err, config.ErrNoConfigFile) {
 				s.addError(c, "ERR "+err.Error())
@@ -151,7 +152,7 @@ func cmdConfig(s *Server, c *client, argv [][]byte) {
 		}
 		s.logf(logNotice, "CONFIG REWRITE executed with success.")
 		c.w.OK()
-	case equalFold(sub, "help") && len(argv) == 2:
+	case resp.EqualFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "CONFIG", []string{
 			"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
 			"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
@@ -246,14 +247,14 @@ func (s *Server) resetStats() {
 func cmdMemory(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
 	switch {
-	case equalFold(sub, "usage") && (len(argv) == 3 || len(argv) == 5):
+	case resp.EqualFold(sub, "usage") && (len(argv) == 3 || len(argv) == 5):
 		r, ok := s.lookupWrite(c, argv[2])
 		if !ok {
 			c.w.Null()
 			return
 		}
 		c.w.Int(s.keyMemoryUsage(s.dbs[c.db], r))
-	case equalFold(sub, "stats") && len(argv) == 2:
+	case resp.EqualFold(sub, "stats") && len(argv) == 2:
 		used := s.usedMemory()
 		c.w.Map(3)
 		c.w.BulkString("total.allocated")
@@ -262,17 +263,17 @@ func cmdMemory(s *Server, c *client, argv [][]byte) {
 		c.w.Int(int64(s.totalKeys()))
 		c.w.BulkString("dataset.bytes")
 		c.w.Int(used - s.memOverhead)
-	case equalFold(sub, "doctor") && len(argv) == 2:
+	case resp.EqualFold(sub, "doctor") && len(argv) == 2:
 		c.w.Verbatim("Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.")
-	case equalFold(sub, "purge") && len(argv) == 2:
+	case resp.EqualFold(sub, "purge") && len(argv) == 2:
 		// Redis asks jemalloc to give dirty pages back; Go's equivalent is a full collection
 		// that returns freed memory to the system. It runs on the bio thread: a collection of
 		// a large heap would hold the main thread for as long as it takes.
 		s.bio.submit(debug.FreeOSMemory)
 		c.w.OK()
-	case equalFold(sub, "malloc-stats") && len(argv) == 2:
+	case resp.EqualFold(sub, "malloc-stats") && len(argv) == 2:
 		c.w.Verbatim(mallocStats())
-	case equalFold(sub, "help") && len(argv) == 2:
+	case resp.EqualFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "MEMORY", []string{
 			"DOCTOR", "    Return memory problems reports.",
 			"MALLOC-STATS", "    Return internal statistics report from the memory allocator.",
@@ -310,9 +311,9 @@ func (s *Server) keyMemoryUsage(db *keyspace.DB, r keyspace.Ref) int64 {
 func cmdLatency(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
 	switch {
-	case equalFold(sub, "latest") && len(argv) == 2:
+	case resp.EqualFold(sub, "latest") && len(argv) == 2:
 		s.latencyLatest(c)
-	case equalFold(sub, "reset"):
+	case resp.EqualFold(sub, "reset"):
 		var n int64
 		if len(argv) == 2 {
 			n = s.resetLatency("")
@@ -321,15 +322,15 @@ func cmdLatency(s *Server, c *client, argv [][]byte) {
 			n += s.resetLatency(string(ev))
 		}
 		c.w.Int(n)
-	case equalFold(sub, "histogram"):
+	case resp.EqualFold(sub, "histogram"):
 		s.cmdLatencyHistogram(c, argv[2:])
-	case equalFold(sub, "history") && len(argv) == 3:
+	case resp.EqualFold(sub, "history") && len(argv) == 3:
 		s.latencyHistory(c, string(argv[2]))
-	case equalFold(sub, "graph") && len(argv) == 3:
+	case resp.EqualFold(sub, "graph") && len(argv) == 3:
 		s.latencyGraph(c, string(argv[2]))
-	case equalFold(sub, "doctor") && len(argv) == 2:
+	case resp.EqualFold(sub, "doctor") && len(argv) == 2:
 		s.latencyDoctor(c)
-	case equalFold(sub, "help") && len(argv) == 2:
+	case resp.EqualFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "LATENCY", []string{"DOCTOR", "    Return a human readable latency analysis report.",
 			"GRAPH <event>", "    Return an ASCII latency graph for the <event> class.",
 			"HISTORY <event>", "    Return time-latency samples for the <event> class.",

@@ -7,6 +7,7 @@ import (
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/glob"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
 )
 
 func cmdSAdd(s *Server, c *client, argv [][]byte) {
@@ -346,7 +347,7 @@ func cmdSInterCard(s *Server, c *client, argv [][]byte) {
 	limit := int64(0)
 	rest := argv[2+n:]
 	if len(rest) > 0 {
-		if len(rest) != 2 || !equalFold(rest[0], "limit") {
+		if len(rest) != 2 || !resp.EqualFold(rest[0], "limit") {
 			s.addError(c, errSyntax)
 			return
 		}

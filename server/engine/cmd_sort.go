@@ -8,6 +8,7 @@ import (
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // SORT and SORT_RO, as Redis 7.0's sortCommandGeneric: numeric or ALPHA order, BY an external
@@ -34,13 +35,13 @@ func sortGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 		left := len(argv) - j - 1
 		a := argv[j]
 		switch {
-		case equalFold(a, "asc"):
+		case resp.EqualFold(a, "asc"):
 			desc = false
-		case equalFold(a, "desc"):
+		case resp.EqualFold(a, "desc"):
 			desc = true
-		case equalFold(a, "alpha"):
+		case resp.EqualFold(a, "alpha"):
 			alpha = true
-		case equalFold(a, "limit") && left >= 2:
+		case resp.EqualFold(a, "limit") && left >= 2:
 			st, ok := s.intArg(c, argv[j+1])
 			if !ok {
 				return
@@ -51,10 +52,10 @@ func sortGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 			}
 			limitStart, limitCount = st, cnt
 			j += 2
-		case !readOnly && equalFold(a, "store") && left >= 1:
+		case !readOnly && resp.EqualFold(a, "store") && left >= 1:
 			storeKey = argv[j+1]
 			j++
-		case equalFold(a, "by") && left >= 1:
+		case resp.EqualFold(a, "by") && left >= 1:
 			sortBy = argv[j+1]
 			dontSort = bytes.IndexByte(sortBy, '*') < 0
 			if !dontSort && !c.user.ReadsAllKeys() {
@@ -62,7 +63,7 @@ func sortGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 				return
 			}
 			j++
-		case equalFold(a, "get") && left >= 1:
+		case resp.EqualFold(a, "get") && left >= 1:
 			if !c.user.ReadsAllKeys() {
 				s.addError(c, "ERR GET option of SORT denied due to insufficient ACL permissions.")
 				return

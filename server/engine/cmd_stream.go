@@ -7,6 +7,7 @@ import (
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // Streams: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM, XREAD (with BLOCK) and XINFO, with Redis
@@ -72,9 +73,9 @@ func (s *Server) parseTrimArg(c *client, argv [][]byte, i int, t *trimSpec) int 
 	a := argv[i]
 	more := len(argv) - 1 - i
 	switch {
-	case (equalFold(a, "maxlen") || equalFold(a, "minid")) && more >= 1:
+	case (resp.EqualFold(a, "maxlen") || resp.EqualFold(a, "minid")) && more >= 1:
 		strategy := byte('l')
-		if equalFold(a, "minid") {
+		if resp.EqualFold(a, "minid") {
 			strategy = 'i'
 		}
 		if t.strategy != 0 && t.strategy != strategy {
@@ -107,7 +108,7 @@ func (s *Server) parseTrimArg(c *client, argv [][]byte, i int, t *trimSpec) int 
 			t.minID = id
 		}
 		return i + 1
-	case equalFold(a, "limit") && more >= 1:
+	case resp.EqualFold(a, "limit") && more >= 1:
 		n, ok := parseInt(argv[i+1])
 		if !ok {
 			s.addError(c, errNotInt)
@@ -174,7 +175,7 @@ func cmdXAdd(s *Server, c *client, argv [][]byte) {
 	noMkStream := false
 	i := 2
 	for ; i < len(argv); i++ {
-		if equalFold(argv[i], "nomkstream") {
+		if resp.EqualFold(argv[i], "nomkstream") {
 			noMkStream = true
 			continue
 		}
@@ -303,7 +304,7 @@ func xrangeGeneric(s *Server, c *client, argv [][]byte, rev bool) {
 	}
 	count := int64(-1)
 	for i := 4; i < len(argv); i++ {
-		if equalFold(argv[i], "count") && i+1 < len(argv) {
+		if resp.EqualFold(argv[i], "count") && i+1 < len(argv) {
 			n, ok := s.intArg(c, argv[i+1])
 			if !ok {
 				return
@@ -492,7 +493,7 @@ func (s *Server) streamsAfter(c *client, keys [][]byte, after []keyspace.StreamI
 
 // XINFO STREAM key [FULL [COUNT count]], XINFO GROUPS, XINFO CONSUMERS and XINFO HELP.
 func cmdXInfo(s *Server, c *client, argv [][]byte) {
-	if equalFold(argv[1], "help") && len(argv) == 2 {
+	if resp.EqualFold(argv[1], "help") && len(argv) == 2 {
 		writeHelp(c, "XINFO", []string{
 			"CONSUMERS <key> <groupname>", "    Show consumers of <groupname>.",
 			"GROUPS <key>", "    Show the stream consumer groups.",
@@ -501,9 +502,9 @@ func cmdXInfo(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	switch {
-	case equalFold(argv[1], "stream") && len(argv) >= 3:
-	case equalFold(argv[1], "groups") && len(argv) == 3:
-	case equalFold(argv[1], "consumers") && len(argv) == 4:
+	case resp.EqualFold(argv[1], "stream") && len(argv) >= 3:
+	case resp.EqualFold(argv[1], "groups") && len(argv) == 3:
+	case resp.EqualFold(argv[1], "consumers") && len(argv) == 4:
 	default:
 		s.subcommandError(c, argv)
 		return
@@ -520,16 +521,16 @@ func cmdXInfo(s *Server, c *client, argv [][]byte) {
 	}
 	st := db.Obj(r).(*keyspace.Stream)
 	switch {
-	case equalFold(argv[1], "groups"):
+	case resp.EqualFold(argv[1], "groups"):
 		s.xinfoGroups(c, st)
 		return
-	case equalFold(argv[1], "consumers"):
+	case resp.EqualFold(argv[1], "consumers"):
 		s.xinfoConsumers(c, argv[2], st, argv[3])
 		return
 	}
 	full, count := false, int64(0)
 	if len(argv) > 3 {
-		if (len(argv) != 4 && len(argv) != 6) || !equalFold(argv[3], "full") || (len(argv) == 6 && !equalFold(argv[4], "count")) {
+		if (len(argv) != 4 && len(argv) != 6) || !resp.EqualFold(argv[3], "full") || (len(argv) == 6 && !resp.EqualFold(argv[4], "count")) {
 			s.addError(c, "ERR unknown subcommand or wrong number of arguments for '"+truncate(string(argv[1]), 128)+"'. Try XINFO HELP.")
 			return
 		}
@@ -582,7 +583,7 @@ func cmdXSetID(s *Server, c *client, argv [][]byte) {
 	var maxDeleted keyspace.StreamID
 	for i := 3; i < len(argv); i += 2 {
 		switch {
-		case equalFold(argv[i], "entriesadded") && i+1 < len(argv):
+		case resp.EqualFold(argv[i], "entriesadded") && i+1 < len(argv):
 			n, ok := s.intArg(c, argv[i+1])
 			if !ok {
 				return
@@ -592,7 +593,7 @@ func cmdXSetID(s *Server, c *client, argv [][]byte) {
 				return
 			}
 			entriesAdded = n
-		case equalFold(argv[i], "maxdeletedid") && i+1 < len(argv):
+		case resp.EqualFold(argv[i], "maxdeletedid") && i+1 < len(argv):
 			if maxDeleted, ok = parseStreamID(argv[i+1], 0, true, nil); !ok {
 				s.addError(c, errInvalidStreamID)
 				return

@@ -6,6 +6,7 @@ import (
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // Stream consumer groups: XGROUP, XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM and XINFO
@@ -56,9 +57,9 @@ func (s *Server) xgroupOptions(c *client, argv [][]byte, allowMkStream bool) (en
 	entriesRead = keyspace.InvalidEntriesRead
 	for i := 5; i < len(argv); i++ {
 		switch {
-		case allowMkStream && equalFold(argv[i], "mkstream"):
+		case allowMkStream && resp.EqualFold(argv[i], "mkstream"):
 			mkStream = true
-		case equalFold(argv[i], "entriesread") && i+1 < len(argv):
+		case resp.EqualFold(argv[i], "entriesread") && i+1 < len(argv):
 			n, ok := s.intArg(c, argv[i+1])
 			if !ok {
 				return 0, false, false
@@ -80,9 +81,9 @@ func (s *Server) xgroupOptions(c *client, argv [][]byte, allowMkStream bool) (en
 // XGROUP CREATE|SETID|DESTROY|CREATECONSUMER|DELCONSUMER|HELP, checked in Redis 7.0's order.
 func cmdXGroup(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
-	create, setID := equalFold(sub, "create"), equalFold(sub, "setid")
+	create, setID := resp.EqualFold(sub, "create"), resp.EqualFold(sub, "setid")
 	switch {
-	case equalFold(sub, "help") && len(argv) == 2:
+	case resp.EqualFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "XGROUP", []string{
 			"CREATE <key> <groupname> <id|$> [option]", "    Create a new consumer group. Options are:",
 			"    * MKSTREAM", "      Create the empty stream if it does not exist.",
@@ -94,8 +95,8 @@ func cmdXGroup(s *Server, c *client, argv [][]byte) {
 		})
 		return
 	case (create || setID) && len(argv) >= 5:
-	case equalFold(sub, "destroy") && len(argv) == 4:
-	case (equalFold(sub, "createconsumer") || equalFold(sub, "delconsumer")) && len(argv) == 5:
+	case resp.EqualFold(sub, "destroy") && len(argv) == 4:
+	case (resp.EqualFold(sub, "createconsumer") || resp.EqualFold(sub, "delconsumer")) && len(argv) == 5:
 	default:
 		s.subcommandError(c, argv)
 		return
@@ -122,7 +123,7 @@ func cmdXGroup(s *Server, c *client, argv [][]byte) {
 	if st != nil {
 		g = st.Groups[string(group)]
 	}
-	if g == nil && !create && !equalFold(sub, "destroy") {
+	if g == nil && !create && !resp.EqualFold(sub, "destroy") {
 		s.addError(c, fmt.Sprintf("NOGROUP No such consumer group '%s' for key name '%s'", group, key))
 		return
 	}
@@ -155,7 +156,7 @@ func cmdXGroup(s *Server, c *client, argv [][]byte) {
 		g.LastID, g.EntriesRead = id, entriesRead
 		s.notify(config.NotifyStream, "xgroup-setid", key, c.db)
 		c.w.OK()
-	case equalFold(sub, "destroy"):
+	case resp.EqualFold(sub, "destroy"):
 		if g == nil {
 			c.w.Int(0)
 			return
@@ -166,7 +167,7 @@ func cmdXGroup(s *Server, c *client, argv [][]byte) {
 		}
 		s.notify(config.NotifyStream, "xgroup-destroy", key, c.db)
 		c.w.Int(1)
-	case equalFold(sub, "createconsumer"):
+	case resp.EqualFold(sub, "createconsumer"):
 		_, created := g.Consumer(string(argv[4]), s.nowMs, true)
 		if !created {
 			c.w.Int(0)
@@ -174,7 +175,7 @@ func cmdXGroup(s *Server, c *client, argv [][]byte) {
 		}
 		s.notify(config.NotifyStream, "xgroup-createconsumer", key, c.db)
 		c.w.Int(1)
-	case equalFold(sub, "delconsumer"):
+	case resp.EqualFold(sub, "delconsumer"):
 		existed := g.Consumers[string(argv[4])] != nil
 		c.w.Int(int64(g.DeleteConsumer(string(argv[4]))))
 		if !existed {
@@ -351,7 +352,7 @@ func cmdXPending(s *Server, c *client, argv [][]byte) {
 	var consumerName []byte
 	if extended {
 		i := 3
-		if equalFold(argv[i], "idle") {
+		if resp.EqualFold(argv[i], "idle") {
 			if len(argv) < 8 {
 				s.addError(c, errSyntax)
 				return
@@ -485,11 +486,11 @@ func cmdXClaim(s *Server, c *client, argv [][]byte) {
 	for ; i < len(argv); i++ {
 		more := i+1 < len(argv)
 		switch {
-		case equalFold(argv[i], "force"):
+		case resp.EqualFold(argv[i], "force"):
 			force = true
-		case equalFold(argv[i], "justid"):
+		case resp.EqualFold(argv[i], "justid"):
 			justID = true
-		case (equalFold(argv[i], "idle") || equalFold(argv[i], "time") || equalFold(argv[i], "retrycount")) && more:
+		case (resp.EqualFold(argv[i], "idle") || resp.EqualFold(argv[i], "time") || resp.EqualFold(argv[i], "retrycount")) && more:
 			v, ok := parseInt(argv[i+1])
 			opt := upper(string(argv[i]))
 			if !ok {
@@ -505,7 +506,7 @@ func cmdXClaim(s *Server, c *client, argv [][]byte) {
 				retryCount = v
 			}
 			i++
-		case equalFold(argv[i], "lastid") && more:
+		case resp.EqualFold(argv[i], "lastid") && more:
 			id, ok := parseStreamID(argv[i+1], 0, true, nil)
 			if !ok {
 				s.addError(c, errInvalidStreamID)
@@ -591,7 +592,7 @@ func cmdXAutoClaim(s *Server, c *client, argv [][]byte) {
 	justID := false
 	for i := 6; i < len(argv); i++ {
 		switch {
-		case equalFold(argv[i], "count") && i+1 < len(argv):
+		case resp.EqualFold(argv[i], "count") && i+1 < len(argv):
 			n, ok := parseInt(argv[i+1])
 			if !ok || n < 1 || n > math.MaxInt64/10 {
 				s.addError(c, "ERR COUNT must be > 0")
@@ -599,7 +600,7 @@ func cmdXAutoClaim(s *Server, c *client, argv [][]byte) {
 			}
 			count = n
 			i++
-		case equalFold(argv[i], "justid"):
+		case resp.EqualFold(argv[i], "justid"):
 			justID = true
 		default:
 			s.addError(c, errSyntax)

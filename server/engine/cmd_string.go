@@ -7,6 +7,7 @@ import (
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/longdouble"
+	"github.com/iocache/iocache/server/resp"
 )
 
 func cmdGet(s *Server, c *client, argv [][]byte) {
@@ -58,15 +59,15 @@ func cmdSet(s *Server, c *client, argv [][]byte) {
 		a := argv[i]
 		hasNext := i+1 < len(argv)
 		switch {
-		case equalFold(a, "nx") && !o.xx:
+		case resp.EqualFold(a, "nx") && !o.xx:
 			o.nx = true
-		case equalFold(a, "xx") && !o.nx:
+		case resp.EqualFold(a, "xx") && !o.nx:
 			o.xx = true
-		case equalFold(a, "get"):
+		case resp.EqualFold(a, "get"):
 			o.get = true
-		case equalFold(a, "keepttl") && !expSet:
+		case resp.EqualFold(a, "keepttl") && !expSet:
 			o.keepTTL = true
-		case (equalFold(a, "ex") || equalFold(a, "px") || equalFold(a, "exat") || equalFold(a, "pxat")) && hasNext && !expSet && !o.keepTTL:
+		case (resp.EqualFold(a, "ex") || resp.EqualFold(a, "px") || resp.EqualFold(a, "exat") || resp.EqualFold(a, "pxat")) && hasNext && !expSet && !o.keepTTL:
 			unit := int64(1000)
 			if a[0] == 'p' || a[0] == 'P' {
 				unit = 1
@@ -186,9 +187,9 @@ func cmdGetEx(s *Server, c *client, argv [][]byte) {
 	for i := 2; i < len(argv); i++ {
 		a := argv[i]
 		switch {
-		case equalFold(a, "persist") && !set:
+		case resp.EqualFold(a, "persist") && !set:
 			persist, set = true, true
-		case (equalFold(a, "ex") || equalFold(a, "px") || equalFold(a, "exat") || equalFold(a, "pxat")) && i+1 < len(argv) && !set:
+		case (resp.EqualFold(a, "ex") || resp.EqualFold(a, "px") || resp.EqualFold(a, "exat") || resp.EqualFold(a, "pxat")) && i+1 < len(argv) && !set:
 			expireOpt, expireArg, set = a, argv[i+1], true
 			i++
 		default:

@@ -15,17 +15,17 @@ func cmdZAdd(s *Server, c *client, argv [][]byte) {
 	for ; i < len(argv); i++ {
 		a := argv[i]
 		switch {
-		case equalFold(a, "nx"):
+		case resp.EqualFold(a, "nx"):
 			nx = true
-		case equalFold(a, "xx"):
+		case resp.EqualFold(a, "xx"):
 			xx = true
-		case equalFold(a, "gt"):
+		case resp.EqualFold(a, "gt"):
 			gt = true
-		case equalFold(a, "lt"):
+		case resp.EqualFold(a, "lt"):
 			lt = true
-		case equalFold(a, "ch"):
+		case resp.EqualFold(a, "ch"):
 			ch = true
-		case equalFold(a, "incr"):
+		case resp.EqualFold(a, "incr"):
 			incr = true
 		default:
 			goto pairs
@@ -208,7 +208,7 @@ func cmdZMScore(s *Server, c *client, argv [][]byte) {
 func rankGeneric(s *Server, c *client, argv [][]byte, rev bool) {
 	withScore := false
 	if len(argv) == 4 {
-		if !equalFold(argv[3], "withscore") {
+		if !resp.EqualFold(argv[3], "withscore") {
 			s.addError(c, errSyntax)
 			return
 		}
@@ -460,15 +460,15 @@ func (s *Server) parseZRangeOptions(c *client, opts [][]byte, sp *zrangeSpec, al
 	for i := 0; i < len(opts); i++ {
 		a := opts[i]
 		switch {
-		case equalFold(a, "withscores"):
+		case resp.EqualFold(a, "withscores"):
 			sp.withScores = true
-		case equalFold(a, "rev") && allowBy:
+		case resp.EqualFold(a, "rev") && allowBy:
 			sp.rev = true
-		case equalFold(a, "byscore") && allowBy:
+		case resp.EqualFold(a, "byscore") && allowBy:
 			sp.by = "score"
-		case equalFold(a, "bylex") && allowBy:
+		case resp.EqualFold(a, "bylex") && allowBy:
 			sp.by = "lex"
-		case equalFold(a, "limit") && i+2 < len(opts):
+		case resp.EqualFold(a, "limit") && i+2 < len(opts):
 			off, ok1 := parseInt(opts[i+1])
 			cnt, ok2 := parseInt(opts[i+2])
 			if !ok1 || !ok2 {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // Sorted-set algebra: ZUNION, ZINTER, ZDIFF (and their STORE forms), ZINTERCARD and ZRANGESTORE.
@@ -67,7 +68,7 @@ func zsetAlgebra(s *Server, c *client, argv [][]byte, op zsetOp, numkeysAt int, 
 	for rem := len(argv) - j; rem > 0; rem = len(argv) - j {
 		a := argv[j]
 		switch {
-		case op != zopDiff && !cardOnly && rem >= int(n)+1 && equalFold(a, "weights"):
+		case op != zopDiff && !cardOnly && rem >= int(n)+1 && resp.EqualFold(a, "weights"):
 			j++
 			for i := range inputs {
 				w, ok := parseFloat(argv[j])
@@ -78,23 +79,23 @@ func zsetAlgebra(s *Server, c *client, argv [][]byte, op zsetOp, numkeysAt int, 
 				inputs[i].weight = w
 				j++
 			}
-		case op != zopDiff && !cardOnly && rem >= 2 && equalFold(a, "aggregate"):
+		case op != zopDiff && !cardOnly && rem >= 2 && resp.EqualFold(a, "aggregate"):
 			switch v := argv[j+1]; {
-			case equalFold(v, "sum"):
+			case resp.EqualFold(v, "sum"):
 				agg = "sum"
-			case equalFold(v, "min"):
+			case resp.EqualFold(v, "min"):
 				agg = "min"
-			case equalFold(v, "max"):
+			case resp.EqualFold(v, "max"):
 				agg = "max"
 			default:
 				s.addError(c, errSyntax)
 				return
 			}
 			j += 2
-		case dest == nil && !cardOnly && equalFold(a, "withscores"):
+		case dest == nil && !cardOnly && resp.EqualFold(a, "withscores"):
 			withScores = true
 			j++
-		case cardOnly && rem >= 2 && equalFold(a, "limit"):
+		case cardOnly && rem >= 2 && resp.EqualFold(a, "limit"):
 			v, ok := parseInt(argv[j+1])
 			if !ok || v < 0 { // one message for both, as Redis's getPositiveLongFromObjectOrReply
 				s.addError(c, "ERR LIMIT can't be negative")

@@ -17,18 +17,7 @@ func (cmd *command) statsOf(argv [][]byte) *command {
 	if len(argv) < 2 {
 		return cmd
 	}
-	var buf [32]byte
-	sub := argv[1]
-	if len(sub) > len(buf) {
-		return cmd
-	}
-	for i, ch := range sub {
-		if ch >= 'A' && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		buf[i] = ch
-	}
-	if st := cmd.subs[string(buf[:len(sub)])]; st != nil {
+	if st := cmd.subcommand(argv[1]); st != nil {
 		return st
 	}
 	return cmd

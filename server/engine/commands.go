@@ -57,27 +57,11 @@ type command struct {
 	hist                            [latencyBuckets]int64 // execution time, log2 µs buckets
 }
 
-// fullName is the full name of a container's subcommand, as Redis reports the last command
-// ("client|list"), or "" (NULL) for a subcommand it does not have. It does not allocate.
-func (cmd *command) fullName(sub []byte) string {
-	var buf [32]byte
-	if len(sub) > len(buf) {
-		return ""
-	}
-	for i, ch := range sub {
-		if ch >= 'A' && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		buf[i] = ch
-	}
-	return cmd.subNames[string(buf[:len(sub)])]
-}
-
-// lookupCommand finds a command by name, case-insensitively, without allocating.
-func (s *Server) lookupCommand(name []byte) *command {
-	var buf [32]byte
+// lowerName lowers an ASCII command or subcommand name into buf, for map lookups that do not
+// allocate; false when it is longer than buf (no name of the table is).
+func lowerName(buf *[32]byte, name []byte) ([]byte, bool) {
 	if len(name) > len(buf) {
-		return s.commands[strings.ToLower(string(name))]
+		return nil, false
 	}
 	for i, ch := range name {
 		if ch >= 'A' && ch <= 'Z' {
@@ -85,7 +69,40 @@ func (s *Server) lookupCommand(name []byte) *command {
 		}
 		buf[i] = ch
 	}
-	return s.commands[string(buf[:len(name)])]
+	return buf[:len(name)], true
+}
+
+// fullName is the full name of a container's subcommand, as Redis reports the last command
+// ("client|list"), or "" (NULL) for a subcommand it does not have. It does not allocate.
+func (cmd *command) fullName(sub []byte) string {
+	var buf [32]byte
+	low, ok := lowerName(&buf, sub)
+	if !ok {
+		return ""
+	}
+	return cmd.subNames[string(low)]
+}
+
+// subcommand is a container's entry for a subcommand (its Redis flags and statistics), or nil.
+// It does not allocate.
+func (cmd *command) subcommand(sub []byte) *command {
+	var buf [32]byte
+	low, ok := lowerName(&buf, sub)
+	if !ok {
+		return nil
+	}
+	return cmd.subs[string(low)]
+}
+
+// lookupCommand finds a command by name, case-insensitively, without allocating (a name
+// renamed past 32 bytes is lowered into a new string).
+func (s *Server) lookupCommand(name []byte) *command {
+	var buf [32]byte
+	low, ok := lowerName(&buf, name)
+	if !ok {
+		return s.commands[strings.ToLower(string(name))]
+	}
+	return s.commands[string(low)]
 }
 
 // lookupFor is lookupCommand remembering the client's last name: the table never changes
@@ -351,9 +368,9 @@ func deniedOnOOM(cmd *command, argv [][]byte) bool {
 	}
 	switch cmd.name {
 	case "function":
-		return equalFold(argv[1], "load") || equalFold(argv[1], "restore")
+		return resp.EqualFold(argv[1], "load") || resp.EqualFold(argv[1], "restore")
 	case "xgroup":
-		return equalFold(argv[1], "create") || equalFold(argv[1], "createconsumer")
+		return resp.EqualFold(argv[1], "create") || resp.EqualFold(argv[1], "createconsumer")
 	}
 	return false
 }
@@ -477,23 +494,6 @@ func (s *Server) intArg(c *client, b []byte) (int64, bool) {
 		s.addError(c, errNotInt)
 	}
 	return v, ok
-}
-
-// equalFold compares an argument with a lower-case keyword.
-func equalFold(b []byte, lower string) bool {
-	if len(b) != len(lower) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		ch := b[i]
-		if ch >= 'A' && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		if ch != lower[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // lookupRead finds a live key for reading: expired keys are deleted on access (lazy expiry), and

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/iocache/iocache/server/config"
+	"github.com/iocache/iocache/server/resp"
 	"github.com/iocache/iocache/server/scripting"
 )
 
@@ -19,7 +20,7 @@ import (
 func cmdDebug(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
 	switch {
-	case equalFold(sub, "sleep") && len(argv) == 3:
+	case resp.EqualFold(sub, "sleep") && len(argv) == 3:
 		f, ok := parseFloat(argv[2])
 		if !ok {
 			s.addError(c, errNotFloat)
@@ -27,7 +28,7 @@ func cmdDebug(s *Server, c *client, argv [][]byte) {
 		}
 		time.Sleep(time.Duration(f * float64(time.Second)))
 		c.w.OK()
-	case equalFold(sub, "object") && len(argv) == 3:
+	case resp.EqualFold(sub, "object") && len(argv) == 3:
 		r, ok := s.lookupWrite(c, argv[2])
 		if !ok {
 			s.addError(c, errNoKey)
@@ -35,42 +36,42 @@ func cmdDebug(s *Server, c *client, argv [][]byte) {
 		}
 		db := s.dbs[c.db]
 		c.w.Simple("Value at:0x0 refcount:1 encoding:" + s.encodingOf(db, r) + " serializedlength:" + itoa(s.keyMemoryUsage(db, r)) + " lru:" + itoa(int64(db.LRU(r))) + " lru_seconds_idle:" + itoa(s.idleMs(db.LRU(r))/1000))
-	case equalFold(sub, "set-active-expire") && len(argv) == 3:
+	case resp.EqualFold(sub, "set-active-expire") && len(argv) == 3:
 		// As Redis's atoi: anything but a non-zero integer turns it off.
 		n, _ := parseInt(argv[2])
 		s.activeExpireOff = n == 0
 		c.w.OK()
-	case equalFold(sub, "pause-cron") && len(argv) == 3:
+	case resp.EqualFold(sub, "pause-cron") && len(argv) == 3:
 		// As Redis's atoi: a non-zero integer pauses what cron does (tests use it to hold the
 		// expire cycle, memory measurement and eviction still).
 		n, _ := parseInt(argv[2])
 		s.cronPaused = n != 0
 		c.w.OK()
-	case equalFold(sub, "set-disable-deny-scripts") && len(argv) == 3:
+	case resp.EqualFold(sub, "set-disable-deny-scripts") && len(argv) == 3:
 		// Lets scripts call commands they may not (DEBUG among them), as Redis's test suite does.
 		n, _ := parseInt(argv[2])
 		s.scriptDenyOff = n != 0
 		c.w.OK()
-	case equalFold(sub, "reload"):
+	case resp.EqualFold(sub, "reload"):
 		s.debugReload(c, argv[2:])
-	case equalFold(sub, "loadaof") && len(argv) == 2:
+	case resp.EqualFold(sub, "loadaof") && len(argv) == 2:
 		s.debugLoadAOF(c)
-	case equalFold(sub, "digest") && len(argv) == 2:
+	case resp.EqualFold(sub, "digest") && len(argv) == 2:
 		s.debugDigest(c)
-	case equalFold(sub, "digest-value") && len(argv) >= 2:
+	case resp.EqualFold(sub, "digest-value") && len(argv) >= 2:
 		s.debugDigestValue(c, argv[2:])
-	case equalFold(sub, "populate") && len(argv) >= 3 && len(argv) <= 5:
+	case resp.EqualFold(sub, "populate") && len(argv) >= 3 && len(argv) <= 5:
 		s.debugPopulate(c, argv)
-	case equalFold(sub, "protocol") && len(argv) == 3:
+	case resp.EqualFold(sub, "protocol") && len(argv) == 3:
 		debugProtocol(s, c, argv[2])
-	case equalFold(sub, "quicklist-packed-threshold") && len(argv) == 3:
+	case resp.EqualFold(sub, "quicklist-packed-threshold") && len(argv) == 3:
 		n, err := config.ParseMemory(string(argv[2]))
 		if err != nil || n > 1<<32-1<<20 {
 			s.addError(c, "ERR argument must be a memory value bigger than 1 and smaller than 4gb")
 			return
 		}
 		c.w.OK()
-	case equalFold(sub, "help") && len(argv) == 2:
+	case resp.EqualFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "DEBUG", []string{
 			"DIGEST", "    Output a hex signature representing the current DB content.",
 			"DIGEST-VALUE <key> [<key> ...]", "    Output a hex signature of the values of all the specified keys.",
@@ -99,23 +100,23 @@ func cmdDebug(s *Server, c *client, argv [][]byte) {
 func debugProtocol(s *Server, c *client, name []byte) {
 	w := c.w
 	switch {
-	case equalFold(name, "string"):
+	case resp.EqualFold(name, "string"):
 		w.BulkString("Hello World")
-	case equalFold(name, "integer"):
+	case resp.EqualFold(name, "integer"):
 		w.Int(12345)
-	case equalFold(name, "double"):
+	case resp.EqualFold(name, "double"):
 		w.Double(3.141)
-	case equalFold(name, "bignum"):
+	case resp.EqualFold(name, "bignum"):
 		const n = "1234567999999999999999999999999999999"
 		if w.RESP3 {
 			w.Buf = append(append(append(w.Buf, '('), n...), '\r', '\n')
 		} else {
 			w.BulkString(n)
 		}
-	case equalFold(name, "null"):
+	case resp.EqualFold(name, "null"):
 		w.Null()
-	case equalFold(name, "array"), equalFold(name, "set"):
-		if equalFold(name, "set") {
+	case resp.EqualFold(name, "array"), resp.EqualFold(name, "set"):
+		if resp.EqualFold(name, "set") {
 			w.Set(3)
 		} else {
 			w.Array(3)
@@ -123,13 +124,13 @@ func debugProtocol(s *Server, c *client, name []byte) {
 		for j := range int64(3) {
 			w.Int(j)
 		}
-	case equalFold(name, "map"):
+	case resp.EqualFold(name, "map"):
 		w.Map(3)
 		for j := range int64(3) {
 			w.Int(j)
 			w.Bool(j == 1)
 		}
-	case equalFold(name, "attrib"):
+	case resp.EqualFold(name, "attrib"):
 		if w.RESP3 {
 			w.Buf = append(w.Buf, "|1\r\n"...)
 			w.BulkString("key-popularity")
@@ -138,7 +139,7 @@ func debugProtocol(s *Server, c *client, name []byte) {
 			w.Int(90)
 		}
 		w.BulkString("Some real reply following the attribute")
-	case equalFold(name, "push"):
+	case resp.EqualFold(name, "push"):
 		if !w.RESP3 {
 			s.addError(c, "ERR RESP2 is not supported by this command")
 			return
@@ -147,11 +148,11 @@ func debugProtocol(s *Server, c *client, name []byte) {
 		w.BulkString("server-cpu-usage")
 		w.Int(42)
 		w.BulkString("Some real reply following the push reply")
-	case equalFold(name, "true"):
+	case resp.EqualFold(name, "true"):
 		w.Bool(true)
-	case equalFold(name, "false"):
+	case resp.EqualFold(name, "false"):
 		w.Bool(false)
-	case equalFold(name, "verbatim"):
+	case resp.EqualFold(name, "verbatim"):
 		w.Verbatim("This is a verbatim\nstring")
 	default:
 		s.addError(c, "ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/iocache/iocache/server/acl"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // Redis 7.0's key specs, read from its COMMAND INFO entries (command_meta.go) and nowhere else:
@@ -134,7 +135,7 @@ func (sp *keySpec) place(args [][]byte) (first, last, step int, fits bool) {
 			start, end, dir = argc+sp.startFrom, 0, -1
 		}
 		for i := start; i != end && i >= 1 && i < argc; i += dir {
-			if equalFold(args[i], sp.keyword) {
+			if resp.EqualFold(args[i], sp.keyword) {
 				first = i + 1
 				break
 			}
@@ -181,7 +182,7 @@ var (
 func setKey(args [][]byte) foundKey {
 	k := foundKey{key: args[1], pos: 1, flags: flagsOverwrite, perm: acl.Write}
 	for _, a := range args[3:] {
-		if equalFold(a, "get") {
+		if resp.EqualFold(a, "get") {
 			k.flags, k.perm = flagsReadWrite, acl.ReadWrite
 		}
 	}
@@ -193,9 +194,9 @@ func bitfieldKey(args [][]byte) foundKey {
 	for i := 2; i < len(args); i++ {
 		more := len(args) - i - 1
 		switch {
-		case equalFold(args[i], "get") && more >= 2:
+		case resp.EqualFold(args[i], "get") && more >= 2:
 			i += 2
-		case equalFold(args[i], "overflow") && more >= 1:
+		case resp.EqualFold(args[i], "overflow") && more >= 1:
 			i++
 		default:
 			return foundKey{key: args[1], pos: 1, flags: flagsReadWrite, perm: acl.ReadWrite}
@@ -214,11 +215,11 @@ func appendSortKeys(dst []foundKey, name string, args [][]byte) []foundKey {
 	store := 0
 	for i := 2; i < len(args); i++ {
 		switch {
-		case equalFold(args[i], "limit"):
+		case resp.EqualFold(args[i], "limit"):
 			i += 2
-		case equalFold(args[i], "get"), equalFold(args[i], "by"):
+		case resp.EqualFold(args[i], "get"), resp.EqualFold(args[i], "by"):
 			i++
-		case equalFold(args[i], "store") && i+1 < len(args):
+		case resp.EqualFold(args[i], "store") && i+1 < len(args):
 			store = i + 1
 			i++
 		}

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/iocache/iocache/server/resp"
+
 // What MONITOR and the slow log may show of a command, decided as Redis 7.0 decides it:
 // administrative commands and subcommands are never shown to monitors, and passwords are
 // replaced by "(redacted)" in both, so that neither leaks a secret to whoever watches.
@@ -17,7 +19,7 @@ func hiddenFromMonitors(cmd *command, argv [][]byte) bool {
 	if cmd.subs == nil || len(argv) < 2 {
 		return true
 	}
-	sub := cmd.subs[lowerASCII(string(argv[1]))]
+	sub := cmd.subcommand(argv[1])
 	return sub != nil && sub.flags&cmdAdmin != 0
 }
 
@@ -38,35 +40,35 @@ func redactSecrets(argv [][]byte) [][]byte {
 		out[i] = []byte(redacted)
 	}
 	switch {
-	case equalFold(argv[0], "auth"):
+	case resp.EqualFold(argv[0], "auth"):
 		for i := 1; i < len(argv); i++ {
 			hide(i)
 		}
-	case equalFold(argv[0], "hello"):
+	case resp.EqualFold(argv[0], "hello"):
 		for i := 2; i < len(argv); i++ {
-			if equalFold(argv[i], "auth") {
+			if resp.EqualFold(argv[i], "auth") {
 				hide(i + 1)
 				hide(i + 2)
 				i += 2
 			}
 		}
-	case equalFold(argv[0], "acl") && len(argv) > 2 && equalFold(argv[1], "setuser"):
+	case resp.EqualFold(argv[0], "acl") && len(argv) > 2 && resp.EqualFold(argv[1], "setuser"):
 		for i := 2; i < len(argv); i++ {
 			hide(i)
 		}
-	case equalFold(argv[0], "config") && len(argv) > 3 && equalFold(argv[1], "set"):
+	case resp.EqualFold(argv[0], "config") && len(argv) > 3 && resp.EqualFold(argv[1], "set"):
 		for i := 2; i+1 < len(argv); i += 2 {
-			if equalFold(argv[i], "requirepass") || equalFold(argv[i], "masterauth") {
+			if resp.EqualFold(argv[i], "requirepass") || resp.EqualFold(argv[i], "masterauth") {
 				hide(i + 1)
 			}
 		}
-	case equalFold(argv[0], "migrate"):
+	case resp.EqualFold(argv[0], "migrate"):
 		for i := 6; i < len(argv); i++ {
 			switch {
-			case equalFold(argv[i], "auth"):
+			case resp.EqualFold(argv[i], "auth"):
 				hide(i + 1)
 				i++
-			case equalFold(argv[i], "auth2"):
+			case resp.EqualFold(argv[i], "auth2"):
 				hide(i + 1)
 				hide(i + 2)
 				i += 2

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/iocache/iocache/server/resp"
+
 // CLIENT PAUSE: while a pause is in force, commands of the paused kind (all commands, or only
 // writes) are held without running; their clients wait in arrival order, owned by the main
 // thread, and resume when the pause ends (CLIENT UNPAUSE or its timeout). Active expiry and
@@ -57,9 +59,9 @@ func (s *Server) clientPause(c *client, argv [][]byte) {
 	all := true
 	if len(argv) == 4 {
 		switch {
-		case equalFold(argv[3], "write"):
+		case resp.EqualFold(argv[3], "write"):
 			all = false
-		case equalFold(argv[3], "all"):
+		case resp.EqualFold(argv[3], "all"):
 		default:
 			s.addError(c, "ERR CLIENT PAUSE mode must be WRITE or ALL")
 			return

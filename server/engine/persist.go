@@ -15,6 +15,7 @@ import (
 	"github.com/iocache/iocache/server/aof"
 	"github.com/iocache/iocache/server/keyspace"
 	"github.com/iocache/iocache/server/rdb"
+	"github.com/iocache/iocache/server/resp"
 	"github.com/iocache/iocache/server/scripting"
 	"github.com/iocache/iocache/server/version"
 )
@@ -338,11 +339,11 @@ func (s *Server) debugReload(c *client, opts [][]byte) {
 	save, flush, merge := true, true, false
 	for _, o := range opts {
 		switch {
-		case equalFold(o, "merge"):
+		case resp.EqualFold(o, "merge"):
 			merge = true
-		case equalFold(o, "noflush"):
+		case resp.EqualFold(o, "noflush"):
 			flush = false
-		case equalFold(o, "nosave"):
+		case resp.EqualFold(o, "nosave"):
 			save = false
 		default:
 			s.addError(c, "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")

@@ -247,7 +247,7 @@ func (s *Server) propagateSetAt(c *client, key, val []byte) {
 // Redis 7.0 does; a SET without one goes as it was.
 func rewriteSet(s *Server, c *client, argv [][]byte) {
 	for _, a := range argv[3:] {
-		if equalFold(a, "ex") || equalFold(a, "px") || equalFold(a, "exat") || equalFold(a, "pxat") {
+		if resp.EqualFold(a, "ex") || resp.EqualFold(a, "px") || resp.EqualFold(a, "exat") || resp.EqualFold(a, "pxat") {
 			s.propagateSetAt(c, argv[1], argv[2])
 			return
 		}
@@ -310,12 +310,12 @@ func rewriteXAdd(s *Server, c *client, argv [][]byte) {
 	out := append(s.repl.prop.scratch[:0], argv[:2]...)
 	i := 2
 	for i < len(argv) {
-		if equalFold(argv[i], "nomkstream") {
+		if resp.EqualFold(argv[i], "nomkstream") {
 			out = append(out, argv[i])
 			i++
 			continue
 		}
-		if equalFold(argv[i], "maxlen") || equalFold(argv[i], "minid") {
+		if resp.EqualFold(argv[i], "maxlen") || resp.EqualFold(argv[i], "minid") {
 			out, i = appendExactTrim(out, argv, i, st)
 			continue
 		}
@@ -355,7 +355,7 @@ func (s *Server) streamAt(c *client, key []byte) *keyspace.Stream {
 // first ID; its LIMIT goes, since an exact trim takes none. It returns out and the index after
 // the options.
 func appendExactTrim(out, argv [][]byte, i int, st *keyspace.Stream) ([][]byte, int) {
-	maxlen := equalFold(argv[i], "maxlen")
+	maxlen := resp.EqualFold(argv[i], "maxlen")
 	out = append(out, argv[i])
 	i++
 	approx := false
@@ -379,7 +379,7 @@ func appendExactTrim(out, argv [][]byte, i int, st *keyspace.Stream) ([][]byte, 
 		}
 		i++
 	}
-	if i+1 < len(argv) && equalFold(argv[i], "limit") {
+	if i+1 < len(argv) && resp.EqualFold(argv[i], "limit") {
 		if !approx {
 			out = append(out, argv[i], argv[i+1])
 		}
@@ -392,7 +392,7 @@ func appendExactTrim(out, argv [][]byte, i int, st *keyspace.Stream) ([][]byte, 
 // does.
 func rewriteRestore(s *Server, c *client, argv [][]byte) {
 	for _, a := range argv[4:] {
-		if equalFold(a, "absttl") {
+		if resp.EqualFold(a, "absttl") {
 			s.alsoPropagate(c.db, argv...)
 			return
 		}
@@ -434,11 +434,11 @@ func rewriteMPop(s *Server, c *client, argv [][]byte, numkeysAt int) {
 	count := strconv.FormatInt(s.repl.prop.popped, 10)
 	name := "LPOP"
 	switch {
-	case equalFold(dir, "right"):
+	case resp.EqualFold(dir, "right"):
 		name = "RPOP"
-	case equalFold(dir, "min"):
+	case resp.EqualFold(dir, "min"):
 		name = "ZPOPMIN"
-	case equalFold(dir, "max"):
+	case resp.EqualFold(dir, "max"):
 		name = "ZPOPMAX"
 	}
 	s.propagatePop(c, name, count)

@@ -246,7 +246,7 @@ func cmdPublish(s *Server, c *client, argv [][]byte) {
 func cmdPubsub(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
 	switch {
-	case equalFold(sub, "channels") && len(argv) <= 3:
+	case resp.EqualFold(sub, "channels") && len(argv) <= 3:
 		var names []string
 		for name := range s.pubsub.channels {
 			if len(argv) == 2 || glob.MatchString(string(argv[2]), name, false) {
@@ -258,23 +258,23 @@ func cmdPubsub(s *Server, c *client, argv [][]byte) {
 		for _, n := range names {
 			c.w.BulkString(n)
 		}
-	case equalFold(sub, "numsub"):
+	case resp.EqualFold(sub, "numsub"):
 		c.w.Array(2 * (len(argv) - 2)) // an array in RESP3 too, as Redis 7.0 sends it
 		for _, ch := range argv[2:] {
 			c.w.Bulk(ch)
 			c.w.Int(int64(len(s.pubsub.channels[string(ch)])))
 		}
-	case equalFold(sub, "numpat") && len(argv) == 2:
+	case resp.EqualFold(sub, "numpat") && len(argv) == 2:
 		c.w.Int(int64(len(s.pubsub.patterns)))
-	case equalFold(sub, "shardchannels") && len(argv) <= 3:
+	case resp.EqualFold(sub, "shardchannels") && len(argv) <= 3:
 		var pattern []byte
 		if len(argv) == 3 {
 			pattern = argv[2]
 		}
 		s.pubsubShardChannels(c, pattern)
-	case equalFold(sub, "shardnumsub"):
+	case resp.EqualFold(sub, "shardnumsub"):
 		s.pubsubShardNumSub(c, argv[2:])
-	case equalFold(sub, "help") && len(argv) == 2:
+	case resp.EqualFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "PUBSUB", []string{
 			"CHANNELS [<pattern>]", "    Return the currently active channels matching a <pattern> (default: '*').",
 			"NUMPAT", "    Return number of subscriptions to patterns.",

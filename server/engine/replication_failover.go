@@ -3,6 +3,8 @@ package engine
 import (
 	"strconv"
 	"strings"
+
+	"github.com/iocache/iocache/server/resp"
 )
 
 // FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms], Redis 7.0's coordinated failover: the
@@ -42,7 +44,7 @@ func (f *failover) stateName() string {
 
 func cmdFailover(s *Server, c *client, argv [][]byte) {
 	f := &s.repl.failover
-	if len(argv) == 2 && equalFold(argv[1], "abort") {
+	if len(argv) == 2 && resp.EqualFold(argv[1], "abort") {
 		if f.state == failoverNone {
 			s.addError(c, "ERR No failover in progress.")
 			return
@@ -56,7 +58,7 @@ func cmdFailover(s *Server, c *client, argv [][]byte) {
 	var force, haveHost bool
 	for j := 1; j < len(argv); j++ {
 		switch a := argv[j]; {
-		case equalFold(a, "timeout") && j+1 < len(argv) && timeoutMs == 0:
+		case resp.EqualFold(a, "timeout") && j+1 < len(argv) && timeoutMs == 0:
 			v, ok := parseInt(argv[j+1])
 			if !ok {
 				s.addError(c, errNotInt)
@@ -68,7 +70,7 @@ func cmdFailover(s *Server, c *client, argv [][]byte) {
 			}
 			timeoutMs = v
 			j++
-		case equalFold(a, "to") && j+2 < len(argv) && !haveHost:
+		case resp.EqualFold(a, "to") && j+2 < len(argv) && !haveHost:
 			v, ok := parseInt(argv[j+2])
 			if !ok {
 				s.addError(c, errNotInt)
@@ -76,7 +78,7 @@ func cmdFailover(s *Server, c *client, argv [][]byte) {
 			}
 			host, port, haveHost = string(argv[j+1]), v, true
 			j += 2
-		case equalFold(a, "force") && !force:
+		case resp.EqualFold(a, "force") && !force:
 			force = true
 		default:
 			s.addError(c, errSyntax)

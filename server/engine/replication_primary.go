@@ -7,6 +7,7 @@ import (
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/replication"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // The primary side of Redis's replication protocol. A replica connects as a client, announces
@@ -292,20 +293,20 @@ func cmdReplconf(s *Server, c *client, argv [][]byte) {
 	for i := 1; i < len(argv); i += 2 {
 		opt, val := argv[i], argv[i+1]
 		switch {
-		case equalFold(opt, "listening-port"):
+		case resp.EqualFold(opt, "listening-port"):
 			port, ok := parseInt(val)
 			if !ok || port < 0 || port > 65535 {
 				s.addError(c, errNotInt)
 				return
 			}
 			rl.listeningPort = int(port)
-		case equalFold(opt, "ip-address"):
+		case resp.EqualFold(opt, "ip-address"):
 			rl.announcedIP = string(val)
-		case equalFold(opt, "capa"):
-			if equalFold(val, "eof") {
+		case resp.EqualFold(opt, "capa"):
+			if resp.EqualFold(val, "eof") {
 				rl.capaEOF = true
 			}
-		case equalFold(opt, "ack"):
+		case resp.EqualFold(opt, "ack"):
 			off, ok := parseInt(val)
 			if !ok || s.replicaOf(c) == nil {
 				return // only an attached replica acknowledges; no reply either way
@@ -324,12 +325,12 @@ func cmdReplconf(s *Server, c *client, argv [][]byte) {
 			}
 			s.serveWaiters()
 			return
-		case equalFold(opt, "getack"):
+		case resp.EqualFold(opt, "getack"):
 			if c.isMaster {
 				s.repl.master.ackPending = true
 			}
 			return
-		case equalFold(opt, "rdb-only"), equalFold(opt, "rdb-filter-only"):
+		case resp.EqualFold(opt, "rdb-only"), resp.EqualFold(opt, "rdb-filter-only"):
 		default:
 			s.addError(c, "ERR Unrecognized REPLCONF option: "+string(opt))
 			return
@@ -342,7 +343,7 @@ func cmdReplconf(s *Server, c *client, argv [][]byte) {
 func cmdPsync(s *Server, c *client, argv [][]byte) {
 	// PSYNC <replid> <offset> FAILOVER: our primary, running FAILOVER, hands over to us. We take
 	// over only if its history is ours, then answer it as any replica asking to continue.
-	if len(argv) > 3 && equalFold(argv[3], "failover") {
+	if len(argv) > 3 && resp.EqualFold(argv[3], "failover") {
 		if !strings.EqualFold(string(argv[1]), s.repl.replid) {
 			s.addError(c, "ERR PSYNC FAILOVER replid must match my replid.")
 			return

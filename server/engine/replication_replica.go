@@ -74,7 +74,7 @@ type syncResult struct {
 
 // REPLICAOF host port | NO ONE (and SLAVEOF).
 func cmdReplicaof(s *Server, c *client, argv [][]byte) {
-	if equalFold(argv[1], "no") && equalFold(argv[2], "one") {
+	if resp.EqualFold(argv[1], "no") && resp.EqualFold(argv[2], "one") {
 		if s.repl.master != nil {
 			s.becomePrimary()
 			s.logf(logNotice, "MASTER MODE enabled (user request from '%s')", c.addr)

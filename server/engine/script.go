@@ -6,6 +6,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/iocache/iocache/server/acl"
+	"github.com/iocache/iocache/server/resp"
 	"github.com/iocache/iocache/server/scripting"
 )
 
@@ -124,7 +125,7 @@ func (s *Server) pausedScript(argv [][]byte) bool {
 		return true
 	}
 	var flags scripting.Flags
-	if equalFold(argv[0], "evalsha") {
+	if resp.EqualFold(argv[0], "evalsha") {
 		if s.lua == nil {
 			return true
 		}
@@ -222,14 +223,14 @@ const errNoLuaDebugger = "ERR SCRIPT DEBUG YES and SYNC are not supported: iocac
 func cmdScript(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
 	switch {
-	case equalFold(sub, "load") && len(argv) == 3:
+	case resp.EqualFold(sub, "load") && len(argv) == 3:
 		script, errReply := s.scriptHost().state.Load(argv[2])
 		if errReply != "" {
 			s.addError(c, errReply)
 			return
 		}
 		c.w.BulkString(script.SHA)
-	case equalFold(sub, "exists") && len(argv) >= 3:
+	case resp.EqualFold(sub, "exists") && len(argv) >= 3:
 		h := s.scriptHost()
 		c.w.Array(len(argv) - 2)
 		for _, a := range argv[2:] {
@@ -239,8 +240,8 @@ func cmdScript(s *Server, c *client, argv [][]byte) {
 				c.w.Int(0)
 			}
 		}
-	case equalFold(sub, "flush") && len(argv) <= 3:
-		if len(argv) == 3 && !equalFold(argv[2], "sync") && !equalFold(argv[2], "async") {
+	case resp.EqualFold(sub, "flush") && len(argv) <= 3:
+		if len(argv) == 3 && !resp.EqualFold(argv[2], "sync") && !resp.EqualFold(argv[2], "async") {
 			s.addError(c, "ERR SCRIPT FLUSH only support SYNC|ASYNC option")
 			return
 		}
@@ -249,22 +250,22 @@ func cmdScript(s *Server, c *client, argv [][]byte) {
 			s.lua = nil
 		}
 		c.w.OK()
-	case equalFold(sub, "debug") && len(argv) == 3:
+	case resp.EqualFold(sub, "debug") && len(argv) == 3:
 		// Redis's YES and SYNC start a session of its Lua debugger (LDB) at the next EVAL; iocache
 		// has no debugger and refuses them rather than run the script undebugged. NO, the
 		// default, is what every script gets.
 		switch {
-		case equalFold(argv[2], "no"):
+		case resp.EqualFold(argv[2], "no"):
 			c.w.OK()
-		case equalFold(argv[2], "yes"), equalFold(argv[2], "sync"):
+		case resp.EqualFold(argv[2], "yes"), resp.EqualFold(argv[2], "sync"):
 			s.addError(c, errNoLuaDebugger)
 		default:
 			s.addError(c, "ERR Use SCRIPT DEBUG YES/SYNC/NO")
 		}
-	case equalFold(sub, "kill") && len(argv) == 2:
+	case resp.EqualFold(sub, "kill") && len(argv) == 2:
 		// A script holds the main thread until it ends, so none is ever running when this runs.
 		s.addError(c, "NOTBUSY No scripts in execution right now.")
-	case equalFold(sub, "help") && len(argv) == 2:
+	case resp.EqualFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "SCRIPT", []string{
 			"DEBUG (YES|SYNC|NO)", "    Set the debug mode for subsequent scripts executed.",
 			"EXISTS <sha1> [<sha1> ...]", "    Return information about the existence of the scripts in the script cache.",

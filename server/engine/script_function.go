@@ -3,6 +3,7 @@ package engine
 import (
 	"github.com/iocache/iocache/server/glob"
 	"github.com/iocache/iocache/server/rdb"
+	"github.com/iocache/iocache/server/resp"
 	"github.com/iocache/iocache/server/scripting"
 )
 
@@ -20,24 +21,24 @@ func (s *Server) loadLibrary(code []byte) (*scripting.Library, string) {
 func cmdFunction(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
 	switch {
-	case equalFold(sub, "load") && len(argv) >= 3:
+	case resp.EqualFold(sub, "load") && len(argv) >= 3:
 		s.functionLoad(c, argv[2:])
-	case equalFold(sub, "list"):
+	case resp.EqualFold(sub, "list"):
 		s.functionList(c, argv[2:])
-	case equalFold(sub, "delete") && len(argv) == 3:
+	case resp.EqualFold(sub, "delete") && len(argv) == 3:
 		if !s.functions.Remove(string(argv[2])) {
 			s.addError(c, "ERR Library not found")
 			return
 		}
 		c.w.OK()
-	case equalFold(sub, "flush") && len(argv) <= 3:
-		if len(argv) == 3 && !equalFold(argv[2], "async") && !equalFold(argv[2], "sync") {
+	case resp.EqualFold(sub, "flush") && len(argv) <= 3:
+		if len(argv) == 3 && !resp.EqualFold(argv[2], "async") && !resp.EqualFold(argv[2], "sync") {
 			s.addError(c, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
 			return
 		}
 		s.functions = scripting.Registry{}
 		c.w.OK()
-	case equalFold(sub, "stats") && len(argv) == 2:
+	case resp.EqualFold(sub, "stats") && len(argv) == 2:
 		c.w.Map(2)
 		c.w.BulkString("running_script")
 		c.w.Null() // a function runs on the main thread: none is running while this answers
@@ -50,13 +51,13 @@ func cmdFunction(s *Server, c *client, argv [][]byte) {
 		c.w.Int(int64(libraries))
 		c.w.BulkString("functions_count")
 		c.w.Int(int64(functions))
-	case equalFold(sub, "kill") && len(argv) == 2:
+	case resp.EqualFold(sub, "kill") && len(argv) == 2:
 		s.addError(c, "NOTBUSY No scripts in execution right now.")
-	case equalFold(sub, "dump") && len(argv) == 2:
+	case resp.EqualFold(sub, "dump") && len(argv) == 2:
 		c.w.Bulk(rdb.DumpFunctions(s.functionCodes(), s.rdbOptions()))
-	case equalFold(sub, "restore") && (len(argv) == 3 || len(argv) == 4):
+	case resp.EqualFold(sub, "restore") && (len(argv) == 3 || len(argv) == 4):
 		s.functionRestore(c, argv[2:])
-	case equalFold(sub, "help") && len(argv) == 2:
+	case resp.EqualFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "FUNCTION", functionHelp)
 	default:
 		s.subcommandError(c, argv)
@@ -66,7 +67,7 @@ func cmdFunction(s *Server, c *client, argv [][]byte) {
 // functionLoad is FUNCTION LOAD [REPLACE] code.
 func (s *Server) functionLoad(c *client, args [][]byte) {
 	replace := false
-	if len(args) == 2 && equalFold(args[0], "replace") {
+	if len(args) == 2 && resp.EqualFold(args[0], "replace") {
 		replace, args = true, args[1:]
 	}
 	if len(args) != 1 {
@@ -96,9 +97,9 @@ func (s *Server) functionList(c *client, args [][]byte) {
 	var pattern []byte
 	for i := 0; i < len(args); i++ {
 		switch {
-		case equalFold(args[i], "withcode") && !withCode:
+		case resp.EqualFold(args[i], "withcode") && !withCode:
 			withCode = true
-		case equalFold(args[i], "libraryname") && pattern == nil:
+		case resp.EqualFold(args[i], "libraryname") && pattern == nil:
 			if i+1 >= len(args) {
 				s.addError(c, "ERR library name argument was not given")
 				return

@@ -1,6 +1,10 @@
 package engine
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/iocache/iocache/server/resp"
+)
 
 // slowlog keeps the commands that took longer than slowlog-log-slower-than microseconds, newest
 // first, at most slowlog-max-len of them.
@@ -49,7 +53,7 @@ func (l *slowlog) add(s *Server, c *client, argv [][]byte, usec int64) {
 func cmdSlowlog(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
 	switch {
-	case equalFold(sub, "get") && len(argv) <= 3:
+	case resp.EqualFold(sub, "get") && len(argv) <= 3:
 		count := 10
 		if len(argv) == 3 {
 			n, ok := parseInt(argv[2])
@@ -79,12 +83,12 @@ func cmdSlowlog(s *Server, c *client, argv [][]byte) {
 			c.w.BulkString(e.addr)
 			c.w.BulkString(e.name)
 		}
-	case equalFold(sub, "len") && len(argv) == 2:
+	case resp.EqualFold(sub, "len") && len(argv) == 2:
 		c.w.Int(int64(s.slowlog.entries.Len()))
-	case equalFold(sub, "reset") && len(argv) == 2:
+	case resp.EqualFold(sub, "reset") && len(argv) == 2:
 		s.slowlog.entries.Reset()
 		c.w.OK()
-	case equalFold(sub, "help") && len(argv) == 2:
+	case resp.EqualFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "SLOWLOG", []string{
 			"GET [<count>]", "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
 			"LEN", "    Return the length of the slowlog.",

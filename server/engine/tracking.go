@@ -48,7 +48,7 @@ func cmdClientTracking(s *Server, c *client, argv [][]byte) {
 	for i := 3; i < len(argv); i++ {
 		more := i+1 < len(argv)
 		switch a := argv[i]; {
-		case equalFold(a, "redirect") && more:
+		case resp.EqualFold(a, "redirect") && more:
 			if opt.redirect != 0 {
 				s.addError(c, "ERR A client can only redirect to a single other client")
 				return
@@ -65,15 +65,15 @@ func cmdClientTracking(s *Server, c *client, argv [][]byte) {
 			}
 			opt.redirect = id
 			i++
-		case equalFold(a, "bcast"):
+		case resp.EqualFold(a, "bcast"):
 			opt.bcast = true
-		case equalFold(a, "optin"):
+		case resp.EqualFold(a, "optin"):
 			opt.optin = true
-		case equalFold(a, "optout"):
+		case resp.EqualFold(a, "optout"):
 			opt.optout = true
-		case equalFold(a, "noloop"):
+		case resp.EqualFold(a, "noloop"):
 			opt.noloop = true
-		case equalFold(a, "prefix") && more:
+		case resp.EqualFold(a, "prefix") && more:
 			opt.prefixes = append(opt.prefixes, string(argv[i+1]))
 			i++
 		default:
@@ -82,7 +82,7 @@ func cmdClientTracking(s *Server, c *client, argv [][]byte) {
 		}
 	}
 	switch {
-	case equalFold(argv[2], "on"):
+	case resp.EqualFold(argv[2], "on"):
 		if !opt.bcast && len(opt.prefixes) > 0 {
 			s.addError(c, "ERR PREFIX option requires BCAST mode to be enabled")
 			return
@@ -107,7 +107,7 @@ func cmdClientTracking(s *Server, c *client, argv [][]byte) {
 			return
 		}
 		s.enableTracking(c, opt)
-	case equalFold(argv[2], "off"):
+	case resp.EqualFold(argv[2], "off"):
 		s.disableTracking(c)
 	default:
 		s.addError(c, errSyntax)
@@ -188,12 +188,12 @@ func cmdClientCaching(s *Server, c *client, argv [][]byte) {
 		return
 	}
 	switch {
-	case equalFold(argv[2], "yes"):
+	case resp.EqualFold(argv[2], "yes"):
 		if !c.tracking.optin {
 			s.addError(c, "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.")
 			return
 		}
-	case equalFold(argv[2], "no"):
+	case resp.EqualFold(argv[2], "no"):
 		if !c.tracking.optout {
 			s.addError(c, "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.")
 			return
@@ -305,7 +305,7 @@ func (s *Server) trackingLimitKeys(effort int) {
 // trackingAfterCommand ends what CLIENT CACHING applied to (the next command, or the next
 // transaction) and sends the invalidations the client's own command caused, after its reply.
 func (s *Server) trackingAfterCommand(c *client, name []byte) {
-	if c.tracking != nil && c.tracking.caching && c.flags&flagMulti == 0 && !equalFold(name, "client") {
+	if c.tracking != nil && c.tracking.caching && c.flags&flagMulti == 0 && !resp.EqualFold(name, "client") {
 		c.tracking.caching = false
 	}
 	for _, m := range c.pendingInvalidations {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/iocache/iocache/server/keyspace"
+	"github.com/iocache/iocache/server/resp"
 )
 
 // What XREAD and XREADGROUP share: their options and the shape of their replies.
@@ -27,7 +28,7 @@ func (s *Server) parseXReadArgs(c *client, argv [][]byte, group bool) (a xreadAr
 	for i := 1; i < len(argv) && a.streamsAt == 0; i++ {
 		more := len(argv) - 1 - i
 		switch {
-		case equalFold(argv[i], "block") && more >= 1:
+		case resp.EqualFold(argv[i], "block") && more >= 1:
 			ms, isInt := parseInt(argv[i+1])
 			if !isInt {
 				s.addError(c, "ERR timeout is not an integer or out of range")
@@ -42,27 +43,27 @@ func (s *Server) parseXReadArgs(c *client, argv [][]byte, group bool) (a xreadAr
 				a.deadline = s.nowMs + ms
 			}
 			i++
-		case equalFold(argv[i], "count") && more >= 1:
+		case resp.EqualFold(argv[i], "count") && more >= 1:
 			n, isInt := s.intArg(c, argv[i+1])
 			if !isInt {
 				return a, false
 			}
 			a.count = max(n, 0)
 			i++
-		case equalFold(argv[i], "group") && more >= 2:
+		case resp.EqualFold(argv[i], "group") && more >= 2:
 			if !group {
 				s.addError(c, "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
 				return a, false
 			}
 			a.group, a.consumer = argv[i+1], argv[i+2]
 			i += 2
-		case equalFold(argv[i], "noack"):
+		case resp.EqualFold(argv[i], "noack"):
 			if !group {
 				s.addError(c, "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
 				return a, false
 			}
 			a.noAck = true
-		case equalFold(argv[i], "streams") && more >= 1:
+		case resp.EqualFold(argv[i], "streams") && more >= 1:
 			a.streamsAt = i + 1
 		default:
 			s.addError(c, errSyntax)

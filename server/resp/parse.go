@@ -214,6 +214,24 @@ func parseBulk(buf []byte, pos int, lim *Limits) (dataStart, dataEnd, need int, 
 	return dataStart, dataEnd, 0, nil
 }
 
+// EqualFold reports whether an argument is the lower-case keyword lower, ASCII letters compared
+// without case, as Redis's strcasecmp compares command options. It does not allocate.
+func EqualFold(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		ch := b[i]
+		if ch >= 'A' && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		if ch != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // ParseInt reads a decimal integer as Redis's string2ll does: an optional '-', digits without
 // leading zeros, no spaces, no '+', no overflow. Lengths in requests and integer arguments of
 // commands both go through it, so both accept exactly what Redis accepts.
