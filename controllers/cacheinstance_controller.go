@@ -149,6 +149,9 @@ func (i *instance) recheckIn(d time.Duration) {
 // the bench user's Secret <instance>-bench a new password when it was emptied: patch.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;patch
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
+// It deletes a StatefulSet, orphaning its pods, when persistence is turned on or off (its claim
+// templates cannot change; cacheinstance_claims.go).
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;create;patch;delete

@@ -20,9 +20,11 @@ import (
 
 // Persistence RDB puts /data on a volume claim per pod, keeps the claims when the instance goes
 // (whenDeleted Retain), gives the server time to save at shutdown and to load at start, and renders
-// the save points; the save points change live, while the claim's mode and class cannot change and
-// its size cannot shrink: the API server refuses it with a message, instead of the operator
-// replacing the StatefulSet and the data. (Growing is TestPersistenceSizeGrowsTheClaims.)
+// the save points; the save points and the persistent mode change live, while the claim's class
+// cannot change and its size cannot shrink: the API server refuses it with a message, instead of
+// the operator replacing the StatefulSet and the data. (Growing is
+// TestPersistenceSizeGrowsTheClaims; turning persistence on or off is
+// TestTurningPersistenceOnOrOffKeepsTheData.)
 func TestPersistenceRDB(t *testing.T) {
 	cl := startEnv(t)
 	ns := cl.namespace(t)
@@ -132,10 +134,6 @@ func TestPersistenceRDB(t *testing.T) {
 		mutate func(*cachev1alpha1.PersistenceSpec)
 		want   string
 	}{
-		{"mode", func(p *cachev1alpha1.PersistenceSpec) {
-			*p = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceNone}
-		},
-			"persistence.mode cannot change between None and a persistent mode on an existing instance"},
 		{"size", func(p *cachev1alpha1.PersistenceSpec) { p.Size = ptr.To(resource.MustParse("1Gi")) },
 			"persistence.size can only grow"},
 		{"class", func(p *cachev1alpha1.PersistenceSpec) { p.StorageClassName = ptr.To("slow") },

@@ -58,11 +58,12 @@ type rolloutFacts struct {
 // surge under way, is Live.
 func decideRollout(ci *cachev1alpha1.CacheInstance, pods []corev1.Pod, replace map[string]bool, update, what string, facts rolloutFacts) *rolloutDecision {
 	var names []string
-	holding := false
+	holding, onClaims := false, true
 	for i := range pods {
 		if replace[pods[i].Name] {
 			names = append(names, pods[i].Name)
 			holding = holding || holdsData(&pods[i])
+			onClaims = onClaims && keepsDataOnClaim(ci, &pods[i])
 		}
 	}
 	slices.Sort(names)
@@ -98,7 +99,7 @@ func decideRollout(ci *cachev1alpha1.CacheInstance, pods []corev1.Pod, replace m
 	case !holding:
 		return &rolloutDecision{reason: cachev1alpha1.RolloutNoDataToKeep, message: fmt.Sprintf(
 			"Revision %s%s: replacing %s, which holds no data (its server is not running)", update, what, list)}
-	case ci.Spec.Persistence.Mode.Persistent():
+	case onClaims:
 		return &rolloutDecision{reason: cachev1alpha1.RolloutWarm, message: fmt.Sprintf(
 			"Revision %s%s: replacing %s; persistence %s keeps the data (saved at shutdown, loaded at start)",
 			update, what, list, ci.Spec.Persistence.Mode)}
@@ -116,13 +117,14 @@ func decideRollout(ci *cachev1alpha1.CacheInstance, pods []corev1.Pod, replace m
 }
 
 // needsSurge is true when the replacement of the pods in replace would lose data that only they
-// hold: the case for a surge.
+// hold in memory (no persistence, or persistence turned on after they started): the case for a
+// surge.
 func needsSurge(ci *cachev1alpha1.CacheInstance, pods []corev1.Pod, replace map[string]bool) bool {
-	if replicated(ci) || ci.Spec.Persistence.Mode.Persistent() {
+	if replicated(ci) {
 		return false
 	}
 	for i := range pods {
-		if replace[pods[i].Name] && holdsData(&pods[i]) {
+		if replace[pods[i].Name] && holdsData(&pods[i]) && !keepsDataOnClaim(ci, &pods[i]) {
 			return true
 		}
 	}

@@ -11,8 +11,8 @@ import (
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
 )
 
-// The decision before a replacement: nothing to replace is Live; a replicated or persistent
-// instance is Warm; a pod whose server never ran holds nothing to keep; a single pod with data
+// The decision before a replacement: nothing to replace is Live; a replicated instance, or a
+// persistent one whose pods keep their data on claims, is Warm; a pod whose server never ran holds nothing to keep; a single pod with data
 // goes through a surge (Warm), which waits for room when its pod cannot be scheduled, and when
 // the operator cannot reach the server to hand the data over it waits for consent; a cold
 // restart only where the user allowed it.
@@ -20,6 +20,12 @@ func TestDecideRollout(t *testing.T) {
 	running := corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning,
 		ContainerStatuses: []corev1.ContainerStatus{{Name: containerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
 	running.Name = "cache-0"
+	onClaim := *running.DeepCopy()
+	onClaim.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-cache-0"}}}}
+	rdb := func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Persistence = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceRDB, Size: ptr.To(resource.MustParse("1Gi"))}
+	}
 	crashing := *running.DeepCopy()
 	crashing.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
 	pending := corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending}}
@@ -51,9 +57,11 @@ func TestDecideRollout(t *testing.T) {
 		{"no room, consent given", newInstance(1, allow), running, one, rolloutFacts{surge: noRoom}, cachev1alpha1.RolloutColdRestart, false},
 		{"server out of reach", newInstance(1), running, one, rolloutFacts{}, cachev1alpha1.RolloutWaitingForConsent, false},
 		{"out of reach, consent given", newInstance(1, allow), running, one, rolloutFacts{}, cachev1alpha1.RolloutColdRestart, false},
-		{"persistent", newInstance(1, func(ci *cachev1alpha1.CacheInstance) {
-			ci.Spec.Persistence = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceRDB, Size: ptr.To(resource.MustParse("1Gi"))}
-		}), running, one, reachable, cachev1alpha1.RolloutWarm, false},
+		{"persistent", newInstance(1, rdb), onClaim, one, reachable, cachev1alpha1.RolloutWarm, false},
+		// Persistence turned on: the pod's data is still only in its memory.
+		{"persistent, the pod from before", newInstance(1, rdb), running, one, reachable, cachev1alpha1.RolloutWarm, true},
+		// Persistence turned off: the new pod will not have the claim.
+		{"persistence off, the pod on a claim", newInstance(1), onClaim, one, reachable, cachev1alpha1.RolloutWarm, true},
 		{"replicated", newInstance(1, func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Replicas = ptr.To[int32](2) }), running, one, reachable, cachev1alpha1.RolloutWarm, false},
 		{"never scheduled", newInstance(1), pending, one, reachable, cachev1alpha1.RolloutNoDataToKeep, false},
 		{"crash loop", newInstance(1), crashing, one, reachable, cachev1alpha1.RolloutNoDataToKeep, false},

@@ -370,6 +370,11 @@ func (r *CacheInstanceReconciler) reconcileStatefulSet(ctx context.Context, inst
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("reading StatefulSet: %w", err)
 	}
+	if exists {
+		if res, err := r.recreateForClaims(ctx, inst, &prev); res != nil || err != nil {
+			return res, err
+		}
+	}
 	running := ""
 	if exists && len(prev.Spec.Template.Spec.Containers) > 0 {
 		running = prev.Spec.Template.Spec.Containers[0].Image

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -118,12 +119,19 @@ func desiredSurgePod(ci *cachev1alpha1.CacheInstance, template *corev1.PodTempla
 		annotations = map[string]string{}
 	}
 	annotations[annotationSurgeFor] = string(of.UID)
+	spec := template.Spec.DeepCopy()
+	if !slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == "data" }) {
+		// A persistent template's /data comes from the StatefulSet's claim template, which a bare
+		// pod does not get: the surge pod is temporary, and its data is handed back by
+		// replication, so an emptyDir is enough.
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: surgePodName(ci), Namespace: ci.Namespace, Labels: labels, Annotations: annotations,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ci, cachev1alpha1.GroupVersion.WithKind("CacheInstance"))},
 		},
-		Spec: *template.Spec.DeepCopy(),
+		Spec: *spec,
 	}
 }
 

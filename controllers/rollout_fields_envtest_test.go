@@ -35,7 +35,9 @@ type fieldChange struct {
 	setup  func(t *testing.T, cl *cluster, ns string)
 	base   func(*cachev1alpha1.CacheInstance)
 	change func(*cachev1alpha1.CacheInstance)
-	want   string
+	// recreates: the change recreates the StatefulSet, orphaning its pods (orphanStatefulSet).
+	recreates bool
+	want      string
 }
 
 // specFieldChanges records, for every field of CacheInstanceSpec by its JSON name, what a change
@@ -109,7 +111,10 @@ var specFieldChanges = map[string][]fieldChange{
 	"rollout": {{name: "allowColdRestart", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Rollout.AllowColdRestart = true },
 		want: cachev1alpha1.RolloutLive}},
 	"persistence": {
-		{name: "None to RDB", change: persistent(cachev1alpha1.PersistenceRDB), want: refused},
+		{name: "None to RDB", change: persistent(cachev1alpha1.PersistenceRDB), recreates: true, want: cachev1alpha1.RolloutWarm},
+		{name: "AOF to None", base: persistent(cachev1alpha1.PersistenceAOF), change: func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Persistence = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceNone}
+		}, recreates: true, want: cachev1alpha1.RolloutWarm},
 		{name: "RDB to AOF", base: persistent(cachev1alpha1.PersistenceRDB), change: persistent(cachev1alpha1.PersistenceAOF),
 			want: cachev1alpha1.RolloutLive},
 		{name: "save points", base: persistent(cachev1alpha1.PersistenceRDB), change: func(ci *cachev1alpha1.CacheInstance) {
@@ -277,6 +282,19 @@ func (cl *cluster) checkFieldChange(t *testing.T, fc fieldChange) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	uid := sts.UID
+	if fc.recreates {
+		cl.orphanStatefulSet(t, ns, "cache")
+		eventually(t, "the StatefulSet recreated", func() error {
+			if err := cl.get(t, ns, "cache", sts); err != nil {
+				return err
+			}
+			if sts.UID == uid {
+				return fmt.Errorf("still the old StatefulSet")
+			}
+			return nil
+		})
+	}
 	eventually(t, "the change reconciled", func() error {
 		cur := &cachev1alpha1.CacheInstance{}
 		if err := cl.get(t, ns, "cache", cur); err != nil {
@@ -291,7 +309,7 @@ func (cl *cluster) checkFieldChange(t *testing.T, fc fieldChange) {
 	if err := cl.get(t, ns, "cache", sts); err != nil {
 		t.Fatal(err)
 	}
-	if sts.Generation != before {
+	if sts.Generation != before || sts.UID != uid {
 		cl.recordRevision(t, ns, "cache")
 	}
 	// The passes after the new revision decide; give them time, then the decision must hold.
@@ -310,7 +328,7 @@ func (cl *cluster) checkFieldChange(t *testing.T, fc fieldChange) {
 	if want := strings.Contains(got.Message, "cache-surge"); surge != want {
 		t.Errorf("surge pod exists: %v, want %v (decision %s)", surge, want, got.Message)
 	}
-	t.Logf("spec change %s: pod template %s, Rollout %s: %s", fc.name, map[bool]string{true: "changed", false: "unchanged"}[sts.Generation != before], got.Reason, got.Message)
+	t.Logf("spec change %s: pod template %s, Rollout %s: %s", fc.name, map[bool]string{true: "changed", false: "unchanged"}[sts.Generation != before || sts.UID != uid], got.Reason, got.Message)
 }
 
 // waitRolloutReason waits until the Rollout condition of instance "cache" has the reason at the

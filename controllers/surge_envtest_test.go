@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -14,7 +15,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -182,6 +185,23 @@ func TestSurgeSurvivesAnOperatorRestart(t *testing.T) {
 // with certs; afterTakeOver, when set, runs once the surge pod has the writes and the old pod is
 // gone.
 func surgeReplacesASinglePod(t *testing.T, cl *cluster, certs *testpeer.Certs, afterTakeOver func()) {
+	surgeReplacesASinglePodFor(t, cl, certs, afterTakeOver, surgeChange{
+		change: func(ci *cachev1alpha1.CacheInstance) {
+			ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"databases": "32"} // read only at start
+		},
+	})
+}
+
+// surgeChange is the spec change a surge carries out: base is the instance before it; recreates
+// says the change recreates the StatefulSet (persistence turned on or off), whose orphaning the
+// test does in the garbage collector's place.
+type surgeChange struct {
+	base, change func(*cachev1alpha1.CacheInstance)
+	recreates    bool
+}
+
+// surgeReplacesASinglePodFor is surgeReplacesASinglePod for the change sc.
+func surgeReplacesASinglePodFor(t *testing.T, cl *cluster, certs *testpeer.Certs, afterTakeOver func(), sc surgeChange) {
 	ns := cl.namespace(t)
 	ctx := context.Background()
 	const password = "surge-password"
@@ -204,6 +224,9 @@ func surgeReplacesASinglePod(t *testing.T, cl *cluster, certs *testpeer.Certs, a
 			ci.Spec.TLS = &cachev1alpha1.TLSSpec{SecretName: "cache-tls", AuthClients: cachev1alpha1.TLSAuthClientsRequired}
 		}
 		ci.Spec.Benchmark.ValidateOnChange = ptr.To(false)
+		if sc.base != nil {
+			sc.base(ci)
+		}
 	})
 	if err := cl.c.Create(ctx, ci); err != nil {
 		t.Fatal(err)
@@ -230,15 +253,16 @@ func surgeReplacesASinglePod(t *testing.T, cl *cluster, certs *testpeer.Certs, a
 
 	writer := cl.startServiceWriter(t, ns, password, clientTLS)
 	start := time.Now()
-	cl.update(t, ns, "cache", func(ci *cachev1alpha1.CacheInstance) {
-		ci.Spec.Config = map[string]cachev1alpha1.ConfigValue{"databases": "32"} // read only at start
-	})
-	gen := sts.Generation
+	cl.update(t, ns, "cache", sc.change)
+	gen, uid := sts.Generation, sts.UID
+	if sc.recreates {
+		cl.orphanStatefulSet(t, ns, "cache")
+	}
 	eventually(t, "the new template", func() error {
 		if err := cl.get(t, ns, "cache", sts); err != nil {
 			return err
 		}
-		if sts.Generation == gen {
+		if sts.Generation == gen && sts.UID == uid {
 			return fmt.Errorf("generation still %d", gen)
 		}
 		return nil
@@ -327,6 +351,19 @@ func surgeReplacesASinglePod(t *testing.T, cl *cluster, certs *testpeer.Certs, a
 	if err := cl.get(t, ns, "cache-0", p); err != nil || p.Labels["cache.iocache.dev/role"] != "primary" {
 		t.Errorf("cache-0 labels %v (%v)", p.Labels, err)
 	}
+	if sc.recreates {
+		cur := &cachev1alpha1.CacheInstance{}
+		if err := cl.get(t, ns, "cache", cur); err != nil {
+			t.Fatal(err)
+		}
+		onClaim := slices.ContainsFunc(p.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "data" && v.PersistentVolumeClaim != nil })
+		if want := cur.Spec.Persistence.Mode.Persistent(); onClaim != want {
+			t.Errorf("the new cache-0's /data is a claim: %v, want %v (persistence %s)", onClaim, want, cur.Spec.Persistence.Mode)
+		}
+		if len(sts.Spec.VolumeClaimTemplates) > 0 != cur.Spec.Persistence.Mode.Persistent() {
+			t.Errorf("the new StatefulSet's claim templates %v for persistence %s", sts.Spec.VolumeClaimTemplates, cur.Spec.Persistence.Mode)
+		}
+	}
 	eventually(t, "the client Service back to the instance's pods", func() error {
 		if err := cl.get(t, ns, "cache", svc); err != nil {
 			return err
@@ -338,6 +375,98 @@ func surgeReplacesASinglePod(t *testing.T, cl *cluster, certs *testpeer.Certs, a
 	})
 	t.Logf("surge in %s: %d user keys and %d acknowledged writes on the new cache-0, 0 lost; %d write attempts failed and were retried; longest time without a successful write %s",
 		took.Round(time.Millisecond), userKeys, len(writer.acked), writer.failures, writer.maxGap.Round(time.Millisecond))
+}
+
+// Turning persistence on or off recreates the StatefulSet (its claim templates cannot change)
+// around the running pod, which keeps serving; the pod, whose data is only in its memory, is then
+// replaced through a surge like any other single pod: every key is on the new cache-0, whose /data
+// is a claim when persistence is on, and no acknowledged write is lost.
+func TestTurningPersistenceOnOrOffKeepsTheData(t *testing.T) {
+	t.Run("on", func(t *testing.T) {
+		surgeReplacesASinglePodFor(t, startEnv(t), nil, nil, surgeChange{change: withPersistence(cachev1alpha1.PersistenceRDB), recreates: true})
+	})
+	t.Run("off", func(t *testing.T) {
+		surgeReplacesASinglePodFor(t, startEnv(t), nil, nil, surgeChange{base: withPersistence(cachev1alpha1.PersistenceAOF),
+			change: func(ci *cachev1alpha1.CacheInstance) {
+				ci.Spec.Persistence = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceNone}
+			},
+			recreates: true})
+	})
+}
+
+func withPersistence(mode cachev1alpha1.PersistenceMode) func(*cachev1alpha1.CacheInstance) {
+	return func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Persistence.Mode = mode
+		ci.Spec.Persistence.Size = ptr.To(resource.MustParse("1Gi"))
+	}
+}
+
+// orphanStatefulSet does for the instance's StatefulSet, deleted by the operator with orphan
+// propagation, what the garbage collector does (envtest runs none): it takes the owner
+// references off its pods and revisions, then removes the orphan finalizer, and the StatefulSet
+// goes. Real revisions are named by their template's hash, so the new StatefulSet's never share a
+// name with the old ones; these tests name them by generation, which a new StatefulSet starts
+// again, so the old revisions and the pods' labels are renamed as a hash would keep them apart.
+func (cl *cluster) orphanStatefulSet(t *testing.T, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	sts := &appsv1.StatefulSet{}
+	eventually(t, "the StatefulSet deleted, its pods orphaned", func() error {
+		if err := cl.get(t, ns, name, sts); err != nil {
+			return err
+		}
+		if sts.DeletionTimestamp.IsZero() || !slices.Contains(sts.Finalizers, metav1.FinalizerOrphanDependents) {
+			return fmt.Errorf("StatefulSet %s not deleted with orphan propagation (finalizers %v)", name, sts.Finalizers)
+		}
+		return nil
+	})
+	ownedBy := func(refs []metav1.OwnerReference) bool {
+		return slices.ContainsFunc(refs, func(r metav1.OwnerReference) bool { return r.UID == sts.UID })
+	}
+	revs := &appsv1.ControllerRevisionList{}
+	if err := cl.c.List(ctx, revs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	renamed := map[string]string{}
+	for i := range revs.Items {
+		rev := &revs.Items[i]
+		if !ownedBy(rev.OwnerReferences) {
+			continue
+		}
+		orphan := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: rev.Name + "-old", Namespace: ns, Labels: rev.Labels},
+			Data: rev.Data, Revision: rev.Revision}
+		if err := cl.c.Create(ctx, orphan); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.c.Delete(ctx, rev); err != nil {
+			t.Fatal(err)
+		}
+		renamed[rev.Name] = orphan.Name
+	}
+	pods := &corev1.PodList{}
+	if err := cl.c.List(ctx, pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range pods.Items {
+		if !ownedBy(pods.Items[i].OwnerReferences) {
+			continue
+		}
+		cl.updatePod(t, ns, pods.Items[i].Name, func(p *corev1.Pod) {
+			p.OwnerReferences = slices.DeleteFunc(p.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == sts.UID })
+			if to, ok := renamed[p.Labels[appsv1.ControllerRevisionHashLabelKey]]; ok {
+				p.Labels[appsv1.ControllerRevisionHashLabelKey] = to
+			}
+		})
+	}
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := cl.get(t, ns, name, sts); err != nil {
+			return err
+		}
+		sts.Finalizers = slices.DeleteFunc(sts.Finalizers, func(f string) bool { return f == metav1.FinalizerOrphanDependents })
+		return cl.c.Update(ctx, sts)
+	}); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
 }
 
 // Without room for the surge pod the instance waits, Degraded with the reason, its pod serving

@@ -57,21 +57,25 @@ const (
 // 100 did, 60 s if 10000 did.
 const DefaultSavePoints = "3600 1 300 100 60 10000"
 
-// PersistenceSpec says whether and where the instance keeps its data across pod restarts. A
-// StatefulSet's volume claims are fixed when it is created, so mode and storageClassName cannot
-// change on an existing instance, and size can only grow (the claims are expanded in place); the
-// save points and the retention can change.
-// +kubebuilder:validation:XValidation:rule="(self.mode == 'None') == (oldSelf.mode == 'None')",message="persistence.mode cannot change between None and a persistent mode on an existing instance: a StatefulSet's volume claims are fixed when it is created. Create a new instance with the mode you want and move the data (DUMP/RESTORE, or its dump.rdb); between RDB, AOF and RDBAndAOF it changes live"
+// PersistenceSpec says whether and where the instance keeps its data across pod restarts. Between
+// RDB, AOF and RDBAndAOF the mode changes live; turning persistence on or off recreates the
+// StatefulSet (its volume claims are fixed when it is created) around the running pods, which are
+// then replaced warm, their data handed over by replication. A persistent instance's
+// storageClassName cannot change and its size can only grow (the claims are expanded in place);
+// the save points and the retention can change.
 // +kubebuilder:validation:XValidation:rule="self.mode != 'None' || (!has(self.size) && !has(self.storageClassName))",message="persistence.size and persistence.storageClassName need a persistence.mode other than None"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'None' || has(self.size)",message="persistence.mode RDB, AOF and RDBAndAOF need persistence.size: the volume for the data, such as 2Gi (at least the memory, for a full snapshot and the one being written)"
-// +kubebuilder:validation:XValidation:rule="has(self.size) == has(oldSelf.size) && (!has(self.size) || quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) >= 0)",message="persistence.size can only grow: the operator expands the data claims in place where the StorageClass allows it, and no volume can shrink"
+// +kubebuilder:validation:XValidation:rule="(self.mode == 'None') != (oldSelf.mode == 'None') || (has(self.size) == has(oldSelf.size) && (!has(self.size) || quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) >= 0))",message="persistence.size can only grow: the operator expands the data claims in place where the StorageClass allows it, and no volume can shrink"
 // +kubebuilder:validation:XValidation:rule="self.mode != 'None' || !has(self.snapshotSchedule)",message="persistence.snapshotSchedule needs a persistence.mode other than None: snapshots are written to the instance's volume claims"
-// +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="persistence.storageClassName cannot change on an existing instance: a StatefulSet's volume claims are fixed when it is created"
+// +kubebuilder:validation:XValidation:rule="(self.mode == 'None') != (oldSelf.mode == 'None') || (has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName))",message="persistence.storageClassName cannot change on an existing instance: a StatefulSet's volume claims are fixed when it is created (it may be chosen anew when persistence is turned on)"
 type PersistenceSpec struct {
 	// Mode is None (the default: memory only, a replaced pod starts empty), RDB (snapshots on a
 	// PersistentVolumeClaim, taken at the save points and at every shutdown, loaded at start), AOF
 	// (Redis 7's append-only file on the claim: a crash loses at most what appendfsync allows) or
 	// RDBAndAOF (both). Between RDB, AOF and RDBAndAOF it changes live (CONFIG SET appendonly, save).
+	// From None to a persistent mode, or back, the StatefulSet is recreated with or without volume
+	// claims while its pods keep running, and each pod is then replaced warm: a replica (or, for a
+	// single pod, a temporary surge pod) takes the data over first, so the data is kept.
 	// +kubebuilder:default=None
 	// +optional
 	Mode PersistenceMode `json:"mode,omitempty"`
