@@ -5,11 +5,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,8 +25,8 @@ import (
 // testWarmSurge shows the rule of issue #30 end to end on a default instance (no persistence,
 // no replicas), the kind that used to come back empty from any change that needed a new pod:
 // 10,000 user keys stay through a spec.config directive added and removed (live, same pod) and
-// through a CPU change, which needs a new pod: a temporary surge pod syncs as a replica, takes
-// the writes over while the pod is replaced, and hands them back. A writer runs throughout; the
+// through a CPU change and persistence turned on, which need a new pod: a temporary surge pod
+// syncs as a replica, takes the writes over while the pod is replaced, and hands them back. A writer runs throughout; the
 // longest time without a successful write is printed.
 func testWarmSurge(ctx context.Context, t *testing.T, e *e2eutil.Env) {
 	ci := &cachev1alpha1.CacheInstance{
@@ -112,49 +114,72 @@ func testWarmSurge(ctx context.Context, t *testing.T, e *e2eutil.Env) {
 	}
 	keysKept("after spec.config added and removed (same pod)")
 
-	// A CPU change needs a new pod: the surge carries the data, a writer measures the gap.
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	var longest time.Duration
-	var failures int
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		last := time.Now()
-		for i := 0; !stop.Load(); i++ {
-			wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			err := rdb.Set(wctx, fmt.Sprintf("writer:%d", i%100), i, 0).Err()
-			cancel()
-			if err != nil {
-				failures++
-				time.Sleep(20 * time.Millisecond)
-				continue
-			}
-			longest = max(longest, time.Since(last))
-			last = time.Now()
-			time.Sleep(10 * time.Millisecond)
+	// A change that needs a new pod: the surge carries the data, a writer measures the gap.
+	rollWarm := func(what string, mutate func(*cachev1alpha1.CacheInstance)) {
+		t.Helper()
+		if err := e.Client.Get(ctx, key, got); err != nil {
+			t.Fatal(err)
 		}
-	}()
-	rolledAt := time.Now()
-	change("cpu 200m -> 250m", func(c *cachev1alpha1.CacheInstance) { c.Spec.CPU = ptr.To(resource.MustParse("250m")) })
-	got, err = e.WaitInstance(ctx, key, 5*time.Minute, func(c *cachev1alpha1.CacheInstance) bool {
-		return e2eutil.Ready(c) && len(c.Status.Pods) == 1 && c.Status.Pods[0].UID != firstPod &&
-			c.Status.ObservedGeneration == c.Generation
+		podBefore := got.Status.Pods[0].UID
+		var stop atomic.Bool
+		var wg sync.WaitGroup
+		var longest time.Duration
+		var failures int
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			last := time.Now()
+			for i := 0; !stop.Load(); i++ {
+				wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				err := rdb.Set(wctx, fmt.Sprintf("writer:%d", i%100), i, 0).Err()
+				cancel()
+				if err != nil {
+					failures++
+					time.Sleep(20 * time.Millisecond)
+					continue
+				}
+				longest = max(longest, time.Since(last))
+				last = time.Now()
+				time.Sleep(10 * time.Millisecond)
+			}
+		}()
+		rolledAt := time.Now()
+		change(what, mutate)
+		var err error
+		got, err = e.WaitInstance(ctx, key, 5*time.Minute, func(c *cachev1alpha1.CacheInstance) bool {
+			return e2eutil.Ready(c) && len(c.Status.Pods) == 1 && c.Status.Pods[0].UID != podBefore &&
+				c.Status.ObservedGeneration == c.Generation
+		})
+		stop.Store(true)
+		wg.Wait()
+		if err != nil {
+			t.Fatalf("%s: the pod was not replaced: %v\n%s", what, err, e.Describe(ctx, ci))
+		}
+		rollout := meta.FindStatusCondition(got.Status.Conditions, cachev1alpha1.ConditionRollout)
+		if rollout == nil || rollout.Reason != cachev1alpha1.RolloutWarm {
+			t.Errorf("Rollout condition after %s: %+v, want Warm", what, rollout)
+		} else {
+			fmt.Printf("  Rollout %s: %s\n", rollout.Reason, rollout.Message)
+		}
+		fmt.Printf("  %s: pod replaced through the surge in %s; longest time without a successful write %s (%d failed writes, retried)\n",
+			what, time.Since(rolledAt).Round(time.Second), longest.Round(time.Millisecond), failures)
+		keysKept("after " + what + " (new pod)")
+	}
+	rollWarm("cpu 200m -> 250m", func(c *cachev1alpha1.CacheInstance) { c.Spec.CPU = ptr.To(resource.MustParse("250m")) })
+
+	// Persistence turned on: the StatefulSet is recreated with a data claim around the running
+	// pod (the garbage collector orphans it), which is then replaced through the surge.
+	rollWarm("persistence None -> RDB", func(c *cachev1alpha1.CacheInstance) {
+		c.Spec.Persistence = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceRDB, Size: ptr.To(resource.MustParse("256Mi")),
+			WhenDeleted: cachev1alpha1.DeleteVolumeClaims}
 	})
-	stop.Store(true)
-	wg.Wait()
-	if err != nil {
-		t.Fatalf("the pod was not replaced: %v\n%s", err, e.Describe(ctx, ci))
+	pod := &corev1.Pod{}
+	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: got.Status.Pods[0].Name}, pod); err != nil {
+		t.Fatal(err)
 	}
-	rollout := meta.FindStatusCondition(got.Status.Conditions, cachev1alpha1.ConditionRollout)
-	if rollout == nil || rollout.Reason != cachev1alpha1.RolloutWarm {
-		t.Errorf("Rollout condition after the CPU change: %+v, want Warm", rollout)
-	} else {
-		fmt.Printf("  Rollout %s: %s\n", rollout.Reason, rollout.Message)
+	if !slices.ContainsFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "data" && v.PersistentVolumeClaim != nil }) {
+		t.Errorf("after persistence was turned on, %s's /data is not a claim: %+v", pod.Name, pod.Spec.Volumes)
 	}
-	fmt.Printf("  pod replaced through the surge in %s; longest time without a successful write %s (%d failed writes, retried)\n",
-		time.Since(rolledAt).Round(time.Second), longest.Round(time.Millisecond), failures)
-	keysKept("after the CPU change (new pod)")
 }
 
 // userKeys names the 10,000 keys testWarmSurge writes.
