@@ -316,6 +316,7 @@ func configVolume(ci *cachev1alpha1.CacheInstance) *corev1ac.VolumeApplyConfigur
 type rollout struct {
 	generation, observedGeneration              int64
 	replicas, readyReplicas, updatedReplicas    int32
+	statusReplicas                              int32 // pods that exist
 	currentRevision, updateRevision, configHash string
 	// onDelete: the StatefulSet controller never moves currentRevision, the operator replaces pods.
 	onDelete bool
@@ -336,6 +337,7 @@ func rolloutOf(sts *appsv1ac.StatefulSetApplyConfiguration) rollout {
 	if st := sts.Status; st != nil {
 		r.observedGeneration = ptr.Deref(st.ObservedGeneration, 0)
 		r.readyReplicas = ptr.Deref(st.ReadyReplicas, 0)
+		r.statusReplicas = ptr.Deref(st.Replicas, 0)
 		r.updatedReplicas = ptr.Deref(st.UpdatedReplicas, 0)
 		r.currentRevision = ptr.Deref(st.CurrentRevision, "")
 		r.updateRevision = ptr.Deref(st.UpdateRevision, "")

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -87,6 +88,8 @@ func setStatus(st *cachev1alpha1.CacheInstanceStatus, inst *instance, passErr er
 	} else {
 		st.Endpoint = endpoint(inst.CacheInstance)
 		st.ReadyReplicas = ro.readyCurrent()
+		st.Replicas = ro.statusReplicas
+		st.Selector = labels.SelectorFromSet(selectorLabels(inst.CacheInstance)).String()
 		why := ""
 		if p := inst.podProblem; p != nil {
 			why = "; " + p.message

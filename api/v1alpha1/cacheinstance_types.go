@@ -669,6 +669,14 @@ type CacheInstanceStatus struct {
 	// ReadyReplicas counts server pods ready with the current config.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+	// Replicas counts the instance's server pods that exist, ready or not: the scale subresource's
+	// status, which a HorizontalPodAutoscaler or KEDA reads.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+	// Selector is the label selector of the instance's server pods, as a string: the scale
+	// subresource's, by which an autoscaler finds the pods whose metrics it averages.
+	// +optional
+	Selector string `json:"selector,omitempty"`
 	// LastBenchmark holds the figures the operator measured last: of the last Validation run, or of
 	// the setting a Tuning sweep chose. Its purpose and measured fields say which and what.
 	// +optional
@@ -697,6 +705,7 @@ type CacheInstanceStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="a CacheInstance name is a DNS label of at most 52 characters starting with a letter: it names the Services and the StatefulSet, whose pods add a suffix"
 // +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=ci;cache,categories=iocache
 // +kubebuilder:printcolumn:name="Cores",type=integer,JSONPath=`.spec.cores`
 // +kubebuilder:printcolumn:name="IO-Threads",type=integer,JSONPath=`.status.ioThreads`
