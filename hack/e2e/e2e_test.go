@@ -682,7 +682,7 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	p.run(t, "a default instance keeps 10,000 keys through spec.config changes (live) and a CPU change (warm surge)", func(t *testing.T) {
-		testWarmSurge(ctx, t, e)
+		testWarmSurge(ctx, t, e, local)
 	})
 
 	p.run(t, "persistence RDB: a change that needs a new pod keeps the user's keys (saved on SIGTERM, loaded at start)", func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,7 +29,7 @@ import (
 // through a CPU change and persistence turned on, which need a new pod: a temporary surge pod
 // syncs as a replica, takes the writes over while the pod is replaced, and hands them back. A writer runs throughout; the
 // longest time without a successful write is printed.
-func testWarmSurge(ctx context.Context, t *testing.T, e *e2eutil.Env) {
+func testWarmSurge(ctx context.Context, t *testing.T, e *e2eutil.Env, local bool) {
 	ci := &cachev1alpha1.CacheInstance{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "surge"},
 		Spec: cachev1alpha1.CacheInstanceSpec{
@@ -169,10 +170,29 @@ func testWarmSurge(ctx context.Context, t *testing.T, e *e2eutil.Env) {
 
 	// Persistence turned on: the StatefulSet is recreated with a data claim around the running
 	// pod (the garbage collector orphans it), which is then replaced through the surge.
-	rollWarm("persistence None -> RDB", func(c *cachev1alpha1.CacheInstance) {
-		c.Spec.Persistence = cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceRDB, Size: ptr.To(resource.MustParse("256Mi")),
-			WhenDeleted: cachev1alpha1.DeleteVolumeClaims}
-	})
+	persistence := cachev1alpha1.PersistenceSpec{Mode: cachev1alpha1.PersistenceRDB, Size: ptr.To(resource.MustParse("128Mi")),
+		WhenDeleted: cachev1alpha1.DeleteVolumeClaims}
+	if local {
+		// The local node has no provisioner: a hostPath volume of its own for the new claim.
+		persistence.StorageClassName = ptr.To(e2eStorageClass)
+		pv, removeDir := hostPathVolume(t, "iocache-e2e-surge", "128Mi")
+		if err := e.Client.Create(ctx, pv); err != nil {
+			removeDir()
+			t.Fatal(err)
+		}
+		defer func() {
+			// The instance first, and its claim with it (whenDeleted Delete), then the volume.
+			_ = e.Client.Delete(ctx, ci)
+			claim := &corev1.PersistentVolumeClaim{}
+			_ = e2eutil.Poll(ctx, time.Second, 2*time.Minute, func(ctx context.Context) (bool, error) {
+				err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data-surge-0"}, claim)
+				return apierrors.IsNotFound(err), nil
+			})
+			_ = e.Client.Delete(ctx, pv)
+			removeDir()
+		}()
+	}
+	rollWarm("persistence None -> RDB", func(c *cachev1alpha1.CacheInstance) { c.Spec.Persistence = persistence })
 	pod := &corev1.Pod{}
 	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: got.Status.Pods[0].Name}, pod); err != nil {
 		t.Fatal(err)
