@@ -685,6 +685,10 @@ func TestEndToEnd(t *testing.T) {
 		testWarmSurge(ctx, t, e, local)
 	})
 
+	p.run(t, "no room for the surge pod: the instance waits with its keys until allowColdRestart", func(t *testing.T) {
+		testSurgeWithoutRoom(ctx, t, e)
+	})
+
 	p.run(t, "persistence RDB: a change that needs a new pod keeps the user's keys (saved on SIGTERM, loaded at start)", func(t *testing.T) {
 		testWarmRestart(ctx, t, e, local)
 	})

@@ -210,3 +210,98 @@ func userKeys() []string {
 	}
 	return out
 }
+
+// testSurgeWithoutRoom is the other half of issue #30's rule: where the node has no room for the
+// surge pod (a one-core instance on a node with one exclusive CPU), a change that needs a new pod
+// replaces nothing. The instance says why (Rollout WaitingForRoom, with the scheduler's reason on
+// the surge pod) and keeps serving its keys from the same pod, until the user sets
+// spec.rollout.allowColdRestart: then, and only then, the pod is replaced and starts empty.
+func testSurgeWithoutRoom(ctx context.Context, t *testing.T, e *e2eutil.Env) {
+	ci := &cachev1alpha1.CacheInstance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "noroom"},
+		Spec: cachev1alpha1.CacheInstanceSpec{
+			Cores: 1, Memory: resource.MustParse("64Mi"), Auth: &cachev1alpha1.AuthSpec{Generate: true},
+			Benchmark: cachev1alpha1.CacheInstanceBenchmarkSpec{ValidateOnChange: ptr.To(false)},
+		},
+	}
+	if err := e.Client.Create(ctx, ci); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = e.Client.Delete(ctx, ci) }()
+	key := client.ObjectKeyFromObject(ci)
+	got, err := e.WaitInstance(ctx, key, 3*time.Minute, e2eutil.Ready)
+	if err != nil {
+		t.Fatalf("not Ready: %v\n%s", err, e.Describe(ctx, ci))
+	}
+	firstPod := got.Status.Pods[0].UID
+	rdb, how, closeFn, err := e.Redis(ctx, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	pipe := rdb.Pipeline()
+	for i := range 1000 {
+		pipe.Set(ctx, fmt.Sprintf("user:%05d", i), i, 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatalf("writing 1,000 keys through %s: %v", how, err)
+	}
+	update := func(mutate func(*cachev1alpha1.CacheInstance)) {
+		t.Helper()
+		if err := e.Client.Get(ctx, key, got); err != nil {
+			t.Fatal(err)
+		}
+		mutate(got)
+		if err := e.Client.Update(ctx, got); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	update(func(c *cachev1alpha1.CacheInstance) {
+		c.Spec.Config = map[string]cachev1alpha1.ConfigValue{"databases": "32"} // read only at start
+	})
+	got, err = e.WaitInstance(ctx, key, 2*time.Minute, func(c *cachev1alpha1.CacheInstance) bool {
+		r := meta.FindStatusCondition(c.Status.Conditions, cachev1alpha1.ConditionRollout)
+		return r != nil && r.Reason == cachev1alpha1.RolloutWaitingForRoom && r.ObservedGeneration == c.Generation
+	})
+	if err != nil {
+		t.Fatalf("no WaitingForRoom: %v\n%s", err, e.Describe(ctx, ci))
+	}
+	fmt.Printf("  Rollout %s\n", meta.FindStatusCondition(got.Status.Conditions, cachev1alpha1.ConditionRollout).Message)
+	time.Sleep(5 * time.Second) // it must stay so
+	if err := e.Client.Get(ctx, key, got); err != nil {
+		t.Fatal(err)
+	}
+	// status.pods lists pods ready with the current config, which the waiting pod is not: ask for
+	// the pod itself.
+	pod := &corev1.Pod{}
+	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "noroom-0"}, pod); err != nil {
+		t.Fatal(err)
+	}
+	n, err := rdb.Exists(ctx, userKeys()[:1000]...).Result()
+	if err != nil || n != 1000 || string(pod.UID) != firstPod || !pod.DeletionTimestamp.IsZero() {
+		t.Fatalf("waiting for room: %d of 1,000 keys (%v), pod %s %s (deleting: %v): the pod must keep serving its data",
+			n, err, pod.Name, pod.UID, !pod.DeletionTimestamp.IsZero())
+	}
+	fmt.Printf("  waiting for room: the same pod, %d of 1,000 keys\n", n)
+
+	update(func(c *cachev1alpha1.CacheInstance) { c.Spec.Rollout.AllowColdRestart = true })
+	got, err = e.WaitInstance(ctx, key, 3*time.Minute, func(c *cachev1alpha1.CacheInstance) bool {
+		r := meta.FindStatusCondition(c.Status.Conditions, cachev1alpha1.ConditionRollout)
+		return e2eutil.Ready(c) && len(c.Status.Pods) == 1 && c.Status.Pods[0].UID != firstPod && r != nil &&
+			(r.Reason == cachev1alpha1.RolloutColdRestart || r.Reason == cachev1alpha1.RolloutLive)
+	})
+	if err != nil {
+		t.Fatalf("no cold restart after consent: %v\n%s", err, e.Describe(ctx, ci))
+	}
+	fresh, _, closeFresh, err := e.Redis(ctx, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFresh()
+	size, err := fresh.DBSize(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("  after allowColdRestart: a new pod, DBSIZE %d (a cold restart, as consented)\n", size)
+}
