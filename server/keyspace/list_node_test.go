@@ -367,25 +367,42 @@ func TestListElementTooLongPanics(t *testing.T) {
 }
 
 // The bytes per element of a list of 1,000,000 elements "element:N" pushed one at a time at the
-// tail, as List.Bytes counts them: at the default fill, about the 9.9 bytes of data and one
-// byte of boundary.
+// tail and at the head, as List.Bytes counts them: at the default fill, the 13.9 bytes of data
+// and about one byte of boundary (the format of two lengths per element took 16.0). Every node
+// but the end one is allocated at exactly the fill's 8 KiB, a Go size class.
 func TestListBytesPerElement(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a list of a million elements")
 	}
+	withLimits(t, func(l *Limits) { l.ListMaxListpackSize = -2 })
 	const n = 1000000
-	l := NewList()
-	data := 0
-	var buf []byte
-	for i := range n {
-		buf = strconv.AppendInt(append(buf[:0], "element:"...), int64(i), 10)
-		data += len(buf)
-		l.PushBack(buf)
-	}
-	per := float64(l.Bytes()) / n
-	t.Logf("%d elements of %.2f bytes: %d bytes in %d nodes, %.3f bytes per element",
-		n, float64(data)/n, l.Bytes(), l.Nodes(), per)
-	if max := float64(data)/n + 1.1; per > max {
-		t.Fatalf("%.3f bytes per element, want at most %.2f", per, max)
+	for _, front := range []bool{false, true} {
+		l := NewList()
+		data := 0
+		var buf []byte
+		for i := range n {
+			buf = strconv.AppendInt(append(buf[:0], "element:"...), int64(i), 10)
+			data += len(buf)
+			if front {
+				l.PushFront(buf)
+			} else {
+				l.PushBack(buf)
+			}
+		}
+		per := float64(l.Bytes()) / n
+		t.Logf("front %v: %d elements of %.2f bytes: %d bytes in %d nodes, %.3f bytes per element",
+			front, n, float64(data)/n, l.Bytes(), l.Nodes(), per)
+		if max := float64(data)/n + 1.1; per > max {
+			t.Fatalf("front %v: %.3f bytes per element, want at most %.2f", front, per, max)
+		}
+		inner := l.nodes[1:]
+		if front {
+			inner = l.nodes[:len(l.nodes)-1]
+		}
+		for k, nd := range inner {
+			if cap(nd) != 8192 || len(nd)-nodeStart(nd)+nodeHeader > 8192 {
+				t.Fatalf("front %v: node %d holds %d bytes in %d", front, k, len(nd)-nodeStart(nd)+nodeHeader, cap(nd))
+			}
+		}
 	}
 }
