@@ -125,7 +125,7 @@ func (l *List) PushFront(v []byte) {
 	if len(l.nodes) > 0 {
 		nd := l.nodes[0]
 		start, count := nodeStart(nd), nodeCount(nd)
-		first, _ := nodeHead(nd)
+		first := nodeHead(nd)
 		size := pushGrowth(count, first, len(v))
 		if fits(len(nd)-start, count, size) {
 			if start-nodeHeader < size {
@@ -133,7 +133,8 @@ func (l *List) PushFront(v []byte) {
 				nd = regrow(nd, size+(len(nd)-start)/8, 0)
 				start = nodeStart(nd)
 			}
-			// v and its boundaries (size+w bytes) replace the first boundary, B0 (w bytes).
+			// v and the boundaries on either side of it replace the first boundary, B0: they
+			// take size bytes more, so they start size bytes before it.
 			putElem(nd[start-size:], 0, v, first)
 			setNodeStart(nd, start-size)
 			setNodeCount(nd, count+1)
@@ -195,7 +196,7 @@ func (l *List) PushAll(vals [][]byte, front bool) {
 	if k := len(l.nodes); k > 0 {
 		if front {
 			nd = l.nodes[0]
-			edge, _ = nodeHead(nd)
+			edge = nodeHead(nd)
 		} else {
 			nd = l.nodes[k-1]
 			edge, _ = nodeTail(nd)
@@ -427,7 +428,7 @@ func (l *List) Set(i int, v []byte) {
 	nd := l.nodes[k]
 	c := cursorAt(nd, j)
 	if old := c.next(nd); len(old) == len(v) {
-		copy(old[:len(v)], v) // the same length: the boundaries stay
+		copy(old, v) // the same length: the boundaries stay as they are
 		return
 	}
 	l.rewrite(k, j, v)

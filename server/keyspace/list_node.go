@@ -111,13 +111,13 @@ func pushGrowth(count, edge, n int) int {
 // singleNodeSize is the body of a node holding one element of n bytes.
 func singleNodeSize(n int) int { return n + 2*boundarySize(n, 0) }
 
-// nodeHead returns the length of node nd's first element and the size of its first boundary
-// (0 and 0 for a node of no elements).
-func nodeHead(nd []byte) (int, int) {
+// nodeHead returns the length of node nd's first element (0 for a node of no elements).
+func nodeHead(nd []byte) int {
 	if nodeCount(nd) == 0 {
-		return 0, 0
+		return 0
 	}
-	return boundaryAt(nd, nodeStart(nd))
+	first, _ := boundaryAt(nd, nodeStart(nd))
+	return first
 }
 
 // nodeTail returns the length of node nd's last element and the size of its last boundary (0

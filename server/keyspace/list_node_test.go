@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -402,6 +403,49 @@ func TestListBytesPerElement(t *testing.T) {
 		for k, nd := range inner {
 			if cap(nd) != 8192 || len(nd)-nodeStart(nd)+nodeHeader > 8192 {
 				t.Fatalf("front %v: node %d holds %d bytes in %d", front, k, len(nd)-nodeStart(nd)+nodeHeader, cap(nd))
+			}
+		}
+	}
+}
+
+// LMOVE and RPOPLPUSH from a list to itself push the view a pop returned into the list it came
+// from, often into the very node and bytes it occupies: every direction, with boundaries of
+// every size around the moved element, keeps the list whole.
+func TestListMoveWithinItself(t *testing.T) {
+	lengths := []int{0, 3, 127, 128, 300, 70000}
+	for _, fill := range []int{-2, 2} {
+		withLimits(t, func(l *Limits) { l.ListMaxListpackSize = fill })
+		for _, a := range lengths {
+			for _, b := range lengths {
+				for _, c := range lengths {
+					elems := [][]byte{bytes.Repeat([]byte{'a'}, a), bytes.Repeat([]byte{'b'}, b), bytes.Repeat([]byte{'c'}, c)}
+					for _, from := range []bool{false, true} {
+						for _, to := range []bool{false, true} {
+							l := NewList()
+							l.PushAll(elems, false)
+							want := slices.Clone(elems)
+							for step := range 4 {
+								var v []byte
+								if from {
+									v = l.PopFront()
+									want = want[1:]
+								} else {
+									v = l.PopBack()
+									want = want[:len(want)-1]
+								}
+								moved := slices.Clone(v)
+								if to {
+									l.PushFront(v)
+									want = slices.Insert(want, 0, moved)
+								} else {
+									l.PushBack(v)
+									want = append(want, moved)
+								}
+								checkList(t, l, want, step)
+							}
+						}
+					}
+				}
 			}
 		}
 	}
