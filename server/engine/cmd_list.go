@@ -21,7 +21,23 @@ func popEvent(front bool) string {
 	return "rpop"
 }
 
+// listElemsFit says whether a list may hold every one of vals, replying with an error when not:
+// a list element is at most keyspace.MaxListElem bytes (a node's boundaries hold 4-byte
+// lengths), less than proto-max-bulk-len may be set to.
+func (s *Server) listElemsFit(c *client, vals ...[]byte) bool {
+	for _, v := range vals {
+		if int64(len(v)) > keyspace.MaxListElem {
+			s.addError(c, errListElemTooBig)
+			return false
+		}
+	}
+	return true
+}
+
 func pushGeneric(s *Server, c *client, argv [][]byte, front, onlyExisting bool) {
+	if !s.listElemsFit(c, argv[2:]...) {
+		return
+	}
 	mode := forCreate
 	if onlyExisting {
 		mode = forWrite
@@ -192,6 +208,9 @@ func cmdLSet(s *Server, c *client, argv [][]byte) {
 		s.addError(c, errIndexRange)
 		return
 	}
+	if !s.listElemsFit(c, argv[3]) {
+		return
+	}
 	l.Set(int(idx), argv[3])
 	s.wrote(c.db, argv[1], nil, config.NotifyList, "lset")
 	c.w.OK()
@@ -229,6 +248,9 @@ func cmdLInsert(s *Server, c *client, argv [][]byte) {
 	}
 	if after {
 		at++
+	}
+	if !s.listElemsFit(c, argv[4]) {
+		return
 	}
 	l.Insert(at, argv[4])
 	s.wrote(c.db, argv[1], nil, config.NotifyList, "linsert")

@@ -189,6 +189,9 @@ func sortGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 		}
 		return
 	}
+	if !s.listElemsFit(c, out...) { // GET values are strings, which may be longer
+		return
+	}
 	r, existed := s.lookupWrite(c, storeKey)
 	if existed {
 		s.deleteKey(db, r)

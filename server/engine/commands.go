@@ -476,6 +476,9 @@ const (
 	errSelfMove     = "ERR source and destination objects are the same"
 	errBitOffset    = "ERR bit offset is not an integer or out of range"
 	errStringTooBig = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+	// errListElemTooBig refuses a list element longer than a list holds (4 GiB - 1 bytes,
+	// keyspace.MaxListElem), which only a proto-max-bulk-len raised past 4 GiB lets through.
+	errListElemTooBig = "ERR element exceeds the maximum list element size (4294967295 bytes)"
 )
 
 func (s *Server) wrongType(c *client) { s.addError(c, errWrongType) }

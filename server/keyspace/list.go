@@ -8,10 +8,8 @@ import "encoding/binary"
 // end touch one node and are O(1); access by index walks the nodes, then one node, as Redis's
 // does.
 //
-// A node's bytes: the element count (uint32 LE), the offset of its first element (uint32 LE:
-// pops from the front move it instead of the bytes, and pushes to the front fill the space it
-// leaves), then the elements, each its length as a uvarint, its bytes, and its length again as a
-// uvarint written backwards, so the node can be walked from either end.
+// A node's bytes are described in list_node.go: a header, then the elements with one boundary
+// between each two (and one at either end), each holding the XOR of its neighbours' lengths.
 type List struct {
 	nodes [][]byte
 	n     int
@@ -64,48 +62,8 @@ func nodeStart(nd []byte) int       { return int(binary.LittleEndian.Uint32(nd[4
 func setNodeCount(nd []byte, n int) { binary.LittleEndian.PutUint32(nd, uint32(n)) }
 func setNodeStart(nd []byte, s int) { binary.LittleEndian.PutUint32(nd[4:], uint32(s)) }
 
-// listElemSize is the bytes an element of n bytes takes in a node.
-func listElemSize(n int) int { return 2*uvarintLen(uint64(n)) + n }
-
-// putListElem writes v as a node element at b[0:] and returns the bytes written.
-func putListElem(b, v []byte) int {
-	w := binary.PutUvarint(b, uint64(len(v)))
-	w += copy(b[w:], v)
-	var tmp [binary.MaxVarintLen64]byte
-	k := binary.PutUvarint(tmp[:], uint64(len(v)))
-	for i := 0; i < k; i++ {
-		b[w+i] = tmp[k-1-i]
-	}
-	return w + k
-}
-
-// listElemAt reads the element at off and returns it with the next element's offset.
-func listElemAt(nd []byte, off int) ([]byte, int) {
-	v, w := binary.Uvarint(nd[off:])
-	s := off + w
-	e := s + int(v)
-	return nd[s:e:e], e + uvarintLen(v)
-}
-
-// listElemBefore reads the element that ends at end and returns it with its offset.
-func listElemBefore(nd []byte, end int) ([]byte, int) {
-	var v uint64
-	p := end - 1
-	for shift := 0; ; shift += 7 {
-		c := nd[p]
-		v |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			break
-		}
-		p--
-	}
-	e := p
-	s := e - int(v)
-	return nd[s:e:e], s - uvarintLen(v)
-}
-
-// fits says whether a node of used bytes of elements and count elements may take one more of
-// size bytes. The limits count the node's header, as Redis's count its listpack's, so a full
+// fits says whether a node of used body bytes and count elements may take one more that grows
+// it by size bytes (pushGrowth). The limits count the node's header, as Redis's count its listpack's, so a full
 // node is exactly a power of two, an allocation size of Go's with nothing left over.
 func fits(used, count, size int) bool {
 	if count == 0 {
@@ -122,10 +80,10 @@ func fits(used, count, size int) bool {
 // small); a node added next to a full one is given the room of a whole node at once, on the side
 // it will grow towards, so a long list is built without the garbage of growing each node.
 func newNode(v []byte, full, front bool) []byte {
-	size := listElemSize(len(v))
+	size := singleNodeSize(len(v))
 	room := nodeHeader + size
 	if full {
-		room = max(room, nodeBytes(size))
+		room = max(room, nodeBytes(len(v)))
 	}
 	nd := make([]byte, nodeHeader+size, room)
 	start := nodeHeader
@@ -133,18 +91,18 @@ func newNode(v []byte, full, front bool) []byte {
 		nd = nd[:room]
 		start = room - size
 	}
-	putListElem(nd[start:], v)
+	putElem(nd[start:], 0, v, 0)
 	setNodeCount(nd, 1)
 	setNodeStart(nd, start)
 	return nd
 }
 
 // nodeBytes is the bytes of a full node of the current fill, header included, for elements of
-// about size bytes.
-func nodeBytes(size int) int {
+// about n bytes.
+func nodeBytes(n int) int {
 	fill := limits.Load().ListMaxListpackSize
 	if fill >= 0 {
-		return min(nodeSafetyLimit, nodeHeader+max(fill, 1)*size)
+		return min(nodeSafetyLimit, nodeHeader+max(fill, 1)*(n+boundarySize(n, n))+boundarySize(n, 0))
 	}
 	return 4096 << (min(-fill, 5) - 1)
 }
@@ -164,20 +122,22 @@ func (l *List) spareNode(n int) []byte {
 // PushFront inserts a copy of v at the head.
 func (l *List) PushFront(v []byte) {
 	l.n++
-	size := listElemSize(len(v))
 	if len(l.nodes) > 0 {
 		nd := l.nodes[0]
-		start := nodeStart(nd)
-		if fits(len(nd)-start, nodeCount(nd), size) {
+		start, count := nodeStart(nd), nodeCount(nd)
+		first := nodeHead(nd)
+		size := pushGrowth(count, first, len(v))
+		if fits(len(nd)-start, count, size) {
 			if start-nodeHeader < size {
 				// Leave some room in front, so pushes to the front do not copy the node each time.
 				nd = regrow(nd, size+(len(nd)-start)/8, 0)
 				start = nodeStart(nd)
 			}
-			start -= size
-			putListElem(nd[start:], v)
-			setNodeStart(nd, start)
-			setNodeCount(nd, nodeCount(nd)+1)
+			// v and the boundaries on either side of it replace the first boundary, B0: they
+			// take size bytes more, so they start size bytes before it.
+			putElem(nd[start-size:], 0, v, first)
+			setNodeStart(nd, start-size)
+			setNodeCount(nd, count+1)
 			l.setNode(0, nd)
 			return
 		}
@@ -204,17 +164,20 @@ func regrow(nd []byte, front, back int) []byte {
 // PushBack appends a copy of v at the tail.
 func (l *List) PushBack(v []byte) {
 	l.n++
-	size := listElemSize(len(v))
 	if k := len(l.nodes); k > 0 {
 		nd := l.nodes[k-1]
-		if fits(len(nd)-nodeStart(nd), nodeCount(nd), size) {
+		count := nodeCount(nd)
+		last, w := nodeTail(nd)
+		size := pushGrowth(count, last, len(v))
+		if fits(len(nd)-nodeStart(nd), count, size) {
 			if cap(nd)-len(nd) < size {
 				nd = regrow(nd, 0, size)
 			}
-			old := len(nd)
-			nd = nd[:old+size]
-			putListElem(nd[old:], v)
-			setNodeCount(nd, nodeCount(nd)+1)
+			// v and its boundaries replace the last boundary, Bn, which is w bytes.
+			at := len(nd) - w
+			nd = nd[:len(nd)+size]
+			putElem(nd[at:], last, v, 0)
+			setNodeCount(nd, count+1)
 			l.setNode(k-1, nd)
 			return
 		}
@@ -229,22 +192,24 @@ func (l *List) PushBack(v []byte) {
 // allocation per node and carries no spare capacity.
 func (l *List) PushAll(vals [][]byte, front bool) {
 	var nd []byte
-	used, count := 0, 0
+	used, count, edge := 0, 0, 0
 	if k := len(l.nodes); k > 0 {
 		if front {
 			nd = l.nodes[0]
+			edge = nodeHead(nd)
 		} else {
 			nd = l.nodes[k-1]
+			edge, _ = nodeTail(nd)
 		}
 		used, count = len(nd)-nodeStart(nd), nodeCount(nd)
 	}
 	extra := 0
 	for _, v := range vals {
-		size := listElemSize(len(v))
+		size := pushGrowth(count, edge, len(v))
 		if !fits(used, count, size) {
 			break
 		}
-		used, count, extra = used+size, count+1, extra+size
+		used, count, extra, edge = used+size, count+1, extra+size, len(v)
 	}
 	switch {
 	case extra == 0:
@@ -292,13 +257,22 @@ func (l *List) PopFront() []byte {
 		return nil
 	}
 	nd := l.nodes[0]
-	v, next := listElemAt(nd, nodeStart(nd))
+	c := headCursor(nd)
+	v := c.next(nd)
 	l.n--
 	if nodeCount(nd) == 1 {
 		l.dropNode(0)
 		return v
 	}
-	setNodeStart(nd, next)
+	// B1, between v and the new first element, becomes that element's length alone: it takes
+	// no more bytes than before (list_node.go), so written to end where B1 ended it stays clear
+	// of v, which the caller still reads.
+	x, w := boundaryAt(nd, c.off)
+	next := c.prev ^ x
+	end := c.off + w
+	start := end - boundarySize(0, next)
+	putBoundary(nd[start:], 0, next)
+	setNodeStart(nd, start)
 	setNodeCount(nd, nodeCount(nd)-1)
 	return v
 }
@@ -310,14 +284,21 @@ func (l *List) PopBack() []byte {
 	}
 	k := len(l.nodes) - 1
 	nd := l.nodes[k]
-	v, off := listElemBefore(nd, len(nd))
+	c := tailCursor(nd)
+	v := c.prev(nd)
 	l.n--
 	if nodeCount(nd) == 1 {
 		l.dropNode(k)
 		return v
 	}
+	// B(n-1), between the new last element and v, becomes that element's length alone: it
+	// takes no more bytes than before (list_node.go), so written where B(n-1) started it stays
+	// clear of v, which the caller still reads.
+	x, w := boundaryBefore(nd, c.end)
+	prev := c.next ^ x
+	at := c.end - w
 	setNodeCount(nd, nodeCount(nd)-1)
-	l.nodes[k] = nd[:off]
+	l.nodes[k] = nd[:at+putBoundary(nd[at:], prev, 0)]
 	return v
 }
 
@@ -356,31 +337,11 @@ func (l *List) locate(i int) (int, int) {
 	panic("keyspace: list index out of range")
 }
 
-// elemOffset returns the offset of element j of node nd and of the element after it.
-func elemOffset(nd []byte, j int) (int, int) {
-	c := nodeCount(nd)
-	if j < c/2 {
-		off := nodeStart(nd)
-		for ; j > 0; j-- {
-			_, off = listElemAt(nd, off)
-		}
-		_, next := listElemAt(nd, off)
-		return off, next
-	}
-	end := len(nd)
-	for k := c - 1; k > j; k-- {
-		_, end = listElemBefore(nd, end)
-	}
-	_, off := listElemBefore(nd, end)
-	return off, end
-}
-
 // Index returns element i (0-based from the head); i must be in range.
 func (l *List) Index(i int) []byte {
 	k, j := l.locate(i)
-	off, _ := elemOffset(l.nodes[k], j)
-	v, _ := listElemAt(l.nodes[k], off)
-	return v
+	c := cursorAt(l.nodes[k], j)
+	return c.next(l.nodes[k])
 }
 
 // Range calls fn for elements start..stop (inclusive, in range) in order until it returns false.
@@ -389,17 +350,15 @@ func (l *List) Range(start, stop int, fn func(v []byte) bool) {
 		return
 	}
 	k, j := l.locate(start)
-	off, _ := elemOffset(l.nodes[k], j)
-	for i := start; i <= stop; i++ {
-		nd := l.nodes[k]
-		if off >= len(nd) {
-			k++
+	nd := l.nodes[k]
+	c := cursorAt(nd, j)
+	for i := start; i <= stop; i, j = i+1, j+1 {
+		if j == nodeCount(nd) {
+			k, j = k+1, 0
 			nd = l.nodes[k]
-			off = nodeStart(nd)
+			c = headCursor(nd)
 		}
-		var v []byte
-		v, off = listElemAt(nd, off)
-		if !fn(v) {
+		if !fn(c.next(nd)) {
 			return
 		}
 	}
@@ -416,10 +375,9 @@ func (l *List) Walk(fromTail bool, fn func(i int, v []byte) bool) {
 	i := l.n - 1
 	for k := len(l.nodes) - 1; k >= 0; k-- {
 		nd := l.nodes[k]
-		for end := len(nd); end > nodeStart(nd); i-- {
-			var v []byte
-			v, end = listElemBefore(nd, end)
-			if !fn(i, v) {
+		c := tailCursor(nd)
+		for j := nodeCount(nd); j > 0; j, i = j-1, i-1 {
+			if !fn(i, c.prev(nd)) {
 				return
 			}
 		}
@@ -429,10 +387,9 @@ func (l *List) Walk(fromTail bool, fn func(i int, v []byte) bool) {
 // Each calls fn for every element from the head until it returns false.
 func (l *List) Each(fn func(v []byte) bool) {
 	for _, nd := range l.nodes {
-		for off := nodeStart(nd); off < len(nd); {
-			var v []byte
-			v, off = listElemAt(nd, off)
-			if !fn(v) {
+		c := headCursor(nd)
+		for j := nodeCount(nd); j > 0; j-- {
+			if !fn(c.next(nd)) {
 				return
 			}
 		}
@@ -443,40 +400,17 @@ func (l *List) Each(fn func(v []byte) bool) {
 // node when it outgrows its size.
 func (l *List) rewrite(k, j int, with ...[]byte) {
 	nd := l.nodes[k]
-	off, next := elemOffset(nd, j)
-	start := nodeStart(nd)
-	var elems [][]byte
-	for o := start; o < off; {
-		var v []byte
-		v, o = listElemAt(nd, o)
-		elems = append(elems, v)
-	}
-	elems = append(elems, with...)
-	for o := next; o < len(nd); {
-		var v []byte
-		v, o = listElemAt(nd, o)
-		elems = append(elems, v)
-	}
-	var out [][]byte
-	cur := []byte(nil)
-	for _, v := range elems {
-		size := listElemSize(len(v))
-		if cur != nil && !fits(len(cur)-nodeHeader, nodeCount(cur), size) {
-			out = append(out, cur)
-			cur = nil
+	elems := make([][]byte, 0, nodeCount(nd)-1+len(with))
+	c := headCursor(nd)
+	for i := range nodeCount(nd) {
+		v := c.next(nd)
+		if i == j {
+			elems = append(elems, with...)
+		} else {
+			elems = append(elems, v)
 		}
-		if cur == nil {
-			cur = make([]byte, nodeHeader, nodeHeader+size)
-			setNodeStart(cur, nodeHeader)
-		}
-		old := len(cur)
-		cur = append(cur, make([]byte, size)...)
-		putListElem(cur[old:], v)
-		setNodeCount(cur, nodeCount(cur)+1)
 	}
-	if cur != nil {
-		out = append(out, cur)
-	}
+	out := packNodes(elems)
 	l.caps -= cap(l.nodes[k])
 	for _, nd := range out {
 		l.caps += cap(nd)
@@ -491,6 +425,12 @@ func (l *List) rewrite(k, j int, with ...[]byte) {
 // Set replaces element i with a copy of v.
 func (l *List) Set(i int, v []byte) {
 	k, j := l.locate(i)
+	nd := l.nodes[k]
+	c := cursorAt(nd, j)
+	if old := c.next(nd); len(old) == len(v) {
+		copy(old, v) // the same length: the boundaries stay as they are
+		return
+	}
 	l.rewrite(k, j, v)
 }
 
@@ -506,9 +446,8 @@ func (l *List) Insert(i int, v []byte) {
 	}
 	k, j := l.locate(i)
 	nd := l.nodes[k]
-	off, _ := elemOffset(nd, j)
-	cur, _ := listElemAt(nd, off)
-	cur = append([]byte(nil), cur...)
+	c := cursorAt(nd, j)
+	cur := c.next(nd) // rewrite copies it into new nodes before dropping nd
 	l.rewrite(k, j, v, cur)
 	l.n++
 }
@@ -531,10 +470,9 @@ func (l *List) RemoveMatching(match func([]byte) bool, limit int, fromTail bool)
 		i := l.n - 1
 		for k := len(l.nodes) - 1; k >= 0; k-- {
 			nd := l.nodes[k]
-			for end := len(nd); end > nodeStart(nd); i-- {
-				var v []byte
-				v, end = listElemBefore(nd, end)
-				if (limit == 0 || removed < limit) && match(v) {
+			c := tailCursor(nd)
+			for j := nodeCount(nd); j > 0; j, i = j-1, i-1 {
+				if v := c.prev(nd); (limit == 0 || removed < limit) && match(v) {
 					victims[i] = true
 					removed++
 				}
@@ -565,10 +503,9 @@ func (l *List) rebuild(keep func(i int) bool) {
 	l.nodes, l.n, l.caps = nil, 0, 0
 	i := 0
 	for _, nd := range old {
-		for off := nodeStart(nd); off < len(nd); i++ {
-			var v []byte
-			v, off = listElemAt(nd, off)
-			if keep(i) {
+		c := headCursor(nd)
+		for j := nodeCount(nd); j > 0; j, i = j-1, i+1 {
+			if v := c.next(nd); keep(i) {
 				l.PushBack(v)
 			}
 		}

@@ -52,7 +52,13 @@ func decodeValue(r *reader, t byte) (Value, error) {
 
 func decodeList(r *reader, t byte) (*keyspace.List, error) {
 	l := keyspace.NewList()
-	push := func(b []byte) error { l.PushBack(b); return nil }
+	push := func(b []byte) error {
+		if int64(len(b)) > keyspace.MaxListElem {
+			return ErrListElemTooBig
+		}
+		l.PushBack(b)
+		return nil
+	}
 	if t == typeListZiplist {
 		blob, err := r.string()
 		if err != nil {
@@ -79,13 +85,13 @@ func decodeList(r *reader, t byte) (*keyspace.List, error) {
 		}
 		switch {
 		case t == typeList:
-			l.PushBack(b)
+			err = push(b)
 		case t == typeListQuicklist:
 			err = parseZiplist(b, push)
 		case container == containerPlain:
-			l.PushBack(b)
+			err = push(b)
 		case container == containerPacked:
-			_, err = parseListpack(b, func(e lpElement) error { l.PushBack(e.bytes(num[:0])); return nil })
+			_, err = parseListpack(b, func(e lpElement) error { return push(e.bytes(num[:0])) })
 		default:
 			err = ErrFormat
 		}

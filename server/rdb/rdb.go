@@ -63,4 +63,7 @@ var (
 	ErrEmptyKey = errors.New("rdb: empty key")
 	// ErrChecksum is returned when a file's CRC64 does not match its contents.
 	ErrChecksum = errors.New("rdb: wrong checksum")
+	// ErrListElemTooBig is returned for a list element longer than iocache's lists hold
+	// (keyspace.MaxListElem, 4 GiB - 1 bytes), which Redis keeps in a plain quicklist node.
+	ErrListElemTooBig = errors.New("rdb: a list element is longer than 4294967295 bytes")
 )
