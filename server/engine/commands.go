@@ -135,7 +135,15 @@ func (s *Server) process(c *client) {
 		start = end
 		c.nextCmd++
 		cmd := s.lookupFor(c, argv[0]) // once per command: callCommand takes it
-		if cmd != nil && s.pauseHolds(c, cmd, argv) && !c.isMaster && c.replLink == nil {
+		if s.script.busy && c.isMaster {
+			// As in Redis, the primary's stream waits for a busy script rather than be
+			// answered BUSY: the main loop resumes it once the script has ended.
+			c.nextCmd--
+			s.yieldClient(c)
+			return
+		}
+		// A busy script's BUSY comes before a pause's hold, as in Redis.
+		if cmd != nil && !s.script.busy && s.pauseHolds(c, cmd, argv) && !c.isMaster && c.replLink == nil {
 			// Held by CLIENT PAUSE: run this command again when the pause ends. Replication
 			// links are never held, as in Redis.
 			c.nextCmd--
@@ -270,8 +278,16 @@ func (s *Server) callCommand(c *client, cmd *command, argv [][]byte) {
 	}
 	// Evict before every command, as Redis's processCommand does, not only before those that may
 	// be refused: a read after a write that passed maxmemory makes room too, and the clients
-	// tracking the evicted keys hear of it before that read's reply.
-	if s.cfg.MaxMemory > 0 && !c.scriptAllowOOM && !c.isMaster && !s.freeMemoryIfNeeded() && s.rejectsOnOOM(c, cmd, argv) {
+	// tracking the evicted keys hear of it before that read's reply. While a script runs past
+	// busy-reply-threshold (script_busy.go), another client's command is answered BUSY unless
+	// Redis allows it then, and nothing is evicted: the deletions would be propagated in the
+	// middle of the script's.
+	if s.script.busy && c != s.lua.sc {
+		if st.flags&cmdAllowBusy == 0 {
+			s.rejectBusy(c, cmd, st)
+			return
+		}
+	} else if s.cfg.MaxMemory > 0 && !c.scriptAllowOOM && !c.isMaster && !s.freeMemoryIfNeeded() && s.rejectsOnOOM(c, cmd, argv) {
 		if cmd.name == "exec" {
 			// Redis's execCommandAbort: the whole transaction goes.
 			s.discardTransaction(c)
