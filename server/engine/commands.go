@@ -266,7 +266,7 @@ func (s *Server) callCommand(c *client, cmd *command, argv [][]byte) {
 		s.reject(c, st, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return
 	}
-	if s.writesDenied() && (cmd.flags&cmdWrite != 0 || cmd.name == "ping") && !c.isMaster {
+	if s.writesDenied() && (s.flagsOf(c, cmd)&cmdWrite != 0 || cmd.name == "ping") && !c.isMaster {
 		s.reject(c, st, s.misconfError())
 		return
 	}
@@ -284,16 +284,10 @@ func (s *Server) callCommand(c *client, cmd *command, argv [][]byte) {
 	// middle of the script's.
 	if s.script.busy && c != s.lua.sc {
 		if st.flags&cmdAllowBusy == 0 {
-			s.rejectBusy(c, cmd, st)
+			s.reject(c, st, s.busyError()) // EXEC discards its transaction with it
 			return
 		}
 	} else if s.cfg.MaxMemory > 0 && !c.scriptAllowOOM && !c.isMaster && !s.freeMemoryIfNeeded() && s.rejectsOnOOM(c, cmd, argv) {
-		if cmd.name == "exec" {
-			// Redis's execCommandAbort: the whole transaction goes.
-			s.discardTransaction(c)
-			s.addError(c, "EXECABORT Transaction discarded because of: OOM command not allowed when used memory > 'maxmemory'.")
-			return
-		}
 		s.reject(c, st, "OOM command not allowed when used memory > 'maxmemory'.")
 		return
 	}
@@ -415,6 +409,24 @@ func (s *Server) rejectsOnOOM(c *client, cmd *command, argv [][]byte) bool {
 	return true
 }
 
+// flagsOf are the flags Redis's processCommand checks a command by: EXEC's are those of the
+// transaction it would run, write when any queued command writes, and stale only when all of
+// them are stale (a refused EXEC discards the transaction).
+func (s *Server) flagsOf(c *client, cmd *command) int {
+	if cmd.name != "exec" || c.flags&flagMulti == 0 {
+		return cmd.flags
+	}
+	flags := cmd.flags
+	for _, q := range c.multiQueue {
+		f := q.cmd.statsOf(q.argv).flags
+		flags |= f & cmdWrite
+		if f&cmdStale == 0 {
+			flags &^= cmdStale
+		}
+	}
+	return flags
+}
+
 func isMultiControl(cmd *command) bool {
 	switch cmd.name {
 	case "exec", "discard", "multi", "watch", "quit", "reset":
@@ -453,9 +465,16 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// reject answers an error before execution (arity, auth, OOM, context) and counts it.
+// reject answers an error before execution (arity, auth, OOM, context) and counts it. EXEC
+// refused discards the transaction, as Redis's rejectCommand does (execCommandAbort), whose
+// reply names the error without its ERR.
 func (s *Server) reject(c *client, cmd *command, msg string) {
 	cmd.rejected++
+	if cmd.name == "exec" {
+		s.discardTransaction(c)
+		s.addError(c, "EXECABORT Transaction discarded because of: "+strings.TrimPrefix(msg, "ERR "))
+		return
+	}
 	if c.flags&flagMulti != 0 {
 		c.flags |= flagDirtyExec
 	}

@@ -77,18 +77,6 @@ func (s *Server) endScript(c *client) (shutdown bool) {
 	return shutdown
 }
 
-// rejectBusy answers BUSY to a command that is not allow_busy while a script is busy, as
-// Redis's processCommand: EXEC discards its transaction with it.
-func (s *Server) rejectBusy(c *client, cmd, st *command) {
-	if cmd.name == "exec" {
-		st.rejected++
-		s.discardTransaction(c)
-		s.addError(c, "EXECABORT Transaction discarded because of: "+s.busyError())
-		return
-	}
-	s.reject(c, st, s.busyError())
-}
-
 // Busy serves the other clients while the script runs past busy-reply-threshold
 // (scripting.Host); the first call logs it, as Redis does.
 func (h *scriptHost) Busy() {
