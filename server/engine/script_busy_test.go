@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -194,4 +196,85 @@ func busyWritingScript(t *testing.T, addr string) []string {
 		log = append(log, "connect after SHUTDOWN NOSAVE -> refused")
 	}
 	return log
+}
+
+// What a busy script propagates, against redis-server: a read-only script killed by SCRIPT KILL
+// nothing; a script that wrote, ran past the threshold while other clients were served, and
+// ended, its writes as one MULTI/EXEC once it ended, with nothing of the others' commands in
+// between; the commands around them as usual.
+func TestBusyScriptPropagationMatchesRedis(t *testing.T) {
+	stream := func(addr string) []string {
+		r := attachStreamReplica(t, addr, true)
+		time.Sleep(300 * time.Millisecond) // Redis starts the stream at an acknowledgement after the transfer
+		r.drain(50 * time.Millisecond)
+		var log []string
+		cl := busyClients(t, addr, &log, 2)
+		a, b := cl[0], cl[1]
+		b.do("CONFIG", "SET", "busy-reply-threshold", "100")
+		b.do("SET", "before", "1")
+		a.send("EVAL", "local n = 0 while true do n = n + redis.call('EXISTS', KEYS[1]) end", "1", "before")
+		b.waitBusy()
+		b.do("SCRIPT", "KILL")
+		a.read("EVAL read-only")
+		a.send("EVAL", `redis.call('SET', KEYS[1], 'x')
+local t = redis.call('TIME')
+local start = t[1] * 1000000 + t[2]
+repeat t = redis.call('TIME') until t[1] * 1000000 + t[2] - start > 400000
+redis.call('INCR', KEYS[2])
+return 'done'`, "2", "a", "b")
+		b.waitBusy()
+		b.do("WATCH", "a")
+		b.do("SET", "c", "1")
+		b.do("SCRIPT", "KILL")
+		a.read("EVAL that wrote")
+		b.do("SET", "after", "1")
+		for _, c := range r.drain(200 * time.Millisecond) {
+			log = append(log, "stream: "+normaliseCommand(c))
+		}
+		return log
+	}
+	want := stream(startRedisPeer(t, "--repl-diskless-sync-delay", "0"))
+	_, addr := startServer(t, nil)
+	if got := stream(addr); !slices.Equal(got, want) {
+		t.Errorf("\n got %q\nwant %q", got, want)
+	}
+}
+
+// A script that wrote and is ended by SHUTDOWN NOSAVE leaves nothing of itself in the AOF, as
+// Redis exits in the middle of it: what was written before it is there, its own write is not.
+func TestBusyScriptShutdownLeavesAOFWhole(t *testing.T) {
+	aofOf := func(addr string) string {
+		var log []string
+		cl := busyClients(t, addr, &log, 2)
+		a, b := cl[0], cl[1]
+		dir := b.peerConn.do("CONFIG", "GET", "dir")
+		dir = strings.Split(dir, "\r\n")[4]
+		b.do("CONFIG", "SET", "appendonly", "yes")
+		waitInfo(t, b.peerConn, "aof_rewrite_in_progress", "0")
+		time.Sleep(100 * time.Millisecond)
+		b.do("CONFIG", "SET", "busy-reply-threshold", "100")
+		b.do("SET", "before", "1")
+		a.send("EVAL", "redis.call('SET', KEYS[1], 'half') while true do end", "1", "script-key")
+		b.waitBusy()
+		b.send("SHUTDOWN", "NOSAVE")
+		b.read("SHUTDOWN NOSAVE")
+		a.read("EVAL")
+		time.Sleep(100 * time.Millisecond)
+		var all strings.Builder
+		files, _ := filepath.Glob(filepath.Join(dir, "appendonlydir", "*"))
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			all.Write(data)
+		}
+		aof := all.String()
+		return fmt.Sprintf("%q before:%v script-key:%v", log, strings.Contains(aof, "before"), strings.Contains(aof, "script-key"))
+	}
+	want := aofOf(startRedisPeer(t))
+	_, addr := startServer(t, nil)
+	if got := aofOf(addr); got != want {
+		t.Errorf("\n got %s\nwant %s", got, want)
+	}
+	if !strings.HasSuffix(want, "before:true script-key:false") {
+		t.Errorf("redis-server: %s", want)
+	}
 }
