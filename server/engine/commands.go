@@ -139,6 +139,7 @@ func (s *Server) process(c *client) {
 			// As in Redis, the primary's stream waits for a busy script rather than be
 			// answered BUSY: the main loop resumes it once the script has ended.
 			c.nextCmd--
+			s.masterApplied(c, first, c.nextCmd)
 			s.yieldClient(c)
 			return
 		}
@@ -171,7 +172,11 @@ func (s *Server) process(c *client) {
 			break
 		}
 		if c.nextCmd < len(c.conn.CmdEnds) && s.ranLong(began, prevEnd) {
-			// The others' turn (yield.go): stays mainOwned, like a blocked client.
+			// The others' turn (yield.go): stays mainOwned, like a blocked client. What the
+			// primary's stream applied so far goes to the backlog now: the rest is another call.
+			if c.isMaster {
+				s.masterApplied(c, first, c.nextCmd)
+			}
 			s.yieldClient(c)
 			return
 		}

@@ -278,3 +278,39 @@ func TestBusyScriptShutdownLeavesAOFWhole(t *testing.T) {
 		t.Errorf("redis-server: %s", want)
 	}
 }
+
+// On a replica, the primary's stream waits for a busy script rather than be answered BUSY (which
+// the replica would drop, losing the writes), as in Redis: once SCRIPT KILL ends the script, the
+// writes that arrived meanwhile are applied, and the link stays up.
+func TestReplicaStreamWaitsForBusyScript(t *testing.T) {
+	_, primaryAddr := startServer(t, nil)
+	primary := redisClient(t, primaryAddr, 2)
+	host, port, _ := net.SplitHostPort(primaryAddr)
+	_, addr := startServer(t, func(c *config.Config) {
+		c.ReplicaOf = host + " " + port
+		c.BusyReplyThreshold = 100
+	})
+	replica := redisClient(t, addr, 2)
+	waitFor(t, "the replica's link", func() bool {
+		return strings.Contains(replica.Info(ctx(), "replication").Val(), "master_link_status:up")
+	})
+	var log []string
+	cl := busyClients(t, addr, &log, 2)
+	a, b := cl[0], cl[1]
+	a.send("EVAL", "local n = 0 while true do n = n + 1 end", "0")
+	b.waitBusy()
+	if err := primary.Set(ctx(), "x", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the SET reaches the replica while its script is busy
+	b.do("GET", "x")
+	b.do("SCRIPT", "KILL")
+	a.read("EVAL")
+	waitFor(t, "the write to reach the replica", func() bool { return replica.Get(ctx(), "x").Val() == "1" })
+	if !strings.Contains(replica.Info(ctx(), "replication").Val(), "master_link_status:up") {
+		t.Error("the link went down")
+	}
+	if !strings.HasPrefix(log[1], "GET x -> -BUSY") || log[2] != "SCRIPT KILL -> +OK\r\n" || !strings.Contains(log[3], "Script killed by user") {
+		t.Errorf("%q", log)
+	}
+}
