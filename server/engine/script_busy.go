@@ -82,8 +82,8 @@ func (s *Server) endScript(c *client) (shutdown bool) {
 func (h *scriptHost) Busy() {
 	s := h.s
 	r := &s.script
-	if r.caller == nil || r.serving || !s.looping {
-		return // a script run while loading (AOF, DEBUG RELOAD) has no one to serve
+	if r.caller == nil || r.serving || !s.looping || s.loading {
+		return // a script run while loading (an AOF, DEBUG LOADAOF) serves no one meanwhile
 	}
 	if !r.busy {
 		r.busy = true

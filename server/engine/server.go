@@ -37,7 +37,7 @@ type Server struct {
 	// command ended. process sets and clears both (commands.go).
 	cmdStart, cmdEnd int64
 	// topCmdStart is when the last top-level command started; yielded are the clients parked
-	// after one ran past busy-reply-threshold (yield.go).
+	// after one ran past busy-reply-threshold, or during a busy script (yield.go).
 	topCmdStart int64
 	yielded     []*client
 	lastYield   int64 // when the main loop last yielded to the Go scheduler (netio.YieldIfDue)
