@@ -74,7 +74,7 @@ var closedDone = func() chan struct{} {
 // with Err's text when Done returns a closed channel.
 type guard struct {
 	host    Host
-	timer   *time.Timer
+	timer   *time.Timer // the first check's
 	start   time.Time
 	limit   time.Duration // busy-reply-threshold (0 for none), or loadTimeout for a library load
 	load    bool          // a library's top level: stopped at limit rather than served
@@ -104,7 +104,8 @@ func startGuard(host Host, lim Limits, load bool) *guard {
 	return g
 }
 
-// stop ends the watch and says whether the run was stopped.
+// stop ends the watch and says whether the run was stopped. A later check, already scheduled,
+// does nothing.
 func (g *guard) stop() (stopped bool) {
 	g.finished.Store(true)
 	g.timer.Stop()
@@ -157,7 +158,7 @@ func (g *guard) check() {
 			g.collecting.Store(false)
 		}()
 	}
-	g.timer.Reset(g.nextCheck(elapsed))
+	time.AfterFunc(g.nextCheck(elapsed), g.check) // not g.timer, which the first check may not see set yet
 }
 
 // stopped is why the run was stopped, or nil.
