@@ -314,3 +314,43 @@ func TestReplicaStreamWaitsForBusyScript(t *testing.T) {
 		t.Errorf("%q", log)
 	}
 }
+
+// Redis's "Timedout scripts and unblocked command", which its suite skips against an external
+// server: a command allowed while a script is busy (HELLO) does not serve the clients blocked on
+// keys the script pushed to; the blocked BLPOP gets the element the script pushed last, once it
+// ended, with the AOF on.
+func TestBusyScriptDoesNotServeBlockedClients(t *testing.T) {
+	scenario := func(addr string) []string {
+		var log []string
+		cl := busyClients(t, addr, &log, 4)
+		a, blocked, hello, b := cl[0], cl[1], cl[2], cl[3]
+		b.do("CONFIG", "SET", "appendonly", "yes")
+		blocked.send("BLPOP", "x", "0")
+		time.Sleep(100 * time.Millisecond)
+		b.do("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1")
+		b.do("CONFIG", "SET", "busy-reply-threshold", "100")
+		a.send("EVAL", `local clients
+redis.call('lpush', KEYS[1], 'y')
+while true do
+  clients = redis.call('client', 'list')
+  if string.find(clients, 'abortscript') ~= nil then break end
+end
+redis.call('lpush', KEYS[1], 'z')
+return 'ended'`, "1", "x")
+		b.waitBusy()
+		hello.send("HELLO", "2", "SETNAME", "abortscript")
+		_ = hello.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		line, err := hello.br.ReadString('\n')
+		log = append(log, "HELLO -> "+line+fmt.Sprint(err))
+		blocked.read("BLPOP")
+		a.read("EVAL")
+		b.do("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0")
+		b.do("LRANGE", "x", "0", "-1")
+		return log
+	}
+	want := scenario(startRedisPeer(t, "--enable-debug-command", "yes"))
+	_, addr := startServer(t, func(c *config.Config) { c.EnableDebugCommand = "yes" })
+	if got := scenario(addr); !slices.Equal(got, want) {
+		t.Errorf("\n got %q\nwant %q", got, want)
+	}
+}
