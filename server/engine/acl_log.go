@@ -56,12 +56,8 @@ func (s *Server) aclDeny(c *client, cmd *command, reason acl.Reason, object stri
 	case acl.DeniedChannel:
 		msg = "NOPERM this user has no permissions to access one of the channels used as arguments"
 	}
-	if cmd.name == "exec" {
-		// As Redis's rejectCommand does for EXEC: the transaction goes with it.
-		s.discardTransaction(c)
-		msg = "EXECABORT Transaction discarded because of: " + msg
-	}
-	s.reject(c, cmd, msg)
+	s.reject(c, cmd, msg) // EXEC's transaction goes with it
+
 }
 
 // aclScriptError is the error redis.call() raises when the script's user may not run a command.

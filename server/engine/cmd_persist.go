@@ -78,10 +78,18 @@ func cmdShutdown(s *Server, c *client, argv [][]byte) {
 		s.addError(c, "ERR No shutdown in progress.")
 		return
 	}
+	if s.script.busy && !nosave {
+		// As Redis: a busy script's writes are not to be saved; only NOSAVE ends it.
+		s.addError(c, s.busyError())
+		return
+	}
 	s.logf(logWarning, "User requested shutdown...")
 	if !s.prepareShutdown(save, nosave, force) {
 		s.addError(c, "ERR Errors trying to SHUTDOWN. Check logs.")
 		return
+	}
+	if s.script.busy {
+		s.shutdownBusy()
 	}
 	s.stopping.Store(true)
 	// Like Redis, no reply: the connection closes.

@@ -135,7 +135,16 @@ func (s *Server) process(c *client) {
 		start = end
 		c.nextCmd++
 		cmd := s.lookupFor(c, argv[0]) // once per command: callCommand takes it
-		if cmd != nil && s.pauseHolds(c, cmd, argv) && !c.isMaster && c.replLink == nil {
+		if s.script.busy && c.isMaster {
+			// As in Redis, the primary's stream waits for a busy script rather than be
+			// answered BUSY: the main loop resumes it once the script has ended.
+			c.nextCmd--
+			s.masterApplied(c, first, c.nextCmd)
+			s.yieldClient(c)
+			return
+		}
+		// A busy script's BUSY comes before a pause's hold, as in Redis.
+		if cmd != nil && !s.script.busy && s.pauseHolds(c, cmd, argv) && !c.isMaster && c.replLink == nil {
 			// Held by CLIENT PAUSE: run this command again when the pause ends. Replication
 			// links are never held, as in Redis.
 			c.nextCmd--
@@ -163,7 +172,11 @@ func (s *Server) process(c *client) {
 			break
 		}
 		if c.nextCmd < len(c.conn.CmdEnds) && s.ranLong(began, prevEnd) {
-			// The others' turn (yield.go): stays mainOwned, like a blocked client.
+			// The others' turn (yield.go): stays mainOwned, like a blocked client. What the
+			// primary's stream applied so far goes to the backlog now: the rest is another call.
+			if c.isMaster {
+				s.masterApplied(c, first, c.nextCmd)
+			}
 			s.yieldClient(c)
 			return
 		}
@@ -258,7 +271,7 @@ func (s *Server) callCommand(c *client, cmd *command, argv [][]byte) {
 		s.reject(c, st, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return
 	}
-	if s.writesDenied() && (cmd.flags&cmdWrite != 0 || cmd.name == "ping") && !c.isMaster {
+	if s.writesDenied() && (s.flagsOf(c, cmd)&cmdWrite != 0 || cmd.name == "ping") && !c.isMaster {
 		s.reject(c, st, s.misconfError())
 		return
 	}
@@ -270,14 +283,16 @@ func (s *Server) callCommand(c *client, cmd *command, argv [][]byte) {
 	}
 	// Evict before every command, as Redis's processCommand does, not only before those that may
 	// be refused: a read after a write that passed maxmemory makes room too, and the clients
-	// tracking the evicted keys hear of it before that read's reply.
-	if s.cfg.MaxMemory > 0 && !c.scriptAllowOOM && !c.isMaster && !s.freeMemoryIfNeeded() && s.rejectsOnOOM(c, cmd, argv) {
-		if cmd.name == "exec" {
-			// Redis's execCommandAbort: the whole transaction goes.
-			s.discardTransaction(c)
-			s.addError(c, "EXECABORT Transaction discarded because of: OOM command not allowed when used memory > 'maxmemory'.")
+	// tracking the evicted keys hear of it before that read's reply. While a script runs past
+	// busy-reply-threshold (script_busy.go), another client's command is answered BUSY unless
+	// Redis allows it then, and nothing is evicted: the deletions would be propagated in the
+	// middle of the script's.
+	if s.script.busy && c != s.lua.sc {
+		if st.flags&cmdAllowBusy == 0 {
+			s.reject(c, st, s.busyError()) // EXEC discards its transaction with it
 			return
 		}
+	} else if s.cfg.MaxMemory > 0 && !c.scriptAllowOOM && !c.isMaster && !s.freeMemoryIfNeeded() && s.rejectsOnOOM(c, cmd, argv) {
 		s.reject(c, st, "OOM command not allowed when used memory > 'maxmemory'.")
 		return
 	}
@@ -399,6 +414,24 @@ func (s *Server) rejectsOnOOM(c *client, cmd *command, argv [][]byte) bool {
 	return true
 }
 
+// flagsOf are the flags Redis's processCommand checks a command by: EXEC's are those of the
+// transaction it would run, write when any queued command writes, and stale only when all of
+// them are stale (a refused EXEC discards the transaction).
+func (s *Server) flagsOf(c *client, cmd *command) int {
+	if cmd.name != "exec" || c.flags&flagMulti == 0 {
+		return cmd.flags
+	}
+	flags := cmd.flags
+	for _, q := range c.multiQueue {
+		f := q.cmd.statsOf(q.argv).flags
+		flags |= f & cmdWrite
+		if f&cmdStale == 0 {
+			flags &^= cmdStale
+		}
+	}
+	return flags
+}
+
 func isMultiControl(cmd *command) bool {
 	switch cmd.name {
 	case "exec", "discard", "multi", "watch", "quit", "reset":
@@ -437,9 +470,16 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// reject answers an error before execution (arity, auth, OOM, context) and counts it.
+// reject answers an error before execution (arity, auth, OOM, context) and counts it. EXEC
+// refused discards the transaction, as Redis's rejectCommand does (execCommandAbort), whose
+// reply names the error without its ERR.
 func (s *Server) reject(c *client, cmd *command, msg string) {
 	cmd.rejected++
+	if cmd.name == "exec" {
+		s.discardTransaction(c)
+		s.addError(c, "EXECABORT Transaction discarded because of: "+strings.TrimPrefix(msg, "ERR "))
+		return
+	}
 	if c.flags&flagMulti != 0 {
 		c.flags |= flagDirtyExec
 	}

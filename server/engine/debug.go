@@ -29,12 +29,14 @@ func cmdDebug(s *Server, c *client, argv [][]byte) {
 		time.Sleep(time.Duration(f * float64(time.Second)))
 		c.w.OK()
 	case resp.EqualFold(sub, "object") && len(argv) == 3:
-		r, ok := s.lookupWrite(c, argv[2])
+		// As Redis's dictFind: a key that expired and is not yet deleted is still there, and
+		// looking does not touch it (the suite checks a key's presence so).
+		db := s.dbs[c.db]
+		r, ok := db.Find(argv[2])
 		if !ok {
 			s.addError(c, errNoKey)
 			return
 		}
-		db := s.dbs[c.db]
 		c.w.Simple("Value at:0x0 refcount:1 encoding:" + s.encodingOf(db, r) + " serializedlength:" + itoa(s.keyMemoryUsage(db, r)) + " lru:" + itoa(int64(db.LRU(r))) + " lru_seconds_idle:" + itoa(s.idleMs(db.LRU(r))/1000))
 	case resp.EqualFold(sub, "set-active-expire") && len(argv) == 3:
 		// As Redis's atoi: anything but a non-zero integer turns it off.

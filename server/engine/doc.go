@@ -21,7 +21,8 @@
 //     multi.go, pubsub*.go, tracking.go, pause.go, expire.go, evict.go, info.go, metrics.go,
 //     debug*.go, slowlog.go, latency_*.go.
 //   - Scripting: script.go (EVAL, SCRIPT, and scriptHost: redis.call's dispatch into the command
-//     table), script_function.go (FUNCTION, FCALL); the Lua state, its sandbox and limits, the
+//     table), script_function.go (FUNCTION, FCALL), script_busy.go (a script past
+//     busy-reply-threshold: BUSY, SCRIPT KILL, FUNCTION KILL); the Lua state, its sandbox and limits, the
 //     script cache and the function registry are package scripting, the Lua libraries package
 //     lualib.
 //   - ACL: the model (users, rules, passwords, the permission check, ACL LIST's descriptions) is

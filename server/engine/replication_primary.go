@@ -108,16 +108,17 @@ func (s *Server) replicationRefuses(c *client, cmd *command) string {
 	if c.isMaster {
 		return ""
 	}
+	flags := s.flagsOf(c, cmd) // EXEC's are its transaction's
 	if m := s.repl.master; m != nil {
 		switch {
-		case cmd.flags&cmdWrite != 0 && s.cfg.ReplicaReadOnly:
+		case flags&cmdWrite != 0 && s.cfg.ReplicaReadOnly:
 			return errReadOnly
-		case m.client == nil && !s.cfg.ReplicaServeStaleData && cmd.flags&cmdStale == 0:
+		case m.client == nil && !s.cfg.ReplicaServeStaleData && flags&cmdStale == 0:
 			return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 		}
 		return ""
 	}
-	if cmd.flags&cmdWrite == 0 {
+	if flags&cmdWrite == 0 {
 		return ""
 	}
 	good := 0

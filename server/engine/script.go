@@ -17,11 +17,10 @@ import (
 // server goes through scriptHost, this file's scripting.Host: redis.call's dispatch into the
 // command table, ACL, the log.
 //
-// Scripts run on the main thread like any command, so each is atomic. Unlike Redis, a script
-// that runs past busy-reply-threshold (default 5 s) is stopped with an error, because a main
-// thread that no other command can reach (no SCRIPT KILL while a script runs here) would
-// otherwise hang every client. Writes it made before that stay, as they would after SCRIPT
-// KILL's alternative in Redis, SHUTDOWN NOSAVE, did not.
+// Scripts run on the main thread like any command, so each is atomic. As in Redis, one that runs
+// past busy-reply-threshold (default 5 s) goes on, and the other clients are answered BUSY
+// meanwhile, until it ends or SCRIPT KILL, FUNCTION KILL or SHUTDOWN NOSAVE ends it
+// (script_busy.go).
 
 // scriptHost is the server as scripts see it (scripting.Host), with the context of the run in
 // progress that redis.call's dispatch needs.
@@ -49,9 +48,10 @@ func (s *Server) scriptHost() *scriptHost {
 	return h
 }
 
-// run prepares the scripting client for a script or function that c called: it runs in c's
-// database as c's user.
-func (h *scriptHost) run(c *client, keys [][]byte, readOnly, allowOOM bool) {
+// run prepares the scripting client for a script or function that c called with argv: it runs
+// in c's database as c's user. name is the function's, or the script's SHA1 (eval).
+func (h *scriptHost) run(c *client, argv, keys [][]byte, name string, eval, readOnly, allowOOM bool) {
+	h.s.startScript(c, argv, name, eval)
 	h.sc.db = c.db
 	h.sc.user, h.caller, h.callerKeys = c.user, c, keys
 	h.sc.scriptAllowOOM = allowOOM
@@ -112,9 +112,11 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 		return
 	}
 	keys, args := argv[3:3+numKeys], argv[3+numKeys:]
-	h.run(c, keys, readOnly || flags&scripting.NoWrites != 0, flags&scripting.AllowOOM != 0)
+	h.run(c, argv, keys, script.SHA, true, readOnly || flags&scripting.NoWrites != 0, flags&scripting.AllowOOM != 0)
 	ret, errReply := h.state.Eval(script, keys, args)
-	s.scriptReply(c, ret, errReply)
+	if !s.endScript(c) {
+		s.scriptReply(c, ret, errReply)
+	}
 }
 
 // pausedScript reports whether CLIENT PAUSE WRITE must hold this EVAL or EVALSHA: every
@@ -165,6 +167,9 @@ func (h *scriptHost) Call(argv [][]byte, resp3 bool) ([]byte, string) {
 			s.addACLLog(h.caller, reason, "lua", object, sc.user.Name())
 			return nil, aclScriptError(reason)
 		}
+	}
+	if cmd.flags&cmdWrite != 0 {
+		s.script.wrote = true // SCRIPT KILL can no longer end it
 	}
 	sc.w.Buf = sc.w.Buf[:0]
 	sc.w.RESP3 = resp3
@@ -263,8 +268,7 @@ func cmdScript(s *Server, c *client, argv [][]byte) {
 			s.addError(c, "ERR Use SCRIPT DEBUG YES/SYNC/NO")
 		}
 	case resp.EqualFold(sub, "kill") && len(argv) == 2:
-		// A script holds the main thread until it ends, so none is ever running when this runs.
-		s.addError(c, "NOTBUSY No scripts in execution right now.")
+		s.scriptKill(c, true)
 	case resp.EqualFold(sub, "help") && len(argv) == 2:
 		writeHelp(c, "SCRIPT", []string{
 			"DEBUG (YES|SYNC|NO)", "    Set the debug mode for subsequent scripts executed.",

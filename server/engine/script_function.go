@@ -39,9 +39,13 @@ func cmdFunction(s *Server, c *client, argv [][]byte) {
 		s.functions = scripting.Registry{}
 		c.w.OK()
 	case resp.EqualFold(sub, "stats") && len(argv) == 2:
+		if s.script.caller != nil && s.script.eval {
+			s.addError(c, errBusyScript) // as Redis answers while a script (not a function) runs
+			return
+		}
 		c.w.Map(2)
 		c.w.BulkString("running_script")
-		c.w.Null() // a function runs on the main thread: none is running while this answers
+		s.runningScriptStats(c)
 		c.w.BulkString("engines")
 		c.w.Map(1)
 		c.w.BulkString("LUA")
@@ -52,7 +56,7 @@ func cmdFunction(s *Server, c *client, argv [][]byte) {
 		c.w.BulkString("functions_count")
 		c.w.Int(int64(functions))
 	case resp.EqualFold(sub, "kill") && len(argv) == 2:
-		s.addError(c, "NOTBUSY No scripts in execution right now.")
+		s.scriptKill(c, false)
 	case resp.EqualFold(sub, "dump") && len(argv) == 2:
 		c.w.Bulk(rdb.DumpFunctions(s.functionCodes(), s.rdbOptions()))
 	case resp.EqualFold(sub, "restore") && (len(argv) == 3 || len(argv) == 4):
@@ -242,9 +246,11 @@ func fcallGeneric(s *Server, c *client, argv [][]byte, readOnly bool) {
 	}
 	h := s.scriptHost()
 	keys, args := argv[3:3+numKeys], argv[3+numKeys:]
-	h.run(c, keys, readOnly || f.NoWrites(), f.AllowOOM()) // the function's commands run as the caller's user
+	h.run(c, argv, keys, f.Name, false, readOnly || f.NoWrites(), f.AllowOOM()) // the function's commands run as the caller's user
 	ret, errReply := h.state.FCall(f, keys, args)
-	s.scriptReply(c, ret, errReply)
+	if !s.endScript(c) {
+		s.scriptReply(c, ret, errReply)
+	}
 }
 
 var functionHelp = []string{

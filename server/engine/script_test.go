@@ -3,6 +3,7 @@ package engine
 import (
 	"crypto/sha1"
 	"fmt"
+	"io"
 	"runtime"
 	"strconv"
 	"strings"
@@ -84,24 +85,76 @@ func TestScriptWithGoClient(t *testing.T) {
 	}
 }
 
-// A runaway script is stopped after busy-reply-threshold, with an error that says so, and the
-// server goes on serving.
-func TestScriptRunawayIsStopped(t *testing.T) {
+// A runaway script runs on past busy-reply-threshold, as in Redis: the other clients are answered
+// BUSY meanwhile, SCRIPT KILL ends it with Redis's error, and the server goes on serving.
+func TestScriptRunawayIsKilled(t *testing.T) {
 	_, addr := startServer(t, func(c *config.Config) { c.BusyReplyThreshold = 200 })
 	rc := redisClient(t, addr, 2)
+	other := dialPeer(t, addr)
+	done := make(chan error, 1)
 	start := time.Now()
-	err := rc.Eval(ctx(), "while true do end", nil).Err()
-	if err == nil || !strings.Contains(err.Error(), "busy-reply-threshold") {
-		t.Fatalf("runaway script: %v", err)
+	go func() { done <- rc.Eval(ctx(), "while true do end", nil).Err() }()
+	waitBusy(t, other, errBusyScript)
+	if d := time.Since(start); d < 200*time.Millisecond {
+		t.Errorf("BUSY after %v, before busy-reply-threshold", d)
 	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Fatalf("stopped after %v", d)
+	if got := other.do("SCRIPT", "KILL"); got != "+OK\r\n" {
+		t.Fatalf("SCRIPT KILL: %q", got)
+	}
+	if err := <-done; err == nil || !strings.HasPrefix(err.Error(), "ERR Script killed by user with SCRIPT KILL... script: ") {
+		t.Fatalf("killed script: %v", err)
 	}
 	if err := rc.Set(ctx(), "after", "1", 0).Err(); err != nil {
 		t.Fatalf("server after the runaway script: %v", err)
 	}
 	if v, err := rc.Eval(ctx(), "return 7", nil).Int(); err != nil || v != 7 {
 		t.Fatalf("next script: %d %v", v, err)
+	}
+}
+
+// waitBusy sends PING on p until it is answered busy (a BUSY error), for up to 5 s.
+func waitBusy(t *testing.T, p *peerConn, busy string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := p.do("PING")
+		if got == "-"+busy+"\r\n" {
+			return
+		}
+		if got != "+PONG\r\n" || time.Now().After(deadline) {
+			t.Fatalf("PING while waiting for a busy script: %q", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// killBusyScripts has a client of addr send SCRIPT KILL every 50 ms until stop is called: the
+// scripts a test runs past busy-reply-threshold end as Redis's would, killed.
+func killBusyScripts(t *testing.T, addr string) (stop func()) {
+	t.Helper()
+	killer := dialPeer(t, addr)
+	quit, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-quit:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			if _, err := io.WriteString(killer.c, "*2\r\n$6\r\nSCRIPT\r\n$4\r\nKILL\r\n"); err != nil {
+				return
+			}
+			var r strings.Builder
+			_ = killer.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if readRawReply(killer.br, &r) != nil {
+				return
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-finished
 	}
 }
 
@@ -159,9 +212,9 @@ func TestScriptGlobalsReadOnly(t *testing.T) {
 
 // A script cannot allocate without bound: string.rep, table.concat and string.format refuse
 // results no command could use, a loop that keeps growing what it holds is stopped once it
-// holds its budget (twice proto-max-bulk-len, 32 MB here), tail recursion stops at
-// busy-reply-threshold without a traceback of every call, deep recursion overflows the stack at
-// once, and an unpack past Lua's limit is an error a script may catch. The server goes on serving after
+// holds its budget (twice proto-max-bulk-len, 32 MB here), tail recursion killed by SCRIPT KILL
+// ends without a traceback of every call, deep recursion overflows the stack at once, and an
+// unpack past Lua's limit is an error a script may catch. The server goes on serving after
 // each.
 func TestScriptMemoryBounded(t *testing.T) {
 	_, addr := startServer(t, func(c *config.Config) {
@@ -169,16 +222,15 @@ func TestScriptMemoryBounded(t *testing.T) {
 		c.BusyReplyThreshold = 1000
 	})
 	rc := redisClient(t, addr, 2)
+	defer killBusyScripts(t, addr)()
 	for _, tc := range []struct{ src, want string }{
 		{"return string.rep('x', 2^40)", "string exceeds maximum allowed size (proto-max-bulk-len)"},
 		{"return #string.rep('abc', 2^53)", "string exceeds maximum allowed size (proto-max-bulk-len)"},
 		{"local t = {} for i = 1, 20 do t[i] = string.rep('x', 1e6) end return table.concat(t)", "string exceeds maximum allowed size (proto-max-bulk-len)"},
 		{"return string.format('%999999d', 1)", "invalid format (width or precision too long)"},
 		{"local s = string.rep('x', 8e6) local t = {} for i = 1, 1000 do t[i] = s .. i end return #t", "out of memory"},
-		// Each doubling copies the whole string in one instruction: on a loaded machine the time
-		// limit may come first.
-		{"local s = 'x' while true do s = s .. s end", "Script stopped"},
-		{"local function f(n) return f(n+1) end return f(1)", "busy-reply-threshold"},
+		{"local s = 'x' while true do s = s .. s end", "Script stopped: out of memory"},
+		{"local function f(n) return f(n+1) end return f(1)", "Script killed by user with SCRIPT KILL..."},
 		{"local function f(n) return 1 + f(n+1) end return f(1)", "stack overflow"},
 		{"return #{unpack({}, 1, 1e9)}", "too many results to unpack"},
 		{"return {pcall(unpack, {}, 1, 1e9)}", ""},
@@ -276,15 +328,16 @@ func TestScriptPatternsMatchRedis(t *testing.T) {
 	differential(t, addr, cmds)
 }
 
-// A pattern that backtracks without end stops at busy-reply-threshold like any other script,
-// where Redis's matcher hangs the server, and the server goes on serving. gsub's result is
-// bounded by proto-max-bulk-len.
+// A pattern that backtracks without end is served past busy-reply-threshold and killed by
+// SCRIPT KILL like any other script, where Redis's matcher hangs the server, and the server goes
+// on serving. gsub's result is bounded by proto-max-bulk-len.
 func TestScriptPatternIsInterruptible(t *testing.T) {
 	_, addr := startServer(t, func(c *config.Config) {
 		c.BusyReplyThreshold = 300
 		c.ProtoMaxBulkLen = 1 << 20
 	})
 	rc := redisClient(t, addr, 2)
+	stopKilling := killBusyScripts(t, addr)
 	for _, src := range []string{
 		"return string.find(string.rep('a', 5000), string.rep('a*', 50) .. 'b')",
 		"return string.match(string.rep('a', 5000), string.rep('a-', 50) .. 'b')",
@@ -294,8 +347,8 @@ func TestScriptPatternIsInterruptible(t *testing.T) {
 	} {
 		start := time.Now()
 		err := rc.Eval(ctx(), src, nil).Err()
-		if err == nil || !strings.Contains(err.Error(), "busy-reply-threshold") {
-			t.Errorf("%s: got %v, want the busy-reply-threshold error", src, err)
+		if err == nil || !strings.Contains(err.Error(), "Script killed by user with SCRIPT KILL...") {
+			t.Errorf("%s: got %v, want it killed", src, err)
 		}
 		if d := time.Since(start); d > 3*time.Second {
 			t.Errorf("%s: answered after %v", src, d)
@@ -304,6 +357,7 @@ func TestScriptPatternIsInterruptible(t *testing.T) {
 			t.Fatalf("after %s: %v", src, err)
 		}
 	}
+	stopKilling()
 	err := rc.Eval(ctx(), "return string.gsub(string.rep('a', 1000), '', string.rep('x', 2000))", nil).Err()
 	if err == nil || !strings.Contains(err.Error(), "proto-max-bulk-len") {
 		t.Errorf("gsub past proto-max-bulk-len: %v", err)
@@ -609,10 +663,12 @@ func TestScriptLoadersAreBounded(t *testing.T) {
 	}
 }
 
-// TestPipelinedBusyScriptsWaitTheLimitOnce: three pipelined scripts that each run to
-// busy-reply-threshold make another client's PING wait for one of them, not for all three:
-// the client whose command ran that long lets the others go first (yield.go).
-func TestPipelinedBusyScriptsWaitTheLimitOnce(t *testing.T) {
+// TestPipelinedBusyScriptsAnswerOthersAtOnce: while the first of three pipelined scripts runs
+// past busy-reply-threshold, another client's PING is answered BUSY soon after the threshold,
+// not once the scripts end (Redis's semantics; before, the script was stopped at the threshold
+// and the PING waited for it). Each SCRIPT KILL ends one script; the pipeline goes on with the
+// next, and PING is answered PONG once the last is killed.
+func TestPipelinedBusyScriptsAnswerOthersAtOnce(t *testing.T) {
 	_, addr := startServer(t, func(cfg *config.Config) { cfg.BusyReplyThreshold = 300 })
 	busy := dialPeer(t, addr)
 	other := dialPeer(t, addr)
@@ -621,23 +677,33 @@ func TestPipelinedBusyScriptsWaitTheLimitOnce(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		fmt.Fprintf(&req, "*3\r\n$4\r\nEVAL\r\n$%d\r\n%s\r\n$1\r\n0\r\n", len(loop), loop)
 	}
+	start := time.Now()
 	if _, err := busy.c.Write([]byte(req.String())); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(50 * time.Millisecond)
-	start := time.Now()
-	if got := other.do("PING"); got != "+PONG\r\n" {
+	if got := other.do("PING"); got != "-"+errBusyScript+"\r\n" {
 		t.Fatalf("PING: %q", got)
 	}
 	if waited := time.Since(start); waited > 550*time.Millisecond {
-		t.Errorf("PING waited %v behind three pipelined busy scripts of 300 ms each, want one", waited)
+		t.Errorf("PING answered %v after the script started, want soon after busy-reply-threshold (300 ms)", waited)
 	}
+	for i := 0; i < 3; i++ {
+		waitBusy(t, other, errBusyScript)
+		if got := other.do("SCRIPT", "KILL"); got != "+OK\r\n" {
+			t.Fatalf("SCRIPT KILL %d: %q", i, got)
+		}
+	}
+	// The replies come together, as in Redis: the client is held while its next script runs.
 	for i := 0; i < 3; i++ {
 		var r strings.Builder
 		_ = busy.c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		if err := readRawReply(busy.br, &r); err != nil || !strings.HasPrefix(r.String(), "-ERR Script stopped") {
+		if err := readRawReply(busy.br, &r); err != nil || !strings.HasPrefix(r.String(), "-ERR Script killed by user with SCRIPT KILL...") {
 			t.Fatalf("script %d: %q %v", i, r.String(), err)
 		}
+	}
+	if got := other.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING after the scripts: %q", got)
 	}
 }
 

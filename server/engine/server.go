@@ -37,7 +37,7 @@ type Server struct {
 	// command ended. process sets and clears both (commands.go).
 	cmdStart, cmdEnd int64
 	// topCmdStart is when the last top-level command started; yielded are the clients parked
-	// after one ran past busy-reply-threshold (yield.go).
+	// after one ran past busy-reply-threshold, or during a busy script (yield.go).
 	topCmdStart int64
 	yielded     []*client
 	lastYield   int64 // when the main loop last yielded to the Go scheduler (netio.YieldIfDue)
@@ -47,6 +47,13 @@ type Server struct {
 	accepts acceptShedder
 	plan    cpuset.Plan
 	lua     *scriptHost // created by the first script command
+	// script is the script or function running, if any (script_busy.go).
+	script runningScript
+	// events are the main thread's events of this loop iteration, handled up to nextEvent
+	// (a busy script handles the rest: script_busy.go); looping: the main loop runs.
+	events    []netio.Event
+	nextEvent int
+	looping   bool
 	// functions are the libraries FUNCTION LOAD installed (script_function.go).
 	functions scripting.Registry
 
@@ -332,7 +339,9 @@ func (s *Server) Serve() error {
 		s.awaitPrimary()
 	}
 	s.readyOnce.Do(func() { close(s.ready) })
+	s.looping = true
 	s.mainLoop()
+	s.looping = false
 	s.notifySupervisorStopping()
 	s.stopAll()
 	return ErrServerClosed
@@ -367,18 +376,11 @@ func (s *Server) mainLoop() {
 		if len(parked) > 0 {
 			timeout = 0 // look for what arrived, then serve them at once
 		}
-		evs := s.io.Wait(timeout)
+		s.events, s.nextEvent = s.io.Wait(timeout), 0
 		start := nanotime()
 		s.watchdog.busySince.Store(start)
 		s.updateClock(time.Now())
-		for i := range evs {
-			fd := int(evs[i].Fd)
-			if l := s.listenerFor(fd); l != nil {
-				s.acceptAll(l)
-				continue
-			}
-			s.io.OnMainEvent(evs[i])
-		}
+		s.handleEvents()
 		s.io.Serve()
 		if len(parked) > 0 {
 			s.resumeYielded(parked)
@@ -399,6 +401,21 @@ func (s *Server) mainLoop() {
 		s.io.MainBusy(now - start)
 		netio.YieldIfDue(now, &s.lastYield)
 		s.watchdog.busySince.Store(0)
+	}
+}
+
+// handleEvents handles the main thread's events from nextEvent on: connections to accept, and
+// its own conns' readiness, which may execute commands (a busy script handles the rest of
+// them, then new ones, from inside one: script_busy.go).
+func (s *Server) handleEvents() {
+	for s.nextEvent < len(s.events) {
+		ev := s.events[s.nextEvent]
+		s.nextEvent++
+		if l := s.listenerFor(int(ev.Fd)); l != nil {
+			s.acceptAll(l)
+			continue
+		}
+		s.io.OnMainEvent(ev)
 	}
 }
 

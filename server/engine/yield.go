@@ -1,10 +1,11 @@
 package engine
 
-// A client whose command ran past busy-reply-threshold (a script stopped at the time limit,
-// DEBUG SLEEP, KEYS over millions of keys) gives up the rest of its pipeline until the other
-// clients have been served: each waited once for that command, and now goes first. Without it,
-// three pipelined scripts that each ran to the time limit held everyone else for three limits
-// (14.5 s); Redis makes them wait the limit once, then answers BUSY.
+// A client whose command ran past busy-reply-threshold (DEBUG SLEEP, KEYS over millions of keys,
+// a script) gives up the rest of its pipeline until the other clients have been served: each
+// waited once for that command, and now goes first. Without it, three pipelined DEBUG SLEEPs
+// held everyone else for all three. A script past the threshold serves the others while it runs
+// (script_busy.go), which answer BUSY then, as in Redis; the primary's stream on a replica is
+// parked here until the script ends.
 
 // ranLong reports whether a command that started at began and ended at end (nanotime; 0 when
 // not known) ran past busy-reply-threshold.

@@ -9,9 +9,10 @@ import (
 // Lua patterns for string.find, string.match, string.gmatch and string.gsub, ported from Lua
 // 5.1's lstrlib.c, which Redis embeds. gopher-lua's own matcher cannot be stopped: a pattern
 // such as ('a*'):rep(50) .. 'b' backtracks for longer than the universe lasts, with no
-// instruction boundary where busy-reply-threshold could end the script (Redis hangs on it too,
-// SCRIPT KILL included). This one counts its steps and asks every patternCheckSteps whether the
-// script has been stopped, limits its recursion, and gsub stops building a result longer than
+// instruction boundary where the server could serve other clients or SCRIPT KILL end the script
+// (Redis hangs on it, SCRIPT KILL included). This one counts its steps and asks every
+// patternCheckSteps whether the script has been stopped (the asking is where the server serves
+// others past busy-reply-threshold), limits its recursion, and gsub stops building a result longer than
 // proto-max-bulk-len. It also collects no match list up front, as gopher-lua's does.
 
 const (
@@ -423,7 +424,8 @@ func startPosition(init, n int) int {
 }
 
 // Patterns replaces the string library's pattern functions. stopped reports whether the
-// running script has been stopped; maxLen is proto-max-bulk-len, read at each call.
+// running script has been stopped (it is the script's hook: it may serve other clients
+// meanwhile); maxLen is proto-max-bulk-len, read at each call.
 func Patterns(L *lua.LState, str *lua.LTable, stopped func() bool, maxLen func() int64) {
 	findAux := func(find bool) lua.LGFunction {
 		return func(L *lua.LState) int {

@@ -2,6 +2,7 @@ package netio
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,6 +19,8 @@ import (
 //	ECHO arg        arg as a bulk string
 //	SUB name        +OK, and the conn is known as name (for Push and Return)
 //	HOLD name       the engine keeps the conn (a blocked client) until the test returns it
+//	BUSY ms         runs for ms milliseconds, serving the other conns every millisecond as a
+//	                busy script does (ServeBusy), then +OK
 //
 // Names are upper case, and each takes its argument count as given.
 //
@@ -73,6 +76,10 @@ func (e *fakeEngine) Execute(c *Conn) (held bool) {
 		case "HOLD":
 			e.name(c, string(argv[len(argv)-1]))
 			held = true
+		case "BUSY":
+			ms, _ := strconv.Atoi(string(argv[len(argv)-1]))
+			e.busy(time.Duration(ms) * time.Millisecond)
+			c.Out.OK()
 		default:
 			c.Out.Error(fmt.Sprintf("ERR unknown command '%s'", argv[0]))
 		}
@@ -83,6 +90,19 @@ func (e *fakeEngine) Execute(c *Conn) (held bool) {
 		c.Owner.(*fakeClient).closeAfterReply = true
 	}
 	return held
+}
+
+// busy serves the other conns for d, as the engine does from a busy script's hook: the main
+// thread's events (OnMainEvent ignores the listener's: no accepting meanwhile), then ServeBusy
+// and Flush.
+func (e *fakeEngine) busy(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		for _, ev := range e.g.Wait(0) {
+			e.g.OnMainEvent(ev)
+		}
+		e.g.ServeBusy()
+		e.g.Flush()
+	}
 }
 
 func (e *fakeEngine) name(c *Conn, name string) {

@@ -79,7 +79,8 @@ type Group struct {
 	mainSleeping atomic.Int32
 
 	outbox       [][]msg // per thread, messages to send this iteration, in order
-	taken        []*Conn
+	taken        []*Conn // the batch serveIOThreads executes, from takenNext on
+	takenNext    int
 	takenMoved   []*Conn
 	pendingWrite []*Conn // the main thread's own conns with out-of-band output to write
 	wg           sync.WaitGroup
@@ -224,11 +225,27 @@ func (g *Group) Flush() {
 	g.flushOutbox()
 }
 
+// ServeBusy is Serve from inside a command that runs long (a script past busy-reply-threshold),
+// for the engine to answer other clients meanwhile, as Redis's processEventsWhileBlocked does.
+// It may run while Serve or OnMainEvent is executing that command: it first executes what they
+// had taken and not reached (never the conn being executed, which its thread holds), and it
+// moves no conn, as no layout change may happen in the middle of a command.
+func (g *Group) ServeBusy() {
+	g.serveHandshakes()
+	main := g.threads[0]
+	main.writeReplies()
+	main.processPending()
+	main.writeReplies()
+	g.serveIOThreads()
+}
+
 // serveIOThreads takes every batch the I/O threads handed over, executes it, and returns the
 // conns to their threads, one lock acquisition per thread in each direction. Conns a thread
 // detached come after that thread's batch, so a conn that is in both is executed first and
-// moves afterwards.
+// moves afterwards. It is re-entrant (ServeBusy): what a call took is in g.taken and
+// g.takenMoved, and a call made while one of those conns executes finishes them first.
 func (g *Group) serveIOThreads() {
+	g.finishTaken()
 	if g.ioWork.Load() == 0 {
 		return
 	}
@@ -238,23 +255,31 @@ func (g *Group) serveIOThreads() {
 		g.taken, t.toMain = t.toMain, g.taken[:0]
 		g.takenMoved, t.toMainDetached = t.toMainDetached, g.takenMoved[:0]
 		t.mu.Unlock()
-		for i, c := range g.taken {
-			if c.closed {
-				g.forget(c)
-				g.eng.Closed(c)
-			} else if !g.eng.Execute(c) {
-				g.Return(c)
-			}
-			g.taken[i] = nil
-		}
-		g.taken = g.taken[:0]
-		for i, c := range g.takenMoved {
-			g.rehome(c)
-			g.takenMoved[i] = nil
-		}
-		g.takenMoved = g.takenMoved[:0]
+		g.takenNext = 0
+		g.finishTaken()
 	}
 	g.flushOutbox()
+}
+
+// finishTaken executes the conns of g.taken from g.takenNext on, then rehomes g.takenMoved.
+func (g *Group) finishTaken() {
+	for g.takenNext < len(g.taken) {
+		c := g.taken[g.takenNext]
+		g.taken[g.takenNext] = nil
+		g.takenNext++
+		if c.closed {
+			g.forget(c)
+			g.eng.Closed(c)
+		} else if !g.eng.Execute(c) {
+			g.Return(c)
+		}
+	}
+	g.taken, g.takenNext = g.taken[:0], 0
+	for i, c := range g.takenMoved {
+		g.rehome(c)
+		g.takenMoved[i] = nil
+	}
+	g.takenMoved = g.takenMoved[:0]
 }
 
 // MainBusy adds the main thread's time outside epoll_wait in one loop iteration, for INFO and

@@ -3,6 +3,7 @@ package netio
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // Each case runs over both transports, with the conns served by the main thread itself
@@ -180,6 +181,34 @@ func TestOutputLimit(t *testing.T) {
 		defer s.eng.mu.Unlock()
 		if !s.eng.hardOnly[heldConn] {
 			t.Fatal("output pushed to a held conn was not checked against the hard limit alone")
+		}
+	})
+}
+
+// TestServeBusy: while one conn's command runs long and serves the others from inside itself
+// (ServeBusy, as a busy script does), the others are answered at once, pipelines included, and
+// the long command's own pipeline waits for it. Nested in Serve (I/O threads' batches) or in the
+// main thread's own reads, the work Serve had taken and not reached is done too.
+func TestServeBusy(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s *testServer) {
+		long, other, third := s.dial(t), s.dial(t), s.dial(t)
+		long.send(append(multibulk("BUSY", "600"), "PING\r\n"...), 0)
+		time.Sleep(50 * time.Millisecond)
+		start := time.Now()
+		for range 5 {
+			other.send([]byte("PING\r\nPING\r\n"), 0)
+			third.send(multibulk("ECHO", "x"), 0)
+			other.expect("+PONG")
+			other.expect("+PONG")
+			third.expect("$x")
+		}
+		if d := time.Since(start); d > 400*time.Millisecond {
+			t.Errorf("the others were answered after %v, while the long command ran", d)
+		}
+		long.expect("+OK")
+		long.expect("+PONG")
+		if d := time.Since(start); d < 400*time.Millisecond {
+			t.Errorf("the long command ended after %v, before its 600 ms", d)
 		}
 	})
 }

@@ -90,9 +90,12 @@ type thread struct {
 	// replied (main thread only) holds its own clients whose commands ran in this iteration:
 	// their replies are written together once the iteration's input is read (writeReplies).
 	replied []*Conn
-	// pending holds clients with buffered commands or unread socket data (see schedule).
+	// pending holds clients with buffered commands or unread socket data (see schedule);
+	// pendingList those processPending is processing, from pendingNext on.
 	pending      []*Conn
 	pendingSpare []*Conn
+	pendingList  []*Conn
+	pendingNext  int
 	spare        []msg
 	lim          resp.Limits
 
@@ -274,15 +277,25 @@ func (t *thread) schedule(c *Conn) {
 	}
 }
 
-// processPending reads and parses for clients scheduled in the previous iteration.
+// processPending reads and parses for clients scheduled in the previous iteration. On the main
+// thread it is re-entrant (Group.ServeBusy): the list being processed is pendingList, from
+// pendingNext on, and a call made while one of its clients executes finishes it first.
 func (t *thread) processPending() {
+	t.finishPending()
 	if len(t.pending) == 0 {
 		return
 	}
-	list := t.pending
-	t.pending = t.pendingSpare[:0]
-	for i, c := range list {
-		list[i] = nil
+	// pendingSpare is nil while a list is processed (a re-entrant call takes a new one).
+	t.pendingList, t.pending, t.pendingSpare = t.pending, t.pendingSpare[:0], nil
+	t.pendingNext = 0
+	t.finishPending()
+}
+
+func (t *thread) finishPending() {
+	for t.pendingNext < len(t.pendingList) {
+		c := t.pendingList[t.pendingNext]
+		t.pendingList[t.pendingNext] = nil
+		t.pendingNext++
 		c.scheduled = false
 		if c.closed || c.inFlight {
 			continue
@@ -297,7 +310,10 @@ func (t *thread) processPending() {
 			t.readClient(c)
 		}
 	}
-	t.pendingSpare = list[:0]
+	if t.pendingList != nil {
+		t.pendingSpare = t.pendingList[:0]
+		t.pendingList, t.pendingNext = nil, 0
+	}
 }
 
 // parseAndDispatch parses the complete commands in qbuf and hands the client to the main thread

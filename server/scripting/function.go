@@ -250,9 +250,9 @@ func (st *State) LoadLibrary(code []byte) (*Library, string) {
 	env, setIndex := st.libraryEnv(L)
 	setIndex(st.loadingGlobals(L, lib))
 	chunk.Env = env
-	// st.name stays the last script's or function's: a library's top level stopped at a limit
-	// is answered with that name, as it always was here.
-	st.begin("user_function")
+	// st.name stays the last script's or function's: a library's top level stopped at its
+	// memory limit is answered with that name, as it always was here.
+	st.begin("user_function", true)
 	defer st.end()
 	base := L.GetTop() + 1
 	L.Push(chunk)

@@ -17,6 +17,8 @@ type testHost struct {
 	errors     []string
 	limits     Limits
 	background int
+	busy       int    // calls of Busy
+	onBusy     func() // what Busy does, if anything
 }
 
 func (h *testHost) Call(argv [][]byte, resp3 bool) ([]byte, string) {
@@ -46,6 +48,12 @@ func (h *testHost) Log(level LogLevel, msg string) {
 func (h *testHost) CountError(msg string) { h.errors = append(h.errors, msg) }
 func (h *testHost) Limits() Limits        { return h.limits }
 func (h *testHost) Background(job func()) { h.background++ }
+func (h *testHost) Busy() {
+	h.busy++
+	if h.onBusy != nil {
+		h.onBusy()
+	}
+}
 
 // newTestState is a State on a testHost with proto-max-bulk-len's default and no time limit.
 func newTestState(t testing.TB) (*State, *testHost) {

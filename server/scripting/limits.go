@@ -1,7 +1,6 @@
 package scripting
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -14,9 +13,11 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// Limits on what one script may cost. Redis bounds a script's time only softly (SCRIPT KILL) and
-// its memory not at all; here neither may take the server down. The host gives the limits
-// (Host.Limits); this file applies them.
+// Limits on what one script may cost. Time is bounded as Redis bounds it, softly: past
+// busy-reply-threshold the script goes on, and the host serves the other clients meanwhile
+// (Host.Busy: they are answered BUSY, and SCRIPT KILL, FUNCTION KILL or SHUTDOWN NOSAVE may end
+// it, Kill). Memory, which Redis does not bound, is bounded here, so that no script takes the
+// server down. The host gives the limits (Host.Limits); this file applies them.
 //
 // Strings: a library call that builds a string in one step (string.rep, table.concat) may not
 // build one longer than proto-max-bulk-len, which no command could store or return anyway, and
@@ -34,62 +35,118 @@ import (
 // the run's end gives it back to the system at once, on the host's background thread, as
 // MEMORY PURGE does, rather than when the collector and scavenger get to it.
 //
-// Time: the same timer stops the script at busy-reply-threshold (errTimeout). Both stop it
-// through the state's context, which gopher-lua checks before each instruction.
+// Time: the same timer, once the run is past busy-reply-threshold, asks the script's goroutine
+// every busyEvery to call Host.Busy, as Redis's Lua hook calls processEventsWhileBlocked. The
+// request is read between two instructions: gopher-lua has no hooks, but it asks its context
+// whether it is done before each instruction, and the guard is that context (Done). A pattern
+// match, which may run long inside one instruction, asks too (lualib.Patterns). A library's top
+// level (FUNCTION LOAD) is not served past a threshold: as in Redis, it is stopped after
+// loadTimeout.
 
-const guardCheckEvery = 10 * time.Millisecond
-
-var (
-	errTimeout = errors.New("script ran past busy-reply-threshold")
-	errMemory  = errors.New("script ran out of memory")
+const (
+	guardCheckEvery = 10 * time.Millisecond
+	// busyEvery is how often a run past busy-reply-threshold lets the host serve other clients.
+	busyEvery = time.Millisecond
+	// loadTimeout is how long a library's top level may run (Redis's LOAD_TIMEOUT_MS).
+	loadTimeout = 500 * time.Millisecond
 )
 
-// guard watches one run.
+var (
+	errMemory      = errors.New("script ran out of memory")
+	errKilled      = errors.New("Script killed by user with SCRIPT KILL...")
+	errLoadTimeout = errors.New("FUNCTION LOAD timeout")
+)
+
+// What the timer asks of the script's goroutine (guard.asks).
+const (
+	askBusy = 1 << iota // call Host.Busy
+	askStop             // stop the run: see guard.cause
+)
+
+// closedDone is the Done channel of a run that must stop.
+var closedDone = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// guard watches one run. It is the run's context.Context (see Done): gopher-lua stops the run
+// with Err's text when Done returns a closed channel.
 type guard struct {
-	ctx     context.Context
-	cancel  context.CancelCauseFunc
-	timer   *time.Timer
+	host    Host
+	timer   *time.Timer // the first check's
 	start   time.Time
-	limit   time.Duration // busy-reply-threshold, 0 for none
+	limit   time.Duration // busy-reply-threshold (0 for none), or loadTimeout for a library load
+	load    bool          // a library's top level: stopped at limit rather than served
 	ceiling uint64        // heap bytes past which the script is out of memory
 	budget  int64
 
+	asks       atomic.Int32 // askBusy | askStop, set by the timer (askStop by Kill too)
+	cause      atomic.Pointer[error]
+	finished   atomic.Bool // stop ran: the timer does nothing more
 	collecting atomic.Bool // a collection that check forced is running
 }
 
-// startGuard starts watching a run that is about to begin, within lim; stop ends it.
-func startGuard(lim Limits) *guard {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	g := &guard{ctx: ctx, cancel: cancel, start: time.Now(), limit: lim.Time}
+// startGuard starts watching a run that is about to begin, within lim; stop ends it. A load's
+// run (a library's top level) has loadTimeout for its time limit.
+func startGuard(host Host, lim Limits, load bool) *guard {
+	g := &guard{host: host, start: time.Now(), limit: lim.Time, load: load}
+	if load {
+		g.limit = loadTimeout
+	}
 	heap := heapObjectBytes()
 	g.budget = 2 * lim.MaxBulkLen
 	if memLimit := debug.SetMemoryLimit(-1); memLimit < 1<<62 {
 		g.budget = min(g.budget, max(memLimit-int64(heap), 0))
 	}
 	g.ceiling = heap + uint64(g.budget)
-	g.timer = time.AfterFunc(guardCheckEvery, g.check)
+	g.timer = time.AfterFunc(g.nextCheck(0), g.check)
 	return g
 }
 
-// stop ends the watch and says whether the guard stopped the run.
+// stop ends the watch and says whether the run was stopped. A later check, already scheduled,
+// does nothing.
 func (g *guard) stop() (stopped bool) {
+	g.finished.Store(true)
 	g.timer.Stop()
-	stopped = g.stopped() != nil
-	g.cancel(nil)
-	return stopped
+	return g.stopped() != nil
+}
+
+// kill stops the run at its next instruction with why, unless it was stopped already.
+func (g *guard) kill(why error) {
+	if g.cause.CompareAndSwap(nil, &why) {
+		g.asks.Or(askStop)
+	}
+}
+
+// nextCheck is when the timer looks again, elapsed into the run: every guardCheckEvery, at the
+// time limit, and every busyEvery once past it.
+func (g *guard) nextCheck(elapsed time.Duration) time.Duration {
+	switch {
+	case g.limit <= 0:
+		return guardCheckEvery
+	case elapsed >= g.limit:
+		return busyEvery
+	default:
+		return min(guardCheckEvery, g.limit-elapsed)
+	}
 }
 
 // check runs on a timer goroutine while the script runs, and schedules itself again.
 func (g *guard) check() {
-	if g.ctx.Err() != nil {
+	if g.finished.Load() || g.cause.Load() != nil {
 		return
 	}
-	if g.limit > 0 && time.Since(g.start) >= g.limit {
-		g.cancel(errTimeout)
-		return
+	elapsed := time.Since(g.start)
+	if g.limit > 0 && elapsed >= g.limit {
+		if g.load {
+			g.kill(errLoadTimeout)
+			return
+		}
+		g.asks.Or(askBusy)
 	}
 	if heapLiveBytes() > g.ceiling {
-		g.cancel(errMemory)
+		g.kill(errMemory)
 		return
 	}
 	// The runtime collects on its own as the heap grows, and each collection updates the live
@@ -101,19 +158,46 @@ func (g *guard) check() {
 			g.collecting.Store(false)
 		}()
 	}
-	time.AfterFunc(guardCheckEvery, g.check)
+	time.AfterFunc(g.nextCheck(elapsed), g.check) // not g.timer, which the first check may not see set yet
 }
 
-// stopped is why the script was stopped, or nil.
+// stopped is why the run was stopped, or nil.
 func (g *guard) stopped() error {
-	if g.ctx.Err() == nil {
-		return nil
-	}
-	if cause := context.Cause(g.ctx); cause != context.Canceled {
-		return cause
+	if p := g.cause.Load(); p != nil {
+		return *p
 	}
 	return nil
 }
+
+// Done is what gopher-lua asks before each instruction: nil goes on, a closed channel stops the
+// run (with Err). It is the run's hook: when the timer asks, the host serves other clients here,
+// on the script's goroutine, between two instructions. It costs one atomic load otherwise.
+func (g *guard) Done() <-chan struct{} {
+	if g.asks.Load() == 0 {
+		return nil
+	}
+	return g.interrupt()
+}
+
+func (g *guard) interrupt() <-chan struct{} {
+	if g.asks.Load()&askBusy != 0 && g.cause.Load() == nil {
+		g.asks.And(^int32(askBusy))
+		g.host.Busy()
+	}
+	if g.cause.Load() != nil {
+		return closedDone
+	}
+	return nil
+}
+
+// Err is why the run stops, as gopher-lua raises it.
+func (g *guard) Err() error { return g.stopped() }
+
+// Deadline is none: the guard decides when a run stops.
+func (g *guard) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// Value holds nothing.
+func (g *guard) Value(any) any { return nil }
 
 // heapObjectBytes is the heap's size in objects, live and not yet collected; reading it does not
 // stop the world, as runtime.ReadMemStats would.
@@ -219,10 +303,14 @@ func checkFormatWidths(f string) string {
 	return ""
 }
 
-// stoppedReply is the error reply for a run the guard stopped.
+// stoppedReply is the error reply for a run the guard stopped, as Redis words it for SCRIPT KILL
+// and FUNCTION LOAD's timeout ("... script: <name>, on @user_script:<line>.").
 func (st *State) stoppedReply(why error) string {
-	if why == errMemory {
+	switch why {
+	case errMemory:
 		return fmt.Sprintf("ERR Script stopped: out of memory, it grew the heap by more than its budget (%d bytes) script: %s", st.guard.budget, st.name)
+	case errLoadTimeout:
+		return "ERR Error registering functions: ERR FUNCTION LOAD timeout"
 	}
-	return fmt.Sprintf("ERR Script stopped: it ran longer than busy-reply-threshold (%d ms) script: %s", st.guard.limit.Milliseconds(), st.name)
+	return fmt.Sprintf("ERR %s script: %s, on @%s:%d.", why, st.name, st.chunk, st.line)
 }

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -22,7 +23,7 @@ const (
 )
 
 // Eval runs a script of the cache with its KEYS and ARGV, and returns what it returned, or the
-// error reply when it raised an error or was stopped at a limit (Limits). What it returned is
+// error reply when it raised an error, was stopped at a limit (Limits) or was killed (Kill). What it returned is
 // written to the caller with WriteReply; it is only good until the next run.
 func (st *State) Eval(s Script, keys, args [][]byte) (ret lua.LValue, errReply string) {
 	L := st.l
@@ -30,7 +31,7 @@ func (st *State) Eval(s Script, keys, args [][]byte) (ret lua.LValue, errReply s
 	st.globals.RawSetString("ARGV", luaStrings(L, args))
 	L.Env = st.env // setfenv(0, t) in an earlier script must not last
 	st.name, st.resp3 = s.SHA, false
-	st.begin("user_script")
+	st.begin("user_script", false)
 	defer st.end()
 	base := L.GetTop() + 1
 	L.Push(s.fn)
@@ -42,7 +43,7 @@ func (st *State) Eval(s Script, keys, args [][]byte) (ret lua.LValue, errReply s
 func (st *State) FCall(f *Function, keys, args [][]byte) (ret lua.LValue, errReply string) {
 	L := st.l
 	st.name, st.resp3 = f.Name, false
-	st.begin("user_function")
+	st.begin("user_function", false)
 	defer st.end()
 	base := L.GetTop() + 1
 	L.Push(f.callback)
@@ -52,11 +53,28 @@ func (st *State) FCall(f *Function, keys, args [][]byte) (ret lua.LValue, errRep
 }
 
 // begin starts a run of code of the chunk named ("user_script" or "user_function", as errors
-// name it): its line count and its guard.
-func (st *State) begin(chunk string) {
+// name it): its line count and its guard. load: a library's top level (see limits.go).
+func (st *State) begin(chunk string, load bool) {
 	st.chunk, st.line = chunk, 0
-	st.guard = startGuard(st.host.Limits())
-	st.l.SetContext(st.guard.ctx)
+	st.guard = startGuard(st.host, st.host.Limits(), load)
+	st.l.SetContext(st.guard)
+}
+
+// Kill stops the running script or function at its next instruction, with Redis's "Script
+// killed by user with SCRIPT KILL..." error, which it cannot catch: the host calls it from Busy,
+// for SCRIPT KILL, FUNCTION KILL or SHUTDOWN NOSAVE. It does nothing between runs.
+func (st *State) Kill() {
+	if st.guard != nil {
+		st.guard.kill(errKilled)
+	}
+}
+
+// RunTime is how long the running script or function has run (FUNCTION STATS); 0 between runs.
+func (st *State) RunTime() time.Duration {
+	if st.guard == nil {
+		return 0
+	}
+	return time.Since(st.guard.start)
 }
 
 // end ends the run begin started. A run stopped at its limits leaves what it built: the memory
@@ -79,7 +97,7 @@ func (st *State) call(base int) (lua.LValue, string) {
 		ret = L.Get(base)
 	}
 	L.SetTop(base - 1)
-	if why := st.guard.stopped(); why != nil { // even when the script caught the error and returned
+	if why := st.guard.stopped(); why != nil { // even if the script caught the error and returned
 		return lua.LNil, st.stoppedReply(why)
 	}
 	if err != nil {

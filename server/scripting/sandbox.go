@@ -16,8 +16,8 @@ import (
 //
 // It also keeps an error from costing more than the script did. gopher-lua builds a traceback
 // for an error caught without a handler, and a traceback lists each tail call the failing frame
-// made: a tail-recursive loop stopped at busy-reply-threshold has made millions, and the
-// traceback would hold them all at once. Protected calls here raise errors that carry none (see
+// made: a tail-recursive loop killed by SCRIPT KILL has made millions, and the traceback would
+// hold them all at once. Protected calls here raise errors that carry none (see
 // protectedCall).
 
 const errReadonlyTable = "Attempt to modify a readonly table"

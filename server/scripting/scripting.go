@@ -34,11 +34,17 @@ type Host interface {
 	Limits() Limits
 	// Background runs job off the goroutine that runs scripts (the engine's bio thread).
 	Background(job func())
+	// Busy is called while a script or function runs past Limits.Time (busy-reply-threshold),
+	// every millisecond or so, between two of its instructions, as Redis's Lua hook calls
+	// processEventsWhileBlocked: the host serves its other clients meanwhile (they get BUSY, or
+	// run SCRIPT KILL, which calls Kill). A library's top level never calls it.
+	Busy()
 }
 
 // Limits bound what one run may cost (limits.go applies them).
 type Limits struct {
-	// Time is busy-reply-threshold: a run still going after it is stopped. 0 is no limit.
+	// Time is busy-reply-threshold: a run still going after it goes on, and calls Host.Busy
+	// until it ends. 0 is none.
 	Time time.Duration
 	// MaxBulkLen is proto-max-bulk-len: the longest string a library function builds in one
 	// step. A run's memory budget is twice it.
@@ -114,7 +120,8 @@ func New(host Host) *State {
 	g.RawSetString("struct", lualib.OpenStruct(L))
 	str := g.RawGetString(lua.StringLibName).(*lua.LTable)
 	st.boundStrings(L, str, g.RawGetString(lua.TabLibName).(*lua.LTable))
-	lualib.Patterns(L, str, func() bool { return st.guard != nil && st.guard.ctx.Err() != nil },
+	// A long match asks the guard between steps as the interpreter does between instructions.
+	lualib.Patterns(L, str, func() bool { return st.guard != nil && st.guard.Done() != nil },
 		func() int64 { return st.host.Limits().MaxBulkLen })
 	st.sandbox(L)
 	return st

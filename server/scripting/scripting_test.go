@@ -2,6 +2,7 @@ package scripting
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -159,19 +160,46 @@ func TestSandbox(t *testing.T) {
 	}
 }
 
-// A run is stopped at the host's time limit, with Redis-like wording, and the host is asked to
-// give the memory back; strings built in one step are bounded by its proto-max-bulk-len.
+// A run past the host's time limit goes on, calling Busy about every millisecond, until Busy
+// kills it: it ends with Redis's SCRIPT KILL error, which pcall cannot catch, and the host is
+// asked to give the memory back. A run under the limit never calls Busy. Strings built in one
+// step are bounded by proto-max-bulk-len.
 func TestLimits(t *testing.T) {
 	st, h := newTestState(t)
 	h.limits = Limits{Time: 50 * time.Millisecond, MaxBulkLen: 100}
+	h.onBusy = func() {
+		if h.busy == 20 {
+			st.Kill()
+		}
+	}
+	for _, body := range []string{"while true do end", "local n = 0\nwhile true do n = n + 1 pcall(function() while true do end end) end"} {
+		h.busy = 0
+		start := time.Now()
+		got := eval(t, st, body, nil, nil)
+		if !strings.HasPrefix(got, "-ERR Script killed by user with SCRIPT KILL... script: ") || !strings.HasSuffix(got, ", on @user_script:"+strconv.Itoa(strings.Count(body, "\n")+1)+".\r\n") {
+			t.Errorf("%q: %q", body, got)
+		}
+		if d := time.Since(start); d < 60*time.Millisecond || d > 5*time.Second || h.busy != 20 {
+			t.Errorf("%q: killed after %v, %d calls of Busy", body, d, h.busy)
+		}
+	}
+	if h.background != 2 {
+		t.Errorf("%d background jobs after two killed runs, want 2", h.background)
+	}
+	h.busy = 0
+	if got := eval(t, st, "for i = 1, 1000 do end return 1", nil, nil); got != ":1\r\n" || h.busy != 0 {
+		t.Errorf("short run: %q, %d calls of Busy", got, h.busy)
+	}
+	// A library's top level is not served: it stops at Redis's load timeout.
+	h.onBusy, h.limits.MaxBulkLen = nil, 512<<20
 	start := time.Now()
-	got := eval(t, st, "while true do end", nil, nil)
-	if !strings.HasPrefix(got, "-ERR Script stopped: it ran longer than busy-reply-threshold (50 ms) script: ") {
-		t.Errorf("endless loop: %q", got)
+	if _, errText := st.LoadLibrary([]byte("#!lua name=lib\nlocal a = 1\nwhile 1 do a = a + 1 end")); errText != "ERR Error registering functions: ERR FUNCTION LOAD timeout" || h.busy != 0 {
+		t.Errorf("endless library: %q, %d calls of Busy", errText, h.busy)
 	}
-	if time.Since(start) > 5*time.Second || h.background != 1 {
-		t.Errorf("stopped after %v, %d background jobs", time.Since(start), h.background)
+	if d := time.Since(start); d < loadTimeout || d > 5*time.Second {
+		t.Errorf("library stopped after %v", d)
 	}
+	h.limits.MaxBulkLen = 100
 	for body, want := range map[string]string{
 		"return string.rep('x', 100)":                                     "$100\r\n",
 		"return string.rep('x', 101)":                                     "string exceeds maximum allowed size (proto-max-bulk-len)",
@@ -182,8 +210,8 @@ func TestLimits(t *testing.T) {
 			t.Errorf("%q: %q, want %q", body, got, want)
 		}
 	}
-	if h.background != 1 {
-		t.Errorf("%d background jobs after runs that were not stopped, want still 1", h.background)
+	if h.background != 3 {
+		t.Errorf("%d background jobs after runs that were not stopped, want still 3", h.background)
 	}
 }
 
