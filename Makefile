@@ -107,6 +107,10 @@ bench-ceiling: build ## The main thread's share of a command's CPU with the I/O 
 	@mkdir -p docs
 	go run ./hack/benchcmp --ceiling --runs 5 --out docs/ceiling.md
 
+.PHONY: bench-scaling
+bench-scaling: build ## Requests/s against io-threads, iocache and redis-server each on half the CPUs and redis-benchmark on the rest (8+ CPUs; writes docs/scaling.md and .svg, or runs a smoke version on fewer).
+	go run ./hack/benchcmp --scaling --runs 5 --out docs/scaling.md
+
 .PHONY: bench-memory
 bench-memory: build ## Memory per key and per element of every type, iocache-server against Debian's redis-server in one run (writes docs/memory-types.md).
 	@mkdir -p docs

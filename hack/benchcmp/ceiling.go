@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -31,7 +30,7 @@ func measureCPU(bench string, s *server, c cell, requests, clientThreads int) cp
 	probe := dialInfo(s)
 	defer probe.close()
 	cmds0, main0, all0 := probe.commands(), probe.mainThreadCPU(), s.cpuSeconds()
-	if out, err := exec.Command(bench, args...).CombinedOutput(); err != nil {
+	if out, err := pinned(pinning.client, bench, args...).CombinedOutput(); err != nil {
 		fatalf("redis-benchmark %v: %v\n%s", args, err, out)
 	}
 	cmds1, main1, all1 := probe.commands(), probe.mainThreadCPU(), s.cpuSeconds()

@@ -3,7 +3,8 @@
 // requests per second of server CPU time, with the ratio to redis-server in every cell. It also
 // measures resident memory per key with 1,000,000 small keys. `make bench` runs it. With
 // --ceiling it measures instead how much of a command's CPU stays on the main thread when the
-// I/O threads are on (ceiling.go; `make bench-ceiling`).
+// I/O threads are on (ceiling.go; `make bench-ceiling`); with --scaling, requests/s against
+// io-threads on a machine with cores to spare (scaling.go; `make bench-scaling`).
 package main
 
 import (
@@ -57,7 +58,7 @@ func start(kind serverKind, bin string, ioThreads int, extra ...string) *server 
 		args = []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--io-threads", strconv.Itoa(ioThreads), "--metrics-port", "0"}
 	}
 	args = append(args, extra...)
-	cmd := exec.Command(bin, args...)
+	cmd := pinned(pinning.server, bin, args...)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	if err := cmd.Start(); err != nil {
 		fatalf("starting %s: %v", bin, err)
@@ -71,6 +72,19 @@ func start(kind serverKind, bin string, ioThreads int, extra ...string) *server 
 	}
 	fatalf("%s did not start", bin)
 	return nil
+}
+
+// pinning holds the CPU lists (taskset syntax) that servers and redis-benchmark run on: empty,
+// they share every CPU (make bench, make bench-ceiling); make bench-scaling gives each its own.
+var pinning struct{ server, client string }
+
+// pinned is the command bin args, run through taskset on cpus when cpus is set. taskset execs
+// bin, so the process's PID, and with it /proc/PID/stat, is bin's own.
+func pinned(cpus, bin string, args ...string) *exec.Cmd {
+	if cpus == "" {
+		return exec.Command(bin, args...)
+	}
+	return exec.Command("taskset", append([]string{"-c", cpus, bin}, args...)...)
 }
 
 // flushAll empties the server, so that each cell starts from the same keyspace: a collection
@@ -172,7 +186,7 @@ func run(bench string, s *server, c cell, requests, clientThreads int) sample {
 	defer probe.close()
 	base := probe.commands()
 	before := s.cpuSeconds()
-	cmd := exec.Command(bench, args...)
+	cmd := pinned(pinning.client, bench, args...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -419,7 +433,12 @@ func main() {
 	valueSize := flag.Int("memory-value-size", 16, "value size for the memory-per-key measurement (the issue's harness: 16 bytes)")
 	out := flag.String("out", "docs/benchmarks.md", "markdown file to write")
 	ceilingMode := flag.Bool("ceiling", false, "measure instead the main thread's share of a command's CPU with the I/O threads on, and the ceiling it sets (ceiling.go)")
+	scalingMode := flag.Bool("scaling", false, "measure instead requests/s against io-threads, server and client on CPUs of their own (scaling.go; 8 CPUs or more, else a smoke run)")
 	flag.Parse()
+	if *scalingMode {
+		scaling(*benchBin, *redisBin, *ioBin, *out, *runs)
+		return
+	}
 	if *ceilingMode {
 		ceiling(*benchBin, *ioBin, *out, *requests, *runs, *clientThreads)
 		return
