@@ -419,6 +419,22 @@ func loadavg() string {
 	return strings.Join(f[:3], " ")
 }
 
+// parseInts reads a comma-separated list of integers, skipping empty entries.
+func parseInts(list string) []int {
+	var ns []int
+	for _, f := range strings.Split(list, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			fatalf("bad list of numbers %q", list)
+		}
+		ns = append(ns, n)
+	}
+	return ns
+}
+
 func main() {
 	redisBin := flag.String("redis-server", "redis-server", "redis-server to compare with")
 	benchBin := flag.String("redis-benchmark", "redis-benchmark", "redis-benchmark binary")
@@ -436,7 +452,13 @@ func main() {
 	scalingMode := flag.Bool("scaling", false, "measure instead requests/s against io-threads, server and client on CPUs of their own (scaling.go; 8 CPUs or more, else a smoke run)")
 	flag.Parse()
 	if *scalingMode {
-		scaling(*benchBin, *redisBin, *ioBin, *out, *runs)
+		var sweep []int // --io-threads given: those settings instead of the planned sweep
+		flag.Visit(func(f *flag.Flag) {
+			if f.Name == "io-threads" {
+				sweep = parseInts(*threadsList)
+			}
+		})
+		scaling(*benchBin, *redisBin, *ioBin, *out, *runs, sweep)
 		return
 	}
 	if *ceilingMode {
@@ -444,17 +466,7 @@ func main() {
 		return
 	}
 
-	var ioThreads []int
-	for _, f := range strings.Split(*threadsList, ",") {
-		if strings.TrimSpace(f) == "" {
-			continue // --io-threads "": only the memory measurement
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			fatalf("bad --io-threads %q", *threadsList)
-		}
-		ioThreads = append(ioThreads, n)
-	}
+	ioThreads := parseInts(*threadsList) // --io-threads "": only the memory measurement
 	var cells []cell
 	for _, t := range ioThreads {
 		for _, load := range []struct{ c, p int }{{50, 1}, {400, 1}, {50, 16}} {

@@ -90,9 +90,14 @@ type scalingPoint struct {
 }
 
 // scaling runs the sweep and writes the table to out and the plot beside it (out with .svg).
-func scaling(bench, redisBin, ioBin, out string, runs int) {
+// A sweep given on the command line replaces the planned one (settings above the server's cores
+// are dropped).
+func scaling(bench, redisBin, ioBin, out string, runs int, sweep []int) {
 	start0 := time.Now()
 	p := planScaling(allowedCPUs(), runs)
+	if len(sweep) > 0 {
+		p.sweep = slices.DeleteFunc(slices.Sorted(slices.Values(sweep)), func(t int) bool { return t < 1 || t > max(p.serverCores, 2) })
+	}
 	if p.smoke {
 		dir := filepath.Join(os.TempDir(), "iocache-bench-scaling-smoke")
 		fmt.Printf("bench-scaling: only %d CPUs here; the measurement needs %d or more (half for the server, half for redis-benchmark).\n"+
@@ -145,7 +150,11 @@ func scaling(bench, redisBin, ioBin, out string, runs int) {
 	}
 	policy := ""
 	if !p.smoke {
-		policy = loadPolicyRun(bench, ioBin, p)
+		var estimate float64
+		if i := slices.Index(p.sweep, cpuset.AutoIOThreads(p.serverCores)); i >= 0 {
+			estimate = results["iocache"]["GET"][i].rps
+		}
+		policy = loadPolicyRun(bench, ioBin, p, estimate)
 	}
 
 	var b strings.Builder
@@ -209,32 +218,78 @@ func scaling(bench, redisBin, ioBin, out string, runs int) {
 }
 
 // loadPolicyRun measures what the default activation policy (io-threads-activation load) makes of
-// the Auto rule's io-threads under the same GET load: after a warm-up long enough for it to add
-// threads one trial at a time, the rate of a few runs and how many threads it kept, and why.
-func loadPolicyRun(bench, ioBin string, p scalingPlan) string {
+// the Auto rule's io-threads under the same GET load: one long run on the same connections (as a
+// client's pool would hold them) while it adds threads one trial at a time, then the rate of a
+// few runs, and how many threads it kept and why. estimate is the rate io-threads-activation
+// always reached at that setting (0 when the sweep left it out); it sizes the long run.
+func loadPolicyRun(bench, ioBin string, p scalingPlan, estimate float64) string {
 	t := cpuset.AutoIOThreads(p.serverCores)
 	s := start(iocacheKind, ioBin, t)
 	defer s.stop()
-	c := cell{ioThreads: t, clients: p.clients, pipeline: 1, test: "GET", size: 3}
-	warm := run(bench, s, c, 200000, p.clientThreads)
-	deadline := time.Now().Add(8 * time.Second) // t-1 trials of about 0.7 s each, and room for one backoff
-	for time.Now().Before(deadline) {
-		warm = run(bench, s, c, int(max(warm.rps*2, 20000)), p.clientThreads)
+	probe := dialInfo(s)
+	defer probe.close()
+	field := func(name string) string {
+		_, rest, _ := strings.Cut(probe.section("threads"), name+":")
+		v, _, _ := strings.Cut(rest, "\r\n")
+		return v
 	}
+	c := cell{ioThreads: t, clients: p.clients, pipeline: 1, test: "GET", size: 3}
+	if estimate == 0 {
+		estimate = 200000
+	}
+	t0 := time.Now()
+	climbed := make(chan string, 1)
+	stop := make(chan struct{})
+	go func() { climbed <- watchActivation(s, t, t0, stop) }()
+	warm := run(bench, s, c, int(estimate*5), p.clientThreads)
+	close(stop)
+	climb := <-climbed
+	warmUp := time.Since(t0).Round(time.Second)
+	activeAfterWarmUp := field("io_threads_active")
 	var rates []float64
 	for i := 0; i < p.runs; i++ {
 		rates = append(rates, run(bench, s, c, int(max(warm.rps*p.runSeconds, 20000)), p.clientThreads).rps)
 	}
+	return fmt.Sprintf("With the default `io-threads-activation load` and io-threads %d (the operator's Auto rule for %d cores): one GET run of %s on the same %d connections, %.0f requests/s over its steady part, ended with io_threads_active %s (%s); then %d runs (new connections each): %.0f requests/s %s, io_threads_active %s, reason: %q.",
+		t, p.serverCores, warmUp, p.clients, warm.rps, activeAfterWarmUp, climb, p.runs, median(rates), rpsSpread(rates), field("io_threads_active"), field("io_threads_activation_reason"))
+}
+
+// watchActivation samples INFO threads and the command count every half second until stop,
+// prints each change of the active I/O threads with the rate since the last sample, and returns
+// when each count was first reached.
+func watchActivation(s *server, ioThreads int, t0 time.Time, stop <-chan struct{}) string {
 	probe := dialInfo(s)
 	defer probe.close()
-	info := probe.section("threads")
-	field := func(name string) string {
-		_, rest, _ := strings.Cut(info, name+":")
-		v, _, _ := strings.Cut(rest, "\r\n")
-		return v
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	last, lastCmds, lastAt := "", probe.commands(), time.Now()
+	var reached []string
+	for {
+		select {
+		case <-stop:
+			if len(reached) == 0 {
+				return "no I/O thread activated"
+			}
+			return "reached " + strings.Join(reached, ", ")
+		case now := <-tick.C:
+			info := probe.section("threads")
+			_, rest, _ := strings.Cut(info, "io_threads_active:")
+			active, _, _ := strings.Cut(rest, "\r\n")
+			_, rest, _ = strings.Cut(info, "io_threads_activation_reason:")
+			reason, _, _ := strings.Cut(rest, "\r\n")
+			cmds := probe.commands()
+			rate := float64(cmds-lastCmds) / now.Sub(lastAt).Seconds()
+			lastCmds, lastAt = cmds, now
+			at := now.Sub(t0).Seconds()
+			fmt.Printf("  load policy, %5.1f s: %s active, %.0f requests/s, %s\n", at, active, rate, reason)
+			if active != last {
+				if n, _ := strconv.Atoi(active); n > 0 && !slices.ContainsFunc(reached, func(r string) bool { return strings.HasPrefix(r, active+" ") }) {
+					reached = append(reached, fmt.Sprintf("%s at %.1f s", active, at))
+				}
+				last = active
+			}
+		}
 	}
-	return fmt.Sprintf("With the default `io-threads-activation load` and io-threads %d (the operator's Auto rule for %d cores), after %s of GET load: %.0f requests/s %s, io_threads_active %s, reason: %q.",
-		t, p.serverCores, "8 s", median(rates), rpsSpread(rates), field("io_threads_active"), field("io_threads_activation_reason"))
 }
 
 func rpsSpread(xs []float64) string {

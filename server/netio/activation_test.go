@@ -71,8 +71,38 @@ func TestActivationPolicy(t *testing.T) {
 	if got := run(&a, quiet, 2, 1); got != 0 || !strings.Contains(a.reason, "load fell") {
 		t.Fatalf("load fell: %d I/O threads, reason %q", got, a.reason)
 	}
+	// With room for two, the first trial starts two: one alone only adds hand-offs.
+	a = activation{}
+	roomy := loadSample{mainBusy: 0.95, spare: 3, rate: 100000}
+	if got := run(&a, roomy, 0, igniteWindows); got != 2 || !strings.Contains(a.reason, "trying 2") {
+		t.Fatalf("busy main thread with CPUs free: %d I/O threads, reason %q", got, a.reason)
+	}
+
+	// Once I/O threads serve the sockets the main thread only executes commands: its own busy
+	// share is low, and the I/O threads' decides. Saturated I/O threads with CPUs free get one
+	// more (on a 16-core machine this is how the load policy climbs past one I/O thread).
+	a = activation{}
+	ioBound := loadSample{mainBusy: 0.12, ioBusy: 0.9, spare: 2, rate: 200000}
+	if got := run(&a, ioBound, 1, igniteWindows); got != 2 || !strings.Contains(a.reason, "I/O threads busy 0.90") {
+		t.Fatalf("saturated I/O thread with CPUs free: %d I/O threads, reason %q", got, a.reason)
+	}
+	// Idle I/O threads are shed one at a time, not all at once while the load still needs some.
+	a = activation{}
+	light := loadSample{mainBusy: 0.1, ioBusy: 0.6, spare: 4, rate: 50000}
+	if got := run(&a, light, 3, coolWindows-1); got != 3 {
+		t.Fatalf("shed too early: %d", got)
+	}
+	if got := run(&a, light, 3, 1); got != 2 || !strings.Contains(a.reason, "busy 0.20 each") {
+		t.Fatalf("idle I/O threads: %d, reason %q", got, a.reason)
+	}
+	// At 2 threads each is busy 0.30: above shedBusy and below igniteBusy, it stays.
+	if got := run(&a, light, 2, 3*coolWindows); got != 2 {
+		t.Fatalf("after shedding one: %d I/O threads, want 2 to stay", got)
+	}
+
 	// At the most threads io-threads allows, no trial.
 	a = activation{}
+	busy.ioBusy = 2.7
 	if got := run(&a, busy, 3, 10); got != 3 || a.trial.on {
 		t.Fatalf("at the maximum: %d, trial %v", got, a.trial.on)
 	}
