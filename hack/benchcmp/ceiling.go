@@ -107,6 +107,20 @@ func ceiling(bench, ioBin, out string, requests, runs, clientThreads int) {
 		b.WriteString(line)
 		fmt.Print(line)
 	}
+	fmt.Fprintf(&b, "\n## Where the main thread's time goes\n\n")
+	fmt.Fprintf(&b, "One more run of each cell below against iocache-server with `io-threads 2 --io-threads-activation always` started with `IOCACHE_CPUPROFILE` (Go's CPU profiler, 100 samples a second): the main thread's samples (stacks through its main loop), by what it was doing. *command execution* is the commands themselves (`execute`); *command dispatch* the lookup, checks and accounting around them; the rest are the steps of the main loop (waiting for events, taking the I/O threads' batches and handing replies back, beforeSleep, cron).\n\n")
+	for _, c := range []cell{
+		{clients: 400, pipeline: 1, test: "GET", size: 3}, {clients: 400, pipeline: 1, test: "SET", size: 3},
+		{clients: 50, pipeline: 16, test: "GET", size: 3}, {clients: 50, pipeline: 16, test: "SET", size: 3},
+	} {
+		n := requests * 5
+		if c.pipeline > 1 {
+			n *= 10
+		}
+		line := fmt.Sprintf("- %s, %s %d B: %s.\n", c.load(), c.test, c.size, strings.Join(mainThreadSplit(bench, ioBin, c, n, clientThreads), ", "))
+		b.WriteString(line)
+		fmt.Print(line)
+	}
 	fmt.Fprintf(&b, "\nLoad average at the end: %s.\n", loadavg())
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		fatalf("%v", err)

@@ -48,6 +48,11 @@ func freePort() int {
 }
 
 func start(kind serverKind, bin string, ioThreads int, extra ...string) *server {
+	return startWithEnv(kind, bin, ioThreads, nil, extra...)
+}
+
+// startWithEnv starts a server with env added to this process's environment.
+func startWithEnv(kind serverKind, bin string, ioThreads int, env []string, extra ...string) *server {
 	port := freePort()
 	var args []string
 	switch kind {
@@ -59,6 +64,9 @@ func start(kind serverKind, bin string, ioThreads int, extra ...string) *server 
 	}
 	args = append(args, extra...)
 	cmd := pinned(pinning.server, bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	if err := cmd.Start(); err != nil {
 		fatalf("starting %s: %v", bin, err)

@@ -668,6 +668,7 @@ const (
 
 // run is the body of Main once the configuration is loaded.
 func run(cfg *config.Config, stderr io.Writer) int {
+	defer startCPUProfile(stderr)()
 	s, err := New(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
