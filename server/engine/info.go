@@ -184,6 +184,7 @@ func (s *Server) infoMemory(f func(string, any)) {
 	f("mem_not_counted_for_evict", 0)
 	f("mem_clients_slaves", 0)
 	f("mem_clients_normal", s.clientMem.Load()) // query and output buffers of all clients
+	s.infoScriptMemory(f)
 	f("maxmemory", s.cfg.MaxMemory)
 	f("maxmemory_human", humanBytes(s.cfg.MaxMemory))
 	f("maxmemory_policy", s.cfg.MaxMemoryPolicy)
@@ -205,6 +206,33 @@ func (s *Server) infoMemory(f func(string, any)) {
 	f("go_gc_pause_total_ns", ms.PauseTotalNs)
 	f("lazyfree_pending_objects", 0)
 	f("lazyfreed_objects", s.bio.freedCount())
+}
+
+// infoScriptMemory prints Redis 7.0's script and function memory lines, in its order. The
+// "vm" lines are the compiled code the interpreter holds; the others the script cache's entries
+// and bodies, and the libraries' code (counted from what was compiled: see
+// scripting.State.CacheStats).
+func (s *Server) infoScriptMemory(f func(string, any)) {
+	var scripts int
+	var evalVM, evalCache int64
+	if s.lua != nil {
+		scripts, evalVM, evalCache = s.lua.state.CacheStats()
+	}
+	libs, funcs := s.functions.Len()
+	funcCode, funcVM := s.functions.Bytes()
+	f("used_memory_lua", evalVM) // Redis 7.0 keeps it as used_memory_vm_eval's old name
+	f("used_memory_vm_eval", evalVM)
+	f("used_memory_lua_human", humanBytes(evalVM))
+	f("used_memory_scripts_eval", evalCache)
+	f("number_of_cached_scripts", scripts)
+	f("number_of_functions", funcs)
+	f("number_of_libraries", libs)
+	f("used_memory_vm_functions", funcVM)
+	f("used_memory_vm_total", evalVM+funcVM)
+	f("used_memory_vm_total_human", humanBytes(evalVM+funcVM))
+	f("used_memory_functions", funcCode)
+	f("used_memory_scripts", evalCache+funcCode)
+	f("used_memory_scripts_human", humanBytes(evalCache+funcCode))
 }
 
 func (s *Server) infoStats(f func(string, any)) {

@@ -70,3 +70,28 @@ func exact[T any](s []T) []T {
 	}
 	return append(make([]T, 0, len(s)), s...)
 }
+
+// ProtoBytes estimates the memory a compiled chunk holds once compacted: its instructions, line
+// numbers, constants (string constants with their bytes), debug records and nested functions.
+// INFO memory reports it for the script cache and the function libraries.
+func ProtoBytes(fn *lua.LFunction) int64 {
+	if fn == nil || fn.Proto == nil {
+		return 0
+	}
+	return protoBytes(fn.Proto)
+}
+
+func protoBytes(p *lua.FunctionProto) int64 {
+	const protoHeader, valueSize, debugRecord = 200, 16, 40 // FunctionProto's fields; an interface; a DbgLocalInfo/DbgCall
+	n := int64(protoHeader + 4*len(p.Code) + 4*len(p.DbgSourcePositions) + valueSize*len(p.Constants) +
+		debugRecord*(len(p.DbgLocals)+len(p.DbgCalls)) + 16*len(p.DbgUpvalues) + 8*len(p.FunctionPrototypes) + len(p.SourceName))
+	for _, c := range p.Constants {
+		if s, ok := c.(lua.LString); ok {
+			n += int64(len(s))
+		}
+	}
+	for _, child := range p.FunctionPrototypes {
+		n += protoBytes(child)
+	}
+	return n
+}

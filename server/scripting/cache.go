@@ -44,7 +44,21 @@ func (st *State) Load(body []byte) (s Script, errReply string) {
 	lualib.Compact(fn)
 	s = Script{SHA: sha, Flags: flags, fn: fn}
 	st.scripts[sha] = s
+	st.codeBytes += lualib.ProtoBytes(fn)
+	st.entryBytes += int64(len(body)) + scriptEntryBytes
 	return s, ""
+}
+
+// scriptEntryBytes is what a cache entry costs beside its body and compiled code: the map slot,
+// the SHA1 key and the Script.
+const scriptEntryBytes = 40 + 48 + 48
+
+// CacheStats says how many scripts the cache holds, the bytes of their compiled code (the
+// interpreter's part, INFO's used_memory_vm_eval) and of the cache itself: bodies, keys and
+// entries (used_memory_scripts_eval). gopher-lua allocates from Go's heap, not an allocator of
+// its own that could be asked, so these are counted from what was compiled, not measured.
+func (st *State) CacheStats() (scripts int, codeBytes, entryBytes int64) {
+	return len(st.scripts), st.codeBytes, st.entryBytes
 }
 
 // Lookup finds a script of the cache by its SHA1, in either case (EVALSHA, SCRIPT EXISTS).

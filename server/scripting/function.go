@@ -101,6 +101,23 @@ func (r *Registry) Library(name string) *Library { return r.libs[name] }
 // Function is the function of that name, in any case, or nil.
 func (r *Registry) Function(name string) *Function { return r.funcs[funcKey(name)] }
 
+// Bytes estimates the memory the libraries hold: their code and names, and the compiled
+// functions (INFO memory's used_memory_functions and used_memory_vm_functions).
+func (r *Registry) Bytes() (codeBytes, compiledBytes int64) {
+	seen := map[*lua.FunctionProto]bool{}
+	for _, lib := range r.libs {
+		codeBytes += int64(len(lib.Name) + len(lib.Code))
+		for _, f := range lib.Functions {
+			codeBytes += int64(len(f.Name)) + 64 // the Function and its map entry
+			if f.callback != nil && f.callback.Proto != nil && !seen[f.callback.Proto] {
+				seen[f.callback.Proto] = true
+				compiledBytes += lualib.ProtoBytes(f.callback)
+			}
+		}
+	}
+	return codeBytes, compiledBytes
+}
+
 // Len is how many libraries and functions are loaded (FUNCTION STATS).
 func (r *Registry) Len() (libraries, functions int) { return len(r.libs), len(r.funcs) }
 

@@ -76,6 +76,9 @@ type State struct {
 	l       *lua.LState
 	host    Host
 	scripts map[string]Script // by lower-case SHA1 of the body
+	// codeBytes and entryBytes are the scripts' compiled code and their cache entries with
+	// their bodies (CacheStats).
+	codeBytes, entryBytes int64
 
 	// The running code: the name errors give (a script's SHA1 or a function's name), its chunk
 	// ("user_script" or "user_function"), the script line of the last redis.call (or of the

@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// INFO memory's script and function lines: the same names in the same order as Redis 7.0's, and
+// counts and sizes that follow what is loaded: cached scripts and libraries counted as Redis
+// counts them, bytes that grow with each script and fall to nothing after SCRIPT FLUSH and
+// FUNCTION FLUSH (monitoring reads used_memory_scripts_eval to see a cache filled by unique
+// EVALs).
+func TestInfoMemoryScriptLines(t *testing.T) {
+	_, addr := startServer(t, nil)
+	servers := map[string]*peerConn{"redis": dialPeer(t, startRedisPeer(t)), "iocache": dialPeer(t, addr)}
+	scriptLines := func(p *peerConn) (names []string, values map[string]int64) {
+		values = map[string]int64{}
+		for _, line := range strings.Split(p.do("INFO", "memory"), "\r\n") {
+			name, v, ok := strings.Cut(line, ":")
+			if !ok || !(strings.Contains(name, "lua") || strings.Contains(name, "script") || strings.Contains(name, "function") ||
+				strings.Contains(name, "libraries") || strings.Contains(name, "_vm_")) {
+				continue
+			}
+			names = append(names, name)
+			values[name], _ = strconv.ParseInt(v, 10, 64)
+		}
+		return names, values
+	}
+	redisNames, _ := scriptLines(servers["redis"])
+	names, before := scriptLines(servers["iocache"])
+	if strings.Join(names, ",") != strings.Join(redisNames, ",") {
+		t.Fatalf("script lines:\n%v\nredis-server:\n%v", names, redisNames)
+	}
+	for name, p := range servers {
+		for i := 0; i < 50; i++ {
+			p.do("EVAL", "return "+strconv.Itoa(i), "0")
+		}
+		p.do("EVAL", "return 1", "0") // cached already
+		p.do("FUNCTION", "LOAD", "#!lua name=lib1\nredis.register_function('f1', function() return 1 end)\nredis.register_function('f2', function() return 2 end)")
+		_, after := scriptLines(p)
+		if after["number_of_cached_scripts"] != 50 || after["number_of_libraries"] != 1 || after["number_of_functions"] != 2 {
+			t.Errorf("%s: after 50 scripts and a library of 2 functions: %v", name, after)
+		}
+		if name != "iocache" {
+			continue
+		}
+		for _, line := range []string{"used_memory_scripts_eval", "used_memory_vm_eval", "used_memory_functions", "used_memory_vm_functions"} {
+			if after[line] <= before[line] {
+				t.Errorf("%s did not grow: %d, then %d", line, before[line], after[line])
+			}
+		}
+		// 50 small scripts: more than their bodies, far less than the 20 KB each the
+		// compiler's leftovers once cost.
+		if per := after["used_memory_scripts_eval"] / 50; per < 10 || per > 2000 {
+			t.Errorf("used_memory_scripts_eval %d B per script", per)
+		}
+		p.do("SCRIPT", "FLUSH")
+		p.do("FUNCTION", "FLUSH")
+		_, flushed := scriptLines(p)
+		for _, line := range []string{"used_memory_scripts_eval", "used_memory_vm_eval", "number_of_cached_scripts", "used_memory_functions", "number_of_libraries"} {
+			if flushed[line] != 0 {
+				t.Errorf("%s after SCRIPT FLUSH and FUNCTION FLUSH: %d", line, flushed[line])
+			}
+		}
+	}
+}
