@@ -81,6 +81,12 @@ func (s *Server) measureMemory() {
 	} else {
 		s.memOverhead = 0
 	}
+	s.notePeak(s.usedMemory())
+}
+
+// notePeak keeps the largest used_memory seen, as Redis's cron and INFO do.
+func (s *Server) notePeak(used int64) {
+	s.memPeak = max(s.memPeak, used)
 }
 
 // clientsCron closes idle clients past timeout, applies soft output limits, and drops blocked

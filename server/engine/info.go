@@ -170,7 +170,9 @@ func (s *Server) infoMemory(f func(string, any)) {
 	f("used_memory_human", humanBytes(used))
 	f("used_memory_rss", r)
 	f("used_memory_rss_human", humanBytes(r))
-	f("used_memory_peak", used)
+	s.notePeak(used)
+	f("used_memory_peak", s.memPeak)
+	f("used_memory_peak_human", humanBytes(s.memPeak))
 	f("used_memory_dataset", used-s.memOverhead)
 	f("used_memory_overhead", s.memOverhead)
 	var frag int64

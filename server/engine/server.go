@@ -142,6 +142,7 @@ type Server struct {
 	latency        latencyMonitor // LATENCY's events (latency_monitor.go)
 	bgsaveTID      atomic.Int64
 	memOverhead    int64 // process memory beyond the keyspace's accounting, measured by cron
+	memPeak        int64 // the largest used_memory seen by cron or INFO (used_memory_peak)
 	goMemLimit     int64 // the runtime's soft memory limit, from the cgroup (0 = none)
 	cgroupLimit    int64 // the cgroup's memory limit goMemLimit was derived from (0 = none)
 	nextExpire     int64 // when the next active expire cycle runs (unix ms)

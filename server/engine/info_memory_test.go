@@ -65,3 +65,26 @@ func TestInfoMemoryScriptLines(t *testing.T) {
 		}
 	}
 }
+
+// used_memory_peak is the largest used_memory seen, not the current one: after a large value is
+// deleted it still says how much the server once needed.
+func TestInfoMemoryPeak(t *testing.T) {
+	_, addr := startServer(t, nil)
+	p := dialPeer(t, addr)
+	field := func(name string) int64 {
+		_, rest, _ := strings.Cut(p.do("INFO", "memory"), "\r\n"+name+":")
+		v, _, _ := strings.Cut(rest, "\r\n")
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %q", name, v)
+		}
+		return n
+	}
+	p.do("SET", "big", strings.Repeat("x", 8<<20))
+	during := field("used_memory")
+	p.do("DEL", "big")
+	after, peak := field("used_memory"), field("used_memory_peak")
+	if peak < during || after >= during-4<<20 {
+		t.Fatalf("used_memory %d with an 8 MiB value, %d after DEL; used_memory_peak %d", during, after, peak)
+	}
+}
