@@ -27,7 +27,7 @@ func mainThreadSplit(bench, ioBin string, c cell, requests, clientThreads int) [
 	if err != nil {
 		fatalf("%v", err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	path := filepath.Join(dir, "cpu.pprof")
 	s := startWithEnv(iocacheKind, ioBin, 2, []string{"IOCACHE_CPUPROFILE=" + path}, "--io-threads-activation", "always")
 	measureCPU(bench, s, c, requests, clientThreads)

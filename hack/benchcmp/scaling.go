@@ -9,12 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/iocache/iocache/server/cpuset"
 	"golang.org/x/sys/unix"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/iocache/iocache/server/cpuset"
 )
 
 // The scaling measurement (`make bench-scaling`, `benchcmp --scaling`): requests/s against
