@@ -113,7 +113,7 @@ func ceiling(bench, ioBin, out string, requests, runs, clientThreads int) {
 		{clients: 400, pipeline: 1, test: "GET", size: 3}, {clients: 400, pipeline: 1, test: "SET", size: 3},
 		{clients: 50, pipeline: 16, test: "GET", size: 3}, {clients: 50, pipeline: 16, test: "SET", size: 3},
 	} {
-		n := requests * 5
+		n := requests * 20 // the main thread takes a tenth of a CPU or so: 100 samples need seconds
 		if c.pipeline > 1 {
 			n *= 10
 		}
