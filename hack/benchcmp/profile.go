@@ -106,21 +106,21 @@ func mainThreadPart(smp *profile.Sample) (part string, ok bool) {
 
 // loopSteps names the main loop's steps (server.go's mainLoop) for the split.
 var loopSteps = map[string]string{
-	"netio.(*Group).Wait":               "epoll_wait (its CPU, not the time blocked)",
-	"netio.(*Group).Serve":              "taking the I/O threads' batches and handing replies back",
-	"engine.(*Server).handleEvents":     "the main thread's own events (accepts, wake-ups)",
-	"engine.(*Server).beforeSleep":      "beforeSleep",
-	"engine.(*Server).cron":             "cron",
-	"engine.(*Server).updateClock":      "reading the clock",
-	"netio.(*Group).Tick":               "the activation policy",
-	"engine.(*Server).persistTick":      "persistence tick",
-	"engine.(*Server).resumeYielded":    "clients resumed after a yield",
-	"netio.YieldIfDue":                  "yielding to the Go scheduler",
-	"engine.(*Server).serveSnapshots":   "snapshots",
-	"engine.(*Server).pollTimeout":      "timers",
-	"runtime.nanotime":                  "reading the clock",
-	"runtime.morestack":                 "stack growth",
-	"engine.(*Server).watchdogDisarmed": "watchdog",
+	"netio.(*Group).Wait":             "epoll_wait (its CPU, not the time blocked)",
+	"netio.(*Group).Serve":            "taking the I/O threads' batches and handing replies back",
+	"engine.(*Server).handleEvents":   "the main thread's own events (accepts, wake-ups)",
+	"engine.(*Server).beforeSleep":    "beforeSleep",
+	"engine.(*Server).cron":           "cron",
+	"engine.(*Server).updateClock":    "reading the clock",
+	"netio.(*Group).Tick":             "the activation policy",
+	"engine.(*Server).persistTick":    "persistence tick",
+	"engine.(*Server).resumeYielded":  "clients resumed after a yield",
+	"netio.YieldIfDue":                "yielding to the Go scheduler",
+	"engine.(*Server).serveSnapshots": "snapshots",
+	"engine.(*Server).pollTimeout":    "timers",
+	"engine.nanotime":                 "reading the clock",
+	"netio.(*Group).MainBusy":         "the activation policy",
+	"runtime.morestack":               "stack growth",
 }
 
 // shutdown stops a server with SHUTDOWN NOSAVE and waits for it to exit, so that what it writes
