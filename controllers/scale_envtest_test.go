@@ -65,12 +65,18 @@ func TestScaleSubresource(t *testing.T) {
 		return nil
 	})
 
-	// The schema's bounds hold through /scale as through the object.
-	if err := cl.c.SubResource("scale").Get(ctx, ci, scale); err != nil {
-		t.Fatal(err)
+	// The schema's bounds hold through /scale as through the object. The operator writes the
+	// object too (status, events' rollouts), so a stale resourceVersion is read again.
+	var err error
+	for range 10 {
+		if err = cl.c.SubResource("scale").Get(ctx, ci, scale); err != nil {
+			t.Fatal(err)
+		}
+		scale.Spec.Replicas = 12
+		if err = cl.c.SubResource("scale").Update(ctx, ci, client.WithSubResourceBody(scale)); !apierrors.IsConflict(err) {
+			break
+		}
 	}
-	scale.Spec.Replicas = 12
-	err := cl.c.SubResource("scale").Update(ctx, ci, client.WithSubResourceBody(scale))
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.replicas") {
 		t.Errorf("scaling to 12 replicas: %v, want the schema's refusal of spec.replicas", err)
 	}
