@@ -305,8 +305,10 @@ A collection past those (converted, or grown past 2 KiB) is a Go object in the D
 (16 bytes there, its header object of 32 to 48 bytes) with its elements:
 
 - **quicklist** (list of several nodes): a slice of nodes, each of up to list-max-listpack-size
-  (8 KiB by default, header included, so a full node is one allocation of exactly a Go size
-  class), laid out as above; an element larger than a node gets a node of its own. For elements
+  (8 KiB by default, header included, exactly a Go size class), laid out as above; once a list
+  has eight nodes, its new full nodes are carved side by side from blocks of up to 64 KiB (a
+  quarter of its nodes), because Go keeps a span record for each 8 KiB allocation, 3% of the
+  node; an element larger than a node gets a node of its own. For elements
   element:N (13.9 bytes on average over a million) that is 15.0 bytes per element as
   List.Bytes counts it, where a length before and after each element (as Redis's listpack
   keeps them) took 16.0.

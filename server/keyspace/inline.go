@@ -336,7 +336,7 @@ func detach(obj any) any {
 			// The view's one-node array is the view's: the list gets a slice of its own.
 			nodes = [][]byte{nodes[0]}
 		}
-		l := &List{nodes: nodes, n: o.n, caps: o.caps}
+		l := &List{nodes: nodes, n: o.n, caps: o.caps, slab: o.slab}
 		*o = List{}
 		return l
 	}

@@ -17,6 +17,8 @@ type List struct {
 	// every write is accounted through Bytes (accounting.go), and summing thousands of nodes
 	// made LPUSH on a long list O(nodes).
 	caps int
+	// slab is what is left of the last block that whole nodes are carved from (see carve).
+	slab []byte
 }
 
 const (
@@ -24,6 +26,8 @@ const (
 	// nodeSafetyLimit bounds a node's bytes when the fill is a count, as Redis's
 	// SIZE_SAFETY_LIMIT does.
 	nodeSafetyLimit = 8192
+	// slabBytes is the largest block whole nodes are carved from.
+	slabBytes = 64 << 10
 )
 
 // NewList returns an empty list.
@@ -40,7 +44,7 @@ func (l *List) Nodes() int { return len(l.nodes) }
 
 // Bytes is the memory held, for accounting.
 func (l *List) Bytes() int64 {
-	return int64(40+16) + int64(cap(l.nodes))*24 + int64(l.caps)
+	return int64(64) + int64(cap(l.nodes))*24 + int64(l.caps) + int64(cap(l.slab))
 }
 
 // setNode puts nd in place of node i, keeping caps.
@@ -79,13 +83,13 @@ func fits(used, count, size int) bool {
 // newNode returns a node holding v. A list's first node is sized for v alone (most lists are
 // small); a node added next to a full one is given the room of a whole node at once, on the side
 // it will grow towards, so a long list is built without the garbage of growing each node.
-func newNode(v []byte, full, front bool) []byte {
+func (l *List) newNode(v []byte, full, front bool) []byte {
 	size := singleNodeSize(len(v))
 	room := nodeHeader + size
 	if full {
 		room = max(room, nodeBytes(len(v)))
 	}
-	nd := make([]byte, nodeHeader+size, room)
+	nd := l.carve(nodeHeader+size, room)
 	start := nodeHeader
 	if front {
 		nd = nd[:room]
@@ -94,6 +98,27 @@ func newNode(v []byte, full, front bool) []byte {
 	putElem(nd[start:], 0, v, 0)
 	setNodeCount(nd, 1)
 	setNodeStart(nd, start)
+	return nd
+}
+
+// carve returns a zeroed node buffer of length n and capacity room. Go gives each allocation of
+// 8 KiB (a default node) a span of its own with its metadata, 3% of the node; a long list's full
+// nodes are instead carved from blocks of up to slabBytes, a block per several nodes. The block is
+// sized to a quarter of the list's nodes (at most slabBytes), so what is carved but not yet used
+// stays under a quarter of the list. A block lives while any node carved from it does: nodes
+// leave a list from its ends (pops, trims, which carve in order) or are rewritten in its middle
+// (LSET, LINSERT, LREM, to nodes of their own), so at worst a block outlives seven of its eight
+// nodes.
+func (l *List) carve(n, room int) []byte {
+	per := min(len(l.nodes)/4, slabBytes/max(room, 1))
+	if per < 2 {
+		return make([]byte, n, room)
+	}
+	if cap(l.slab) < room {
+		l.slab = make([]byte, per*room)
+	}
+	nd := l.slab[:n:room]
+	l.slab = l.slab[room:]
 	return nd
 }
 
@@ -145,7 +170,7 @@ func (l *List) PushFront(v []byte) {
 	l.nodes = append(l.nodes, nil)
 	copy(l.nodes[1:], l.nodes)
 	l.nodes[0] = nil
-	l.setNode(0, newNode(v, len(l.nodes) > 1, true))
+	l.setNode(0, l.newNode(v, len(l.nodes) > 1, true))
 }
 
 // regrow returns nd rewritten with front bytes free before its first element and back bytes of
@@ -182,7 +207,7 @@ func (l *List) PushBack(v []byte) {
 			return
 		}
 	}
-	nd := newNode(v, len(l.nodes) > 0, false)
+	nd := l.newNode(v, len(l.nodes) > 0, false)
 	l.caps += cap(nd)
 	l.nodes = append(l.nodes, nd)
 }
@@ -500,7 +525,7 @@ func (l *List) RemoveMatching(match func([]byte) bool, limit int, fromTail bool)
 // rebuild keeps the elements whose position keep accepts, repacked into full nodes.
 func (l *List) rebuild(keep func(i int) bool) {
 	old := l.nodes
-	l.nodes, l.n, l.caps = nil, 0, 0
+	l.nodes, l.n, l.caps, l.slab = nil, 0, 0, nil
 	i := 0
 	for _, nd := range old {
 		c := headCursor(nd)
@@ -518,7 +543,7 @@ func (l *List) Trim(start, stop int) {
 		return
 	}
 	if stop < start {
-		l.nodes, l.n, l.caps = nil, 0, 0
+		l.nodes, l.n, l.caps, l.slab = nil, 0, 0, nil
 		return
 	}
 	for l.n > stop+1 {
@@ -530,4 +555,4 @@ func (l *List) Trim(start, stop int) {
 }
 
 // Release drops the contents; used to free large values off the main thread.
-func (l *List) Release() { clear(l.nodes); l.nodes, l.n, l.caps = nil, 0, 0 }
+func (l *List) Release() { clear(l.nodes); l.nodes, l.n, l.caps, l.slab = nil, 0, 0, nil }
