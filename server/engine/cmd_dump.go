@@ -112,10 +112,16 @@ func cmdRestore(s *Server, c *client, argv [][]byte) {
 		s.addError(c, "ERR Invalid TTL value, must be >= 0")
 		return
 	}
-	v, err := rdb.Restore(argv[3])
+	// No string may be longer than this server may hold at all (a few megabytes of LZF can claim a
+	// gigabyte), and a large one is decoded straight into the allocation its record adopts.
+	v, err := rdb.RestoreWith(argv[3], rdb.RestoreOptions{
+		MaxString: uint64(max(s.syncBudget(), 0)), Headroom: keyspace.StringHeadroom(len(key))})
 	switch {
 	case err == rdb.ErrDumpPayload:
 		s.addError(c, "ERR DUMP payload version or checksum are wrong")
+		return
+	case err == rdb.ErrStringTooLarge:
+		s.addError(c, "OOM command not allowed when used memory > 'maxmemory'.")
 		return
 	case err != nil:
 		s.addError(c, "ERR Bad data format")
@@ -150,6 +156,10 @@ func (s *Server) storeValue(db *keyspace.DB, key []byte, v rdb.Value, expireAt i
 // storeRecord is storeValue for a database no other thread uses (a replica's full sync loads
 // one off the main thread).
 func storeRecord(db *keyspace.DB, key []byte, v rdb.Value, expireAt int64, clock uint32) {
+	if v.Buf != nil {
+		db.AdoptString(key, v.Buf, len(v.Buf)-len(v.Str), expireAt, clock)
+		return
+	}
 	if v.Type == keyspace.TypeString {
 		db.SetString(key, v.Str, expireAt, false, clock)
 		return

@@ -137,6 +137,14 @@ func (a *arena) alloc(size int) (handle, []byte) {
 	return h, a.pages[h.page()][h.offset() : h.offset()+uint32(size)]
 }
 
+// adoptLarge makes b, a record too large for any size class, a page of its own without copying it.
+func (a *arena) adoptLarge(b []byte) handle {
+	page := a.newPage(b, largeClass)
+	a.meta[page].live = 1
+	a.used += int64(len(b))
+	return makeHandle(page, 0)
+}
+
 func (a *arena) newPage(b []byte, class uint8) uint32 {
 	a.reserved += int64(len(b))
 	m := pageMeta{class: class}

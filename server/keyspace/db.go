@@ -291,6 +291,37 @@ func (db *DB) SetString(key, val []byte, expireAt int64, keepTTL bool, clock uin
 	return h, freed
 }
 
+// StringHeadroom is the bytes a string record needs before its value, for a key of keyLen bytes
+// (with room for a TTL): what AdoptString wants free in front of a value.
+func StringHeadroom(keyLen int) int { return recordSize(keyLen, 0, true) }
+
+// AdoptString stores a new string under key, which must not exist, whose value is buf[off:]. When
+// the record is too large for the arena's size classes and buf has StringHeadroom free bytes before
+// the value, buf becomes the record's page without a copy: a RESTOREd value of a gigabyte is held
+// once, not decoded into one buffer and copied into another. Otherwise it is SetString.
+func (db *DB) AdoptString(key, buf []byte, off int, expireAt int64, clock uint32) Ref {
+	val := buf[off:]
+	size := recordSize(len(key), len(val), expireAt > 0)
+	head := size - len(val)
+	if size <= maxClassSize || off < head {
+		r, _ := db.SetString(key, val, expireAt, false, clock)
+		return r
+	}
+	b := buf[off-head : len(buf) : len(buf)]
+	rc := rec(b)
+	writeHeader(rc, TypeString, expireAt > 0, clock, 0, key, uint32(len(val)))
+	rc[0] |= db.visited
+	if expireAt > 0 {
+		rc.setExpireAt(expireAt)
+	}
+	h := db.arena.adoptLarge(b)
+	db.register(key, h)
+	if db.OnNew != nil {
+		db.OnNew(key)
+	}
+	return h
+}
+
 func putValLen(rc rec, n int) {
 	rc[12], rc[13], rc[14], rc[15] = byte(n), byte(n>>8), byte(n>>16), byte(n>>24)
 }

@@ -3,6 +3,8 @@ package rdb
 import (
 	"encoding/binary"
 	"errors"
+
+	"github.com/iocache/iocache/server/keyspace"
 )
 
 // A DUMP payload is one value as an RDB file would hold it (type byte and encoding), followed
@@ -22,7 +24,20 @@ func Dump(v Value, o Options) []byte {
 }
 
 // Restore decodes a DUMP payload after checking its version and checksum.
-func Restore(payload []byte) (Value, error) {
+func Restore(payload []byte) (Value, error) { return RestoreWith(payload, RestoreOptions{}) }
+
+// RestoreOptions shape how RestoreWith decodes a payload.
+type RestoreOptions struct {
+	// MaxString, when positive, refuses any string longer than it with ErrStringTooLarge before
+	// allocating for it: a payload of a few megabytes can claim a gigabyte of LZF output.
+	MaxString uint64
+	// Headroom, when positive, decodes a string value into Value.Buf with this many free bytes
+	// before it (keyspace.StringHeadroom), for keyspace.DB.AdoptString.
+	Headroom int
+}
+
+// RestoreWith is Restore with options.
+func RestoreWith(payload []byte, o RestoreOptions) (Value, error) {
 	if len(payload) < dumpFooterSize {
 		return Value{}, ErrDumpPayload
 	}
@@ -32,9 +47,17 @@ func Restore(payload []byte) (Value, error) {
 		return Value{}, ErrDumpPayload
 	}
 	r := newBytesReader(body[:len(body)-2])
+	r.maxString = o.MaxString
 	t, err := r.readByte()
 	if err != nil {
 		return Value{}, ErrFormat
+	}
+	if t == typeString && o.Headroom > 0 {
+		buf, err := r.headroomString(o.Headroom)
+		if err != nil {
+			return Value{}, err
+		}
+		return Value{Type: keyspace.TypeString, Str: buf[o.Headroom:], Buf: buf}, nil
 	}
 	v, err := decodeValue(r, t)
 	if err == ErrEmptyKey {

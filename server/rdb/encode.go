@@ -10,7 +10,10 @@ import (
 type Value struct {
 	Type keyspace.Type
 	Str  []byte // TypeString
-	Obj  any    // *keyspace.List, *keyspace.Hash, *keyspace.Set, *keyspace.ZSet, *keyspace.Stream
+	// Buf, when set, is the allocation Str ends: free bytes, then Str (RestoreOptions.Headroom),
+	// so that the keyspace can make it a record without copying the value.
+	Buf []byte
+	Obj any // *keyspace.List, *keyspace.Hash, *keyspace.Set, *keyspace.ZSet, *keyspace.Stream
 }
 
 // Options are the settings that shape what is written: compression and the thresholds (Redis's

@@ -66,4 +66,7 @@ var (
 	// ErrListElemTooBig is returned for a list element longer than iocache's lists hold
 	// (keyspace.MaxListElem, 4 GiB - 1 bytes), which Redis keeps in a plain quicklist node.
 	ErrListElemTooBig = errors.New("rdb: a list element is longer than 4294967295 bytes")
+	// ErrStringTooLarge is returned, before anything is allocated for it, for a string longer
+	// than the decoder was told any string may be (RestoreOptions.MaxString).
+	ErrStringTooLarge = errors.New("rdb: a string is longer than this server may hold")
 )

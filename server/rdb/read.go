@@ -22,6 +22,9 @@ type reader struct {
 	// reset between values (see reset), so it grows to the largest value's size at most.
 	scratch []byte
 	lzfBuf  []byte
+	// maxString, when positive, is the longest string accepted: longer ones are ErrStringTooLarge
+	// before their bytes are read or decompressed.
+	maxString uint64
 }
 
 const readChunk = 64 << 10
@@ -175,8 +178,16 @@ func (r *reader) string() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.stringOf(n, enc)
+}
+
+// stringOf is string after its length or encoding byte was read.
+func (r *reader) stringOf(n uint64, enc bool) (b []byte, err error) {
 	start := len(r.scratch)
 	if !enc {
+		if err := r.checkString(n); err != nil {
+			return nil, err
+		}
 		r.scratch, err = r.read(r.scratch, n)
 		return r.scratch[start:len(r.scratch):len(r.scratch)], err
 	}
@@ -199,21 +210,9 @@ func (r *reader) string() ([]byte, error) {
 		r.scratch = strconv.AppendInt(r.scratch, v, 10)
 		return r.scratch[start:len(r.scratch):len(r.scratch)], nil
 	case encLZF:
-		clen, err := r.length()
+		ulen, err := r.lzfHeader()
 		if err != nil {
 			return nil, err
-		}
-		ulen, err := r.length()
-		if err != nil {
-			return nil, err
-		}
-		if r.lzfBuf, err = r.read(r.lzfBuf[:0], clen); err != nil {
-			return nil, err
-		}
-		// A compressed run expands at most 264/2 times; a claimed length beyond that is corrupt
-		// and must not be allocated.
-		if ulen == 0 || ulen > uint64(len(r.lzfBuf))*lzfMaxMatch {
-			return nil, ErrFormat
 		}
 		// Grown in place: appending make(ulen) held a second copy of the value while it ran.
 		r.scratch = slices.Grow(r.scratch, int(ulen))[:start+int(ulen)]
@@ -223,6 +222,76 @@ func (r *reader) string() ([]byte, error) {
 		return r.scratch[start:len(r.scratch):len(r.scratch)], nil
 	}
 	return nil, ErrFormat
+}
+
+// checkString refuses a string of n bytes past maxString, or past what is left of a payload
+// held in memory, before anything is allocated for it.
+func (r *reader) checkString(n uint64) error {
+	if r.maxString > 0 && n > r.maxString {
+		return ErrStringTooLarge
+	}
+	if (r.data != nil || r.src == nil) && n > uint64(len(r.data)) {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+
+// lzfHeader reads an LZF string's lengths and its compressed bytes (into lzfBuf), and returns
+// the length it decompresses to, checked against what the compressed bytes can hold.
+func (r *reader) lzfHeader() (uint64, error) {
+	clen, err := r.length()
+	if err != nil {
+		return 0, err
+	}
+	ulen, err := r.length()
+	if err != nil {
+		return 0, err
+	}
+	if err := r.checkString(clen); err != nil {
+		return 0, err
+	}
+	if r.maxString > 0 && ulen > r.maxString {
+		return 0, ErrStringTooLarge
+	}
+	if r.lzfBuf, err = r.read(r.lzfBuf[:0], clen); err != nil {
+		return 0, err
+	}
+	// A compressed run expands at most 264/2 times; a claimed length beyond that is corrupt
+	// and must not be allocated.
+	if ulen == 0 || ulen > uint64(len(r.lzfBuf))*lzfMaxMatch {
+		return 0, ErrFormat
+	}
+	return ulen, nil
+}
+
+// headroomString reads a string into an allocation of its own with headroom free bytes before
+// it, and returns the allocation: one copy of the value, which the keyspace can adopt as its
+// record (keyspace.DB.AdoptString) instead of copying it from scratch space.
+func (r *reader) headroomString(headroom int) ([]byte, error) {
+	n, enc, err := r.lengthOrEncoding()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !enc:
+		if err := r.checkString(n); err != nil {
+			return nil, err
+		}
+		return r.read(make([]byte, headroom, headroom+int(n)), n)
+	case n == encLZF:
+		ulen, err := r.lzfHeader()
+		if err != nil {
+			return nil, err
+		}
+		buf := make([]byte, headroom+int(ulen))
+		if !lzfDecompress(r.lzfBuf, buf[headroom:]) {
+			return nil, ErrFormat
+		}
+		return buf, nil
+	}
+	// An integer: a few bytes, read as any string.
+	s, err := r.stringOf(n, enc)
+	return append(make([]byte, headroom, headroom+len(s)), s...), err
 }
 
 // ownString reads a string into memory of its own.
