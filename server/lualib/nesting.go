@@ -6,12 +6,22 @@ package lualib
 // stops at 200 syntax levels; here a script whose nesting may pass maxNesting is refused
 // before it is compiled, with Lua's error. The estimate is cheap and errs high: bracket depth,
 // plus block depth, plus the longest run of operators, calls and indexing within one expression.
+//
+// Brackets and blocks are nesting that Lua 5.1 itself counts, so past luaMaxLevels of them the
+// script is refused as Redis's Lua refuses it (at 199 for nested blocks or parentheses): 20,000
+// nested functions stayed under maxNesting and took gopher-lua's compiler 290 MB in one call,
+// which the script's memory guard can only see once the call returns. A run of operators is
+// left to maxNesting: Lua parses a+b+c+... in a loop, so only the compiler's stack bounds it here.
 
-const maxNesting = 50000
+const (
+	maxNesting   = 50000
+	luaMaxLevels = 200
+)
 
-// TooDeep reports whether the script body may nest deeper than maxNesting.
+// TooDeep reports whether the script body may nest deeper than Lua 5.1 allows (luaMaxLevels
+// brackets and blocks) or than gopher-lua's compiler's stack can take (maxNesting in all).
 func TooDeep(body []byte) bool {
-	if len(body) <= maxNesting {
+	if len(body) <= luaMaxLevels {
 		return false // each level takes at least a byte
 	}
 	brackets, blocks, run, loops := 0, 0, 0, 0
@@ -89,7 +99,7 @@ func TooDeep(body []byte) bool {
 			c == '.' || c == ':' || c == '<' || c == '>' || c == '~':
 			run++
 		}
-		if brackets+blocks+run > maxNesting {
+		if brackets+blocks > luaMaxLevels || brackets+blocks+run > maxNesting {
 			return true
 		}
 		i++
