@@ -17,5 +17,16 @@ while IFS=: read -r file _ decl; do
 		failed=$((failed + 1))
 	fi
 done < <(grep -rn --include='*_test.go' -E '^func Fuzz[A-Za-z0-9_]+\(' server hack controllers api 2>/dev/null | sort)
-echo "fuzz: $count targets, ${FUZZTIME} each, $failed failed"
+
+# The door search (server/engine/doors_test.go): hostile RESTORE and FUNCTION RESTORE payloads,
+# scripts and primaries' syncs, generated from a new seed, each run against iocache-server and
+# redis-server under the RSS and PING watchdog. `make test` runs 60 cases; this runs DOORS_CASES.
+DOORS_CASES="${DOORS_CASES:-400}"
+echo "== door search ($DOORS_CASES cases)"
+doors=passed
+if ! IOCACHE_DOORS_CASES="$DOORS_CASES" go test ./server/engine -run '^TestDoorsSearch$' -count=1 -v -timeout 120m 2>&1 | grep -v ': case [0-9]* ' | tail -n 12; then
+	doors=failed
+	failed=$((failed + 1))
+fi
+echo "fuzz: $count targets, ${FUZZTIME} each, and the door search ($DOORS_CASES cases, $doors): $failed failed"
 [ "$failed" -eq 0 ]
