@@ -250,6 +250,7 @@ func (s *Server) infoStats(f func(string, any)) {
 	f("evicted_keys", s.stats.evictedKeys)
 	f("eviction_max_pause_usec", s.stats.evictionMaxNs/1000)
 	f("evicted_clients", s.stats.evictedClients)
+	f("evicted_scripts", s.stats.evictedScripts)
 	f("keyspace_hits", s.stats.keyspaceHits)
 	f("keyspace_misses", s.stats.keyspaceMisses)
 	f("pubsub_channels", len(s.pubsub.channels))

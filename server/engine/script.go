@@ -99,9 +99,13 @@ func evalGeneric(s *Server, c *client, argv [][]byte, bySHA, readOnly bool) {
 			s.addError(c, "NOSCRIPT No matching script. Please use EVAL.")
 			return
 		}
+		h.state.Used(script.SHA)
 	} else {
 		var errReply string
-		if script, errReply = h.state.Load(argv[1]); errReply != "" {
+		evicted := h.state.Evicted()
+		script, errReply = h.state.Load(argv[1], true)
+		s.stats.evictedScripts += h.state.Evicted() - evicted
+		if errReply != "" {
 			s.addError(c, errReply)
 			return
 		}
@@ -229,7 +233,7 @@ func cmdScript(s *Server, c *client, argv [][]byte) {
 	sub := argv[1]
 	switch {
 	case resp.EqualFold(sub, "load") && len(argv) == 3:
-		script, errReply := s.scriptHost().state.Load(argv[2])
+		script, errReply := s.scriptHost().state.Load(argv[2], false)
 		if errReply != "" {
 			s.addError(c, errReply)
 			return

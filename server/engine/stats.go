@@ -14,6 +14,7 @@ type stats struct {
 	dirty               int64 // writes since the last save
 	pubsubMessages      int64
 	evictedClients      int64 // closed by maxmemory-clients or the process memory guard
+	evictedScripts      int64 // scripts only EVAL loaded, dropped from the cache past its 500 (Redis 7.4's)
 	expireCycleMaxNs    int64 // longest active-expire cycle
 	evictionMaxNs       int64 // longest eviction pass
 	syncFull            int64 // full syncs served to replicas

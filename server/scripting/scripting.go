@@ -1,6 +1,7 @@
 package scripting
 
 import (
+	"container/list"
 	"strconv"
 	"strings"
 	"time"
@@ -79,6 +80,11 @@ type State struct {
 	// codeBytes and entryBytes are the scripts' compiled code and their cache entries with
 	// their bodies (CacheStats).
 	codeBytes, entryBytes int64
+	// evalOnly and evalLRU are the scripts only EVAL loaded, least recently used first; evicted
+	// counts those dropped past maxEvalScripts (cache.go).
+	evalOnly map[string]*list.Element
+	evalLRU  *list.List
+	evicted  int64
 
 	// The running code: the name errors give (a script's SHA1 or a function's name), its chunk
 	// ("user_script" or "user_function"), the script line of the last redis.call (or of the

@@ -1,6 +1,7 @@
 package scripting
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,7 +20,7 @@ func eval(t *testing.T, st *State, body string, keys, args []string) string {
 // evalTo is eval with the reply written to w.
 func evalTo(t *testing.T, w *resp.Writer, st *State, body string, keys, args []string) string {
 	t.Helper()
-	s, errReply := st.Load([]byte(body))
+	s, errReply := st.Load([]byte(body), true)
 	if errReply != "" {
 		return "-" + errReply + "\r\n"
 	}
@@ -111,11 +112,11 @@ func TestWriteReplyCountsErrors(t *testing.T) {
 // not compile or whose shebang is invalid are answered with Redis's errors and not cached.
 func TestScriptCache(t *testing.T) {
 	st, _ := newTestState(t)
-	a, errReply := st.Load([]byte("#!lua flags=no-writes\nreturn 1"))
+	a, errReply := st.Load([]byte("#!lua flags=no-writes\nreturn 1"), false)
 	if errReply != "" || a.Flags != Shebang|NoWrites {
 		t.Fatalf("Load: %+v %q", a, errReply)
 	}
-	b, _ := st.Load([]byte("#!lua flags=no-writes\nreturn 1"))
+	b, _ := st.Load([]byte("#!lua flags=no-writes\nreturn 1"), false)
 	if b != a {
 		t.Errorf("loading the same body again gave %+v, want %+v", b, a)
 	}
@@ -130,12 +131,49 @@ func TestScriptCache(t *testing.T) {
 		"#!lua flags=bogus\n": "ERR Unexpected flag in script shebang: bogus",
 		"#!lua":               "ERR Invalid script shebang",
 	} {
-		if _, errReply := st.Load([]byte(body)); errReply != want {
+		if _, errReply := st.Load([]byte(body), true); errReply != want {
 			t.Errorf("Load(%q): %q, want %q", body, errReply, want)
 		}
 	}
 	if len(st.scripts) != 1 {
 		t.Errorf("%d scripts cached, want 1", len(st.scripts))
+	}
+}
+
+// Scripts only EVAL loaded are evicted past the most recent maxEvalScripts, least recently used
+// first, as Redis 7.4 evicts them; one SCRIPT LOAD loaded (before or after its EVAL) stays, and
+// the cache's byte counts fall with what it evicts.
+func TestScriptCacheEvictsEvalScripts(t *testing.T) {
+	st, _ := newTestState(t)
+	body := func(i int) []byte { return []byte(fmt.Sprintf("return %d", i)) }
+	kept, _ := st.Load([]byte("return 'loaded'"), false)
+	promoted, _ := st.Load(body(0), true)
+	st.Load(body(0), false) // SCRIPT LOAD of a script EVAL brought in: it stays now
+	first, _ := st.Load(body(1), true)
+	_, code1, entries1 := st.CacheStats()
+	for i := 2; i <= 3*maxEvalScripts; i++ {
+		st.Load(body(i), true)
+		if i%100 == 0 {
+			st.Used(first.SHA) // EVALSHA keeps it recent
+		}
+	}
+	scripts, code, entries := st.CacheStats()
+	if scripts != maxEvalScripts+2 {
+		t.Errorf("%d scripts cached, want %d EVAL ones and 2 loaded", scripts, maxEvalScripts)
+	}
+	if st.Evicted() != int64(3*maxEvalScripts-maxEvalScripts) {
+		t.Errorf("%d evicted, want %d", st.Evicted(), 2*maxEvalScripts)
+	}
+	for _, s := range []Script{kept, promoted, first} {
+		if _, ok := st.Lookup([]byte(s.SHA)); !ok {
+			t.Errorf("script %s was evicted", s.SHA)
+		}
+	}
+	if _, ok := st.Lookup([]byte(sha1Hex(body(2)))); ok {
+		t.Error("the oldest EVAL script is still cached")
+	}
+	if code > code1*int64(maxEvalScripts+2) || entries > entries1*int64(maxEvalScripts+2) {
+		t.Errorf("the cache counts %d bytes of code and %d of entries for %d scripts", code, entries, scripts)
 	}
 }
 
