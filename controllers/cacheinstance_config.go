@@ -50,7 +50,8 @@ const (
 // users belong in Secrets), protected-mode because the operator sets it from spec.auth, the
 // replication directives because the operator chooses the primary (spec.replicas), and the TLS
 // listener, files and client authentication because spec.tls sets them (tls-protocols and
-// tls-ciphers stay the user's). The CRD's CEL rule on spec.config lists the same names; a test
+// tls-ciphers stay the user's), cluster mode because a node without the operator's slot map
+// serves no key (docs/cluster.md; spec.shards will set it). The CRD's CEL rule on spec.config lists the same names; a test
 // keeps the two in step.
 var ownedDirectives = []string{
 	"port", "bind", "unixsocket",
@@ -61,7 +62,7 @@ var ownedDirectives = []string{
 	"requirepass", "requirepass-file", "masterauth", "masteruser", "replicaof", "slaveof", "start-as-replica", "user", "aclfile", "protected-mode",
 	"metrics-port", "dir", "logfile", "daemonize", "supervised", "include", "pidfile", "save", "appendonly", "appendfsync",
 	"tls-port", "tls-cert-file", "tls-key-file", "tls-ca-cert-file", "tls-ca-cert-dir", "tls-auth-clients", "tls-replication",
-	"tls-client-cert-file", "tls-client-key-file",
+	"tls-client-cert-file", "tls-client-key-file", "cluster-enabled", "cluster-config-file",
 }
 
 // operatorCommands are the commands the operator, the probes and preStop hook, replicas and the

@@ -62,6 +62,10 @@ type Config struct {
 	TCPBacklog      int
 	ProtectedMode   bool
 
+	// ClusterEnabled is cluster-enabled: the server serves a Redis Cluster node's slots, with the
+	// map the operator pushes (CLUSTERMAP SET) instead of a gossip bus. Start only, as in Redis.
+	ClusterEnabled bool
+
 	// IOThreads counts the main thread; 0 means auto (resolved from the effective core count).
 	IOThreads        int
 	IOThreadsDoReads bool

@@ -49,9 +49,12 @@ const (
 	EffectLogLevel
 	// EffectEvict makes room at once under a lower maxmemory.
 	EffectEvict
+	// EffectClusterAnnounce sets the address a cluster node announces for itself (until the
+	// operator's next map, which names it).
+	EffectClusterAnnounce
 
 	// AllEffects is every effect: what a server does once at start.
-	AllEffects = EffectEvict<<1 - 1
+	AllEffects = EffectClusterAnnounce<<1 - 1
 )
 
 // live declares the effects of changing d on a running server.

@@ -34,6 +34,10 @@ var honoured = []string{
 	"tls-port", "tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-client-cert-file", "tls-client-key-file",
 	"tls-client-key-file-pass", "tls-ca-cert-file", "tls-ca-cert-dir", "tls-auth-clients", "tls-protocols", "tls-ciphers",
 	"tls-session-caching", "tls-session-cache-timeout", "tls-replication",
+	// Cluster mode (server/engine/cluster_test.go).
+	"cluster-enabled", "cluster-config-file", "cluster-announce-ip", "cluster-announce-hostname", "cluster-announce-port",
+	"cluster-announce-tls-port", "cluster-preferred-endpoint-type", "cluster-require-full-coverage",
+	"cluster-allow-reads-when-down", "cluster-allow-pubsubshard-when-down",
 }
 
 func TestEveryDirectiveIsHonouredOrListed(t *testing.T) {

@@ -20,6 +20,8 @@ const (
 	flagCloseAfterReply             // QUIT, protocol error, KILL: close once the reply is written
 	flagNoEvict                     // CLIENT NO-EVICT on
 	flagNoTouch                     // CLIENT NO-TOUCH on: its reads leave keys' LRU/LFU alone
+	flagAsking                      // ASKING: the next command may use a slot being imported
+	flagReadonly                    // READONLY: reads of the primary's slots served by a replica
 )
 
 // client is one connection's session: what commands read and change (database, resp version,

@@ -146,6 +146,10 @@ func cmdSelect(s *Server, c *client, argv [][]byte) {
 		s.addError(c, "ERR value is out of range, value must between -2147483648 and 2147483647")
 		return
 	}
+	if s.cluster != nil && v != 0 {
+		s.addError(c, "ERR SELECT is not allowed in cluster mode")
+		return
+	}
 	if v < 0 || v >= int64(len(s.dbs)) {
 		s.addError(c, errInvalidDB)
 		return
@@ -165,7 +169,7 @@ func cmdReset(s *Server, c *client, argv [][]byte) {
 	if c.flags&flagMonitor != 0 {
 		s.pubsub.removeMonitor(c)
 	}
-	c.flags &^= flagMonitor | flagNoEvict
+	c.flags &^= flagMonitor | flagNoEvict | flagAsking | flagReadonly
 	s.disableTracking(c)
 	c.replyOff, c.replySkip, c.replySkipNext = false, false, false
 	c.db = 0
@@ -311,6 +315,7 @@ func (s *Server) clientInfoLine(x *client, argv [][]byte) string {
 	add(x.flags&flagCloseAfterReply != 0, "c")
 	add(x.flags&flagCloseASAP != 0, "A")
 	add(x.unix, "U")
+	add(x.flags&flagReadonly != 0, "r")
 	add(x.flags&flagNoEvict != 0, "e")
 	add(x.flags&flagNoTouch != 0, "T")
 	if flags == "" {

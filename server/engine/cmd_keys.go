@@ -437,6 +437,10 @@ func cmdCopy(s *Server, c *client, argv [][]byte) {
 			return
 		}
 	}
+	if s.cluster != nil && (c.db != 0 || dstIdx != 0) {
+		s.addError(c, "ERR Copying to another database is not allowed in cluster mode")
+		return
+	}
 	if dstIdx == c.db && string(argv[1]) == string(argv[2]) {
 		s.addError(c, errSelfMove)
 		return
@@ -458,6 +462,10 @@ func cmdCopy(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdMove(s *Server, c *client, argv [][]byte) {
+	if s.cluster != nil {
+		s.addError(c, "ERR MOVE is not allowed in cluster mode")
+		return
+	}
 	v, ok := s.intArg(c, argv[2])
 	if !ok {
 		return

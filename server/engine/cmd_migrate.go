@@ -70,6 +70,12 @@ func cmdMigrate(s *Server, c *client, argv [][]byte) {
 	}
 	req = resp.AppendCommand(req, [][]byte{[]byte("SELECT"), []byte(strconv.FormatInt(dbid, 10))})
 	db := s.dbs[c.db]
+	// A cluster node sends RESTORE-ASKING, which the target accepts for a slot it is importing
+	// (an ASKING of its own), as Redis does.
+	restoreName := []byte("RESTORE")
+	if s.cluster != nil {
+		restoreName = []byte("RESTORE-ASKING")
+	}
 	var moving [][]byte
 	for _, key := range keys {
 		r, ok := s.lookupRead(c, key)
@@ -80,7 +86,7 @@ func cmdMigrate(s *Server, c *client, argv [][]byte) {
 		if exp, has := db.ExpireAt(r); has {
 			ttl = max(exp-s.nowMs, 1)
 		}
-		restore := [][]byte{[]byte("RESTORE"), key, []byte(strconv.FormatInt(ttl, 10)), rdb.Dump(recordValue(db, r), s.rdbOptions())}
+		restore := [][]byte{restoreName, key, []byte(strconv.FormatInt(ttl, 10)), rdb.Dump(recordValue(db, r), s.rdbOptions())}
 		if replace {
 			restore = append(restore, []byte("REPLACE"))
 		}

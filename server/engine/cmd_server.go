@@ -72,6 +72,10 @@ func cmdFlushAll(s *Server, c *client, argv [][]byte) {
 }
 
 func cmdSwapDB(s *Server, c *client, argv [][]byte) {
+	if s.cluster != nil {
+		s.addError(c, "ERR SWAPDB is not allowed in cluster mode")
+		return
+	}
 	a, ok1 := parseInt(argv[1])
 	b, ok2 := parseInt(argv[2])
 	if !ok1 {

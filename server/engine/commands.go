@@ -44,6 +44,10 @@ type command struct {
 	firstKey int
 	lastKey  int
 	step     int
+	// keyless: the command can never name a key (cluster mode routes it at no cost); keyRange:
+	// its keys are one range of arguments, read without the key-spec walker (cluster.go).
+	keyless  bool
+	keyRange *keySpec
 	group    string
 	summary  string
 	// subNames maps a container's subcommands to their full names ("list" → "client|list"), for
@@ -156,6 +160,9 @@ func (s *Server) process(c *client) {
 		s.cmdStart, s.cmdEnd = prevEnd, 0
 		s.topCmdStart = 0
 		s.callCommand(c, cmd, argv)
+		if c.flags&flagAsking != 0 && cmd != nil && cmd.name != "asking" && c.flags&flagMulti == 0 {
+			c.flags &^= flagAsking // ASKING is good for the next command only, as in Redis
+		}
 		began := s.topCmdStart
 		s.cmdStart, prevEnd = 0, s.cmdEnd
 		if c.replyOff || c.replySkip || c.replySkipNext {
@@ -266,6 +273,12 @@ func (s *Server) callCommand(c *client, cmd *command, argv [][]byte) {
 	if c.guest {
 		s.callGuest(c, cmd.name, argv)
 		return
+	}
+	if s.cluster != nil {
+		if msg := s.clusterRoute(c, cmd, argv); msg != "" {
+			s.rejectRedirect(c, st, msg)
+			return
+		}
 	}
 	if c.flags&flagPubSub != 0 && !c.w.RESP3 && cmd.flags&cmdSubscribed == 0 {
 		s.reject(c, st, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
@@ -481,6 +494,19 @@ func (s *Server) reject(c *client, cmd *command, msg string) {
 		return
 	}
 	if c.flags&flagMulti != 0 {
+		c.flags |= flagDirtyExec
+	}
+	s.addError(c, msg)
+}
+
+// rejectRedirect refuses a command that this cluster node does not serve: the redirection as
+// the reply, a queued command marking its transaction (EXEC then aborts), EXEC discarding its
+// own, as Redis does.
+func (s *Server) rejectRedirect(c *client, cmd *command, msg string) {
+	cmd.rejected++
+	if cmd.name == "exec" {
+		s.discardTransaction(c)
+	} else if c.flags&flagMulti != 0 {
 		c.flags |= flagDirtyExec
 	}
 	s.addError(c, msg)

@@ -36,6 +36,7 @@ var liveEffects = []struct {
 	}},
 	{config.EffectAOFHistory, (*Server).deleteHistory},
 	{config.EffectIOActivation, func(s *Server) { s.io.SetActivation(s.cfg.IOThreadsActivation) }},
+	{config.EffectClusterAnnounce, (*Server).applyClusterAnnounce},
 	{config.EffectEvict, func(s *Server) {
 		if s.cfg.MaxMemory > 0 {
 			s.freeMemoryIfNeeded()

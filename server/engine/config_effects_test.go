@@ -27,6 +27,9 @@ func TestEveryLiveDirectiveIsDecided(t *testing.T) {
 		// Commands and connections read them as they run or are accepted.
 		"acllog-max-len", "slowlog-log-slower-than", "slowlog-max-len", "latency-tracking-info-percentiles",
 		"stream-node-max-bytes", "stream-node-max-entries", "tcp-keepalive", "protected-mode", "oom-score-adj",
+		// Cluster routing and CLUSTER SLOTS/SHARDS read these on each use.
+		"cluster-allow-pubsubshard-when-down", "cluster-allow-reads-when-down", "cluster-preferred-endpoint-type",
+		"cluster-require-full-coverage",
 	}
 	for name, e := range config.DirectiveEffects() {
 		listed := slices.Contains(readAtUse, name)

@@ -219,7 +219,7 @@ func TestConfigRefusesFeaturesIocacheLacks(t *testing.T) {
 	if got := c.do("CONFIG", "GET", "tls-cluster"); !strings.Contains(got, "\r\n$2\r\nno\r\n") {
 		t.Errorf("a refused tls-cluster changed the value: %q", got)
 	}
-	for _, line := range []string{"cluster-enabled yes", "tls-cluster yes", "socket-mark-id 1", "activedefrag yes",
+	for _, line := range []string{"tls-cluster yes", "socket-mark-id 1", "activedefrag yes",
 		"enable-protected-configs local"} {
 		f := strings.Fields(line)
 		if _, err := config.Load([]string{"--" + f[0], f[1]}, nil); err == nil {

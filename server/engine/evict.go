@@ -249,6 +249,9 @@ func (s *Server) settleMemory() { s.owed.Settle() }
 func (s *Server) newDB() *keyspace.DB {
 	db := keyspace.NewDB(s.seed)
 	db.ShareOwed(&s.owed)
+	if s.cluster != nil {
+		db.IndexSlots() // CLUSTER COUNTKEYSINSLOT and GETKEYSINSLOT (cluster.go)
+	}
 	return db
 }
 

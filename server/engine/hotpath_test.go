@@ -20,7 +20,8 @@ var hotPathCases = []struct{ name, req string }{
 	{"SET", "*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000042\r\n$3\r\nxxx\r\n"},
 	{"INCR", "*2\r\n$4\r\nINCR\r\n$7\r\ncounter\r\n"},
 	{"EXISTS", "*2\r\n$6\r\nEXISTS\r\n$16\r\nkey:000000000042\r\n"},
-	{"MGET", "*3\r\n$4\r\nMGET\r\n$16\r\nkey:000000000042\r\n$7\r\nmissing\r\n"},
+	// A hit and a miss; the miss's {hash tag} puts it in the hit's slot, as cluster mode requires.
+	{"MGET", "*3\r\n$4\r\nMGET\r\n$16\r\nkey:000000000042\r\n$25\r\n{key:000000000042}missing\r\n"},
 	{"HGET", "*3\r\n$4\r\nHGET\r\n$4\r\nhash\r\n$5\r\nfield\r\n"},
 	// A field of a small (inline) hash overwritten, as redis-benchmark -t hset does.
 	{"HSET", "*4\r\n$4\r\nHSET\r\n$4\r\nhash\r\n$5\r\nfield\r\n$5\r\nvalue\r\n"},
@@ -32,12 +33,15 @@ var hotPathCases = []struct{ name, req string }{
 
 // bareServer is a server that is not serving (its main loop never runs: the test calls it on
 // its own goroutine) and an authenticated client of the default user, with no socket.
-func bareServer(tb testing.TB) (*Server, *client) {
+func bareServer(tb testing.TB, mutate ...func(*config.Config)) (*Server, *client) {
 	cfg := config.New()
 	cfg.Port = 0
 	cfg.Bind = []string{"127.0.0.1"}
 	cfg.LogLevel = "warning"
 	cfg.Save = ""
+	for _, m := range mutate {
+		m(cfg)
+	}
 	s, err := New(cfg)
 	if err != nil {
 		tb.Fatal(err)
@@ -49,8 +53,8 @@ func bareServer(tb testing.TB) (*Server, *client) {
 }
 
 // hotPathRunner returns a function that serves one request on a server's main thread.
-func hotPathRunner(tb testing.TB) func(req []byte) {
-	s, c := bareServer(tb)
+func hotPathRunner(tb testing.TB, mutate ...func(*config.Config)) func(req []byte) {
+	s, c := bareServer(tb, mutate...)
 	lim := resp.DefaultLimits
 	var qbuf []byte
 	serve := func(req []byte) {
@@ -66,9 +70,15 @@ func hotPathRunner(tb testing.TB) func(req []byte) {
 			c.conn.CmdEnds = append(c.conn.CmdEnds, len(c.conn.Argv))
 		}
 		s.process(c)
+		if len(c.w.Buf) > 0 && c.w.Buf[0] == '-' {
+			tb.Fatalf("%q: %q", req, c.w.Buf)
+		}
 		c.w.Buf = c.w.Buf[:0]
 	}
 	// The keys exist first, so that GET hits and SET overwrites in place.
+	if s.cluster != nil { // a node serving every slot
+		serve([]byte("*4\r\n$7\r\nCLUSTER\r\n$13\r\nADDSLOTSRANGE\r\n$1\r\n0\r\n$5\r\n16383\r\n"))
+	}
 	serve([]byte("*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000042\r\n$3\r\nxxx\r\n"))
 	serve([]byte("*4\r\n$4\r\nHSET\r\n$4\r\nhash\r\n$5\r\nfield\r\n$5\r\nvalue\r\n"))
 	return serve
@@ -85,9 +95,32 @@ func TestHotPathAllocatesNothing(t *testing.T) {
 	}
 }
 
-// BenchmarkHotPath measures the hot path per command; it reports 0 allocs/op.
+// In cluster mode each keyed command is routed (its keys found, their slot computed and checked)
+// before it runs: that must not allocate either.
+func TestHotPathAllocatesNothingInClusterMode(t *testing.T) {
+	serve := hotPathRunner(t, clusterMode(t))
+	for _, tc := range hotPathCases {
+		req := []byte(tc.req)
+		serve(req)
+		if n := testing.AllocsPerRun(1000, func() { serve(req) }); n != 0 {
+			t.Errorf("%s: %.2f allocations per request, want 0", tc.name, n)
+		}
+	}
+}
+
+func clusterMode(tb testing.TB) func(*config.Config) {
+	dir := tb.TempDir()
+	return func(c *config.Config) { c.ClusterEnabled, c.Dir = true, dir }
+}
+
+// BenchmarkHotPath measures the hot path per command, standalone and in cluster mode (the
+// routing's cost); it reports 0 allocs/op.
 func BenchmarkHotPath(b *testing.B) {
-	serve := hotPathRunner(b)
+	b.Run("standalone", func(b *testing.B) { benchHotPath(b, hotPathRunner(b)) })
+	b.Run("cluster", func(b *testing.B) { benchHotPath(b, hotPathRunner(b, clusterMode(b))) })
+}
+
+func benchHotPath(b *testing.B, serve func([]byte)) {
 	for _, tc := range hotPathCases {
 		b.Run(tc.name, func(b *testing.B) {
 			req := []byte(tc.req)

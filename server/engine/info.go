@@ -66,7 +66,7 @@ func (s *Server) infoString(args [][]byte) string {
 	section("Commandstats", s.infoCommandstats)
 	section("Errorstats", s.infoErrorstats)
 	section("Latencystats", s.infoLatencystats)
-	section("Cluster", func(f func(string, any)) { f("cluster_enabled", 0) })
+	section("Cluster", func(f func(string, any)) { f("cluster_enabled", boolInt(s.cluster != nil)) })
 	section("Keyspace", s.infoKeyspace)
 	return b.String()
 }

@@ -270,6 +270,9 @@ func (s *Server) finishHandshake(res syncResult) {
 			s.dbs[i] = res.dbs[i]
 			s.dbs[i].Settle() // loaded off the main thread, without the server's Owed
 			s.dbs[i].ShareOwed(&s.owed)
+			if s.cluster != nil {
+				s.dbs[i].IndexSlots()
+			}
 			s.touchReplacedDB(i, old, s.dbs[i])
 		}
 		if s.tracking.clients > 0 {

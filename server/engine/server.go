@@ -92,6 +92,8 @@ type Server struct {
 	seed maphash.Seed
 	// owed lists the DBs with writes to settle after the running command (evict.go).
 	owed keyspace.Owed
+	// cluster is the cluster node's state (cluster.go); nil unless cluster-enabled yes.
+	cluster *clusterState
 	// commands is the table clients call, after rename-command; builtin has every command under
 	// its original name, for the server's own lookups (rename.go).
 	commands     map[string]*command
@@ -179,6 +181,11 @@ func New(cfg *config.Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.ClusterEnabled {
+		if err := s.initCluster(); err != nil {
+			return nil, err
+		}
+	}
 	s.dbs = make([]*keyspace.DB, cfg.Databases)
 	for i := range s.dbs {
 		s.dbs[i] = s.newDB()
@@ -190,6 +197,9 @@ func New(cfg *config.Config) (*Server, error) {
 	}
 	if err := s.applyRenames(); err != nil {
 		return nil, err
+	}
+	if s.cluster != nil {
+		markKeyless(s.builtin)
 	}
 	s.acl = newACLState(s.builtin)
 	s.cgroupLimit = cgroupMemoryLimit()

@@ -9,6 +9,8 @@ import (
 	"bytes"
 	"hash/maphash"
 	"math/rand/v2"
+
+	"github.com/iocache/iocache/server/cluster"
 )
 
 // Ref identifies a key's record inside its DB. A Ref is invalidated by any write to the DB except
@@ -59,6 +61,8 @@ type DB struct {
 	// last) snapshot"; snapshot is the running one, if any (see snapshot.go).
 	visited  byte
 	snapshot Snapshotter
+	// slots lists the keys by hash slot in cluster mode (slots.go); nil otherwise.
+	slots *slotIndex
 }
 
 // NewDB returns an empty database. All DBs of a server share one hash seed, so a key moved
@@ -169,6 +173,9 @@ func (db *DB) register(key []byte, h handle) {
 	rc := db.rec(h)
 	rc.setDenseIdx(pos)
 	db.dense = append(db.dense, h)
+	if db.slots != nil {
+		db.slots.add(cluster.KeySlot(key), pos)
+	}
 	if rc.hasExpire() {
 		rc.setExpiringIdx(uint32(len(db.expiring)))
 		db.expiring = append(db.expiring, h)
@@ -192,14 +199,23 @@ func (db *DB) unregister(h handle) {
 	i := rc.denseIdx()
 	db.forgetPos(rc.key(), i)
 	lastPos := uint32(len(db.dense) - 1)
+	if db.slots != nil {
+		db.slots.remove(cluster.KeySlot(rc.key()), i)
+	}
 	if i != lastPos {
 		last := db.dense[lastPos]
 		lr := db.rec(last)
 		db.movePos(lr.key(), lastPos, i)
 		db.dense[i] = last
 		lr.setDenseIdx(i)
+		if db.slots != nil {
+			db.slots.move(cluster.KeySlot(lr.key()), lastPos, i)
+		}
 	}
 	db.dense = db.dense[:lastPos]
+	if db.slots != nil {
+		db.slots.truncate(lastPos)
+	}
 	if rc.hasExpire() {
 		db.removeExpiring(rc)
 	}
@@ -247,6 +263,9 @@ func (db *DB) ShrinkLists() {
 	}
 	if c := cap(db.expiring); c > 1024 && len(db.expiring) < c/4 {
 		db.expiring = append(make([]handle, 0, c/2), db.expiring...)
+	}
+	if db.slots != nil {
+		db.slots.shrink()
 	}
 }
 
@@ -554,7 +573,7 @@ func (db *DB) UsedMemory() int64 {
 	// (uint64→uint32) take 16 and a control byte.
 	index := int64(len(db.index))*13 + int64(len(db.over))*24
 	lists := int64(cap(db.dense)+cap(db.expiring))*8 + int64(cap(db.objects))*16
-	return db.arena.used + db.arena.metaBytes() + index + lists + db.objBytes
+	return db.arena.used + db.arena.metaBytes() + index + lists + db.objBytes + db.slots.memory()
 }
 
 // Fragmentation is the memory held in free arena slots: reserved by the process, reusable by new
