@@ -69,7 +69,7 @@ var ownedDirectives = []string{
 // benchmark Jobs send: a rename-command of one of them would leave the instance unmanageable (a
 // live change failing on every pass, probes failing, replicas unable to sync), so spec.config may
 // not rename them.
-var operatorCommands = []string{"acl", "auth", "benchspace", "bgsave", "client", "config", "hello", "info", "ping", "psync", "replconf", "replicaof", "role"}
+var operatorCommands = []string{"acl", "auth", "benchspace", "bgsave", "client", "cluster", "clustermap", "config", "hello", "info", "ping", "psync", "replconf", "replicaof", "role"}
 
 // serverConfig is what the operator resolved from a spec: the rendered iocache.conf and the values
 // status reports.
@@ -200,6 +200,10 @@ func finishConfig(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, threads fu
 	}
 	line("bind * -::*")
 	line("dir %s", dataDir)
+	if parent := ci.Labels[labelShardOf]; parent != "" {
+		line("# A shard of %s: a Redis Cluster node serving the slots the operator's map gives it (CLUSTERMAP SET).", parent)
+		line("cluster-enabled yes")
+	}
 	line("metrics-port %d", s.Metrics.Port)
 	threads(line)
 	line("maxmemory %d", cfg.MaxMemory)

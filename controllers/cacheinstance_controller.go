@@ -140,6 +140,9 @@ func (i *instance) recheckIn(d time.Duration) {
 // list or watch: it never sees Secrets it was not told about); and handles ServiceMonitors one by
 // one without a watch, because their CRD may be missing.
 // +kubebuilder:rbac:groups=cache.iocache.dev,resources=cacheinstances,verbs=get;list;watch
+// A sharded instance's shards are CacheInstances it creates, keeps in step with its spec, and
+// deletes once emptied when shards go down.
+// +kubebuilder:rbac:groups=cache.iocache.dev,resources=cacheinstances,verbs=create;update;delete
 // +kubebuilder:rbac:groups=cache.iocache.dev,resources=cacheinstances/status,verbs=update
 // +kubebuilder:rbac:groups=cache.iocache.dev,resources=cacheinstances/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;patch
@@ -195,6 +198,9 @@ func (r *CacheInstanceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{}, nil
 	}
 	ci.SetDefaults()
+	if ci.ShardCount() > 1 {
+		return r.reconcileSharded(ctx, ci)
+	}
 	inst := &instance{CacheInstance: ci}
 
 	result, err := r.reconcileSteps(ctx, inst)
@@ -290,6 +296,7 @@ func (r *CacheInstanceReconciler) SetupWithManager(mgr ctrl.Manager, maxConcurre
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
 		Owns(&networkingv1.NetworkPolicy{}).
+		Owns(&cachev1alpha1.CacheInstance{}). // a sharded instance's shards
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(instanceOfPod)).
 		Watches(&cachev1alpha1.CacheBenchmark{}, handler.EnqueueRequestsFromMapFunc(instanceOfBenchmark),
 			builder.WithPredicates(benchmarkEnded)).

@@ -186,14 +186,21 @@ func (cl *cluster) namespace(t *testing.T) string {
 // eventually retries check until it returns nil, failing the test with its last error after 30s.
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	eventuallyWithin(t, 30*time.Second, what, check)
+}
+
+// eventuallyWithin is eventually with another deadline, for what the operator notices only on a
+// periodic check.
+func eventuallyWithin(t *testing.T, d time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for {
 		err := check()
 		if err == nil {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: still not true after 30s: %v", what, err)
+			t.Fatalf("%s: still not true after %v: %v", what, d, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -106,6 +106,10 @@ var specFieldChanges = map[string][]fieldChange{
 		want: cachev1alpha1.RolloutWarm}},
 	"replicas": {{name: "1 to 2", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Replicas = ptr.To[int32](2) },
 		want: cachev1alpha1.RolloutWarm}},
+	// A standalone instance's pod is not a cluster node: 1 to 2 shards is refused (between 2 and
+	// 16 shards move slots online: TestShardsChangeMovesSlotsOnline).
+	"shards": {{name: "1 to 2", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Shards = ptr.To[int32](2) },
+		want: refused}},
 	"replication": {{name: "failoverAfterSeconds", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Replication.FailoverAfterSeconds = 30 },
 		want: cachev1alpha1.RolloutLive}},
 	"rollout": {{name: "allowColdRestart", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Rollout.AllowColdRestart = true },

@@ -60,3 +60,11 @@ func (c *CacheInstance) SetDefaults() {
 		}
 	}
 }
+
+// ShardCount is spec.shards, 1 when unset.
+func (c *CacheInstance) ShardCount() int32 {
+	if c.Spec.Shards == nil {
+		return 1
+	}
+	return *c.Spec.Shards
+}

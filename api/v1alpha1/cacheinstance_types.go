@@ -209,6 +209,8 @@ type CacheInstanceBenchmarkSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.users) || size(self.users) == 0 || has(self.auth)",message="users need auth: without a password the default user lets every client in with every permission"
 // +kubebuilder:validation:XValidation:rule="quantity(string(self.memory)).compareTo(quantity('32Mi')) >= 0",message="memory must be at least 32Mi: the server needs room for its runtime and buffers besides the data"
 // +kubebuilder:validation:XValidation:rule="!has(self.maxMemory) || quantity(string(self.maxMemory)).compareTo(quantity(string(self.memory))) < 0",message="maxMemory must be less than memory: the data may not fill the whole pod, or the kernel kills it before eviction starts"
+// +kubebuilder:validation:XValidation:rule="!has(self.shards) || self.shards == 1 || !has(self.tls)",message="spec.tls is not supported with shards above 1 yet"
+// +kubebuilder:validation:XValidation:rule="(has(self.shards) && self.shards > 1) == (has(oldSelf.shards) && oldSelf.shards > 1)",message="spec.shards cannot change between 1 and more than 1: a standalone instance's pods are not cluster nodes; create a sharded instance instead (shards can change freely above 1)"
 // +kubebuilder:validation:XValidation:rule="(!has(self.replicas) || self.replicas <= 1) || has(self.tls) == has(oldSelf.tls)",message="spec.tls cannot be added or removed while replicas is above 1: the pods are replaced one at a time, and a replica cannot follow a primary that speaks the other protocol; scale to 1 replica first, or create a new instance"
 type CacheInstanceSpec struct {
 	// Cores is the number of CPUs the instance gets under cpuMode Exclusive; requests equal limits
@@ -311,6 +313,21 @@ type CacheInstanceSpec struct {
 	// +kubebuilder:validation:Maximum=9
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Shards splits the keys over this many primaries, each with spec.replicas pods, as one Redis
+	// Cluster: clients that speak Redis Cluster (go-redis's ClusterClient, rueidis, redis-cli -c,
+	// Jedis, Lettuce) reach every shard through any node. 1, the default, is one primary as
+	// before. Above 1 the operator makes one CacheInstance per shard, <name>-shard-<i>, with this
+	// spec (so each shard has replicas, failover, rollouts and persistence as any instance),
+	// assigns the 16,384 hash slots evenly, keeps the slot map in status.cluster and pushes it to
+	// every node with an epoch. Changing it (between 2 and 16) moves slots online: batches of
+	// slots go from shard to shard with Redis's own slot-moving commands while clients keep
+	// running, a new shard first joins the map empty, and a shard being removed is emptied before
+	// its instance is deleted.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16
+	// +optional
+	Shards *int32 `json:"shards,omitempty"`
 
 	// Replication says when the operator fails over, for replicas above 1.
 	// +kubebuilder:default={}
@@ -698,17 +715,71 @@ type CacheInstanceStatus struct {
 	// TLS is the certificate the instance serves, with spec.tls.
 	// +optional
 	TLS *TLSStatus `json:"tls,omitempty"`
+	// Cluster is the slot map of a sharded instance (spec.shards above 1): the truth the operator
+	// writes first and then pushes to every node.
+	// +optional
+	Cluster *ClusterStatus `json:"cluster,omitempty"`
+}
+
+// ClusterStatus is a sharded instance's slot map and how far the nodes serve it.
+type ClusterStatus struct {
+	// Epoch orders the maps: each new map gets a higher one, and a node refuses a map older than
+	// the one it serves, so a late push cannot undo a newer one.
+	Epoch int64 `json:"epoch"`
+	// Shards are the shards in order, with their slots.
+	// +listType=atomic
+	// +optional
+	Shards []ShardStatus `json:"shards,omitempty"`
+	// SlotsCovered counts the slots whose primary is known and serving the current map.
+	// +optional
+	SlotsCovered int32 `json:"slotsCovered,omitempty"`
+	// Nodes counts the server pods serving the current map.
+	// +optional
+	Nodes int32 `json:"nodes,omitempty"`
+	// Moving is the batch of slots being moved now, written before the move starts, so that an
+	// operator restarted in the middle finishes it before anything else.
+	// +optional
+	Moving *SlotMove `json:"moving,omitempty"`
+	// SlotsToMove counts the slots still to move to reach the shards asked for.
+	// +optional
+	SlotsToMove int32 `json:"slotsToMove,omitempty"`
+}
+
+// SlotMove is a batch of slots moving from one shard to another.
+type SlotMove struct {
+	// Slots are the slots of the batch, as Redis writes them.
+	Slots string `json:"slots"`
+	// From and To are the shards' indexes in status.cluster.shards.
+	From int32 `json:"from"`
+	To   int32 `json:"to"`
+}
+
+// ShardStatus is one shard of the slot map.
+type ShardStatus struct {
+	// Instance is the shard's CacheInstance.
+	Instance string `json:"instance"`
+	// Slots are the hash slots the shard serves, as Redis writes them: "0-5460" or
+	// "0-100,200-300".
+	// +optional
+	Slots string `json:"slots,omitempty"`
+	// Primary is the pod that serves the shard's slots, as the last map said.
+	// +optional
+	Primary string `json:"primary,omitempty"`
 }
 
 // CacheInstance is a Redis-compatible cache (iocache-server) with a given number of cores, its
 // io-threads and cpulists resolved by the operator and its throughput validated by benchmark Jobs.
 // +kubebuilder:object:root=true
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="a CacheInstance name is a DNS label of at most 52 characters starting with a letter: it names the Services and the StatefulSet, whose pods add a suffix"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.shards) || self.spec.shards == 1 || self.metadata.name.size() <= 43",message="a sharded CacheInstance's name is at most 43 characters: each shard is an instance named <name>-shard-<i>"
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=ci;cache,categories=iocache
 // +kubebuilder:printcolumn:name="Cores",type=integer,JSONPath=`.spec.cores`
 // +kubebuilder:printcolumn:name="IO-Threads",type=integer,JSONPath=`.status.ioThreads`
+// +kubebuilder:printcolumn:name="Shards",type=integer,priority=1,JSONPath=`.spec.shards`
+// +kubebuilder:printcolumn:name="Slots",type=integer,priority=1,JSONPath=`.status.cluster.slotsCovered`
+// +kubebuilder:printcolumn:name="Moving",type=integer,priority=1,JSONPath=`.status.cluster.slotsToMove`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Primary",type=string,priority=1,JSONPath=`.status.replication.primary`

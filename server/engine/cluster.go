@@ -311,3 +311,14 @@ func (s *Server) routeDecide(c *client, cmd *command, r *route) string {
 func (s *Server) redirect(kind string, slot int, n *cluster.Node) string {
 	return kind + " " + strconv.Itoa(slot) + " " + cluster.Endpoint(n, s.cfg.CompatValue("cluster-preferred-endpoint-type")) + ":" + strconv.Itoa(n.Port)
 }
+
+// scriptClusterError is what redis.call answers for a command its node would redirect.
+func scriptClusterError(msg string) string {
+	switch msg {
+	case errClusterDown:
+		return "ERR Script attempted to execute a command while the cluster is down"
+	case errClusterDownRO:
+		return "ERR Script attempted to execute a write command while the cluster is down and readonly"
+	}
+	return "ERR Script attempted to access a non local key in a cluster node"
+}

@@ -135,6 +135,11 @@ func TestClusterAgreesWithRedis(t *testing.T) {
 	same(false, "COPY", "{bar}a", "{bar}z", "DB", "1")
 	same(false, "EVAL", "return redis.call('get', KEYS[1])", "1", "foo")
 	same(false, "EVAL", "return redis.call('get', KEYS[1])", "1", "{bar}a")
+	same(false, "EVAL", "return redis.call('get', 'foo')", "0")                             // not this node's
+	same(false, "EVAL", "return redis.pcall('get', 'foo')", "0")                            // the same, caught
+	same(false, "EVAL", "redis.call('set', 'bar', '1') return redis.call('get', 'b')", "0") // two slots, both here
+	same(false, "EVAL", "redis.call('set', 'bar', '1') return redis.call('get', 'a')", "1", "bar")
+	same(false, "FCALL", "nosuch", "0")
 	same(false, "SPUBLISH", "foo", "m")
 	same(false, "PING")
 	same(false, "DBSIZE")

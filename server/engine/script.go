@@ -178,6 +178,14 @@ func (h *scriptHost) Call(argv [][]byte, resp3 bool) ([]byte, string) {
 	sc.w.Buf = sc.w.Buf[:0]
 	sc.w.RESP3 = resp3
 	sc.flags = flagExecuting // blocking commands answer at once, as inside MULTI
+	if s.cluster != nil && !h.caller.isMaster {
+		// A cluster node's script reaches only the keys this node serves, declared or not, with
+		// its caller's ASKING and READONLY (Redis's scriptVerifyClusterState).
+		sc.flags |= h.caller.flags & (flagAsking | flagReadonly)
+		if msg := s.clusterRoute(sc, cmd, argv); msg != "" {
+			return nil, scriptClusterError(msg)
+		}
+	}
 	s.call(sc, argv)
 	return sc.w.Buf, ""
 }
