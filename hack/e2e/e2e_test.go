@@ -705,6 +705,10 @@ func TestEndToEnd(t *testing.T) {
 		testReplication(ctx, t, e)
 	})
 
+	p.run(t, "shards: a 3-shard cluster filled, grown to 4 and shrunk to 2 under a cluster client's load; no key or acknowledged increment lost", func(t *testing.T) {
+		testShards(ctx, t, e)
+	})
+
 	p.run(t, "an instance the node cannot fit: Degraded with the scheduler's reason, and an event", func(t *testing.T) {
 		// The node has one exclusive CPU (the others are reserved): two cores cannot be scheduled.
 		tooBig := &cachev1alpha1.CacheInstance{
