@@ -39,7 +39,9 @@ const (
 	labelShardOf = "cache.iocache.dev/shard-of"
 	// shardRecheck is how often a sharded instance checks that every node serves its map (a pod
 	// replaced or failed over changes an address or a role without changing a shard's spec).
-	shardRecheck            = 15 * time.Second
+	shardRecheck = 15 * time.Second
+	// moveRetry is how soon a failed step of the map's life is tried again.
+	moveRetry               = 2 * time.Second
 	reasonClusterServing    = "ClusterServing"
 	reasonClusterForming    = "ClusterForming"
 	reasonClusterResharding = "Resharding"
@@ -134,6 +136,8 @@ func (r *CacheInstanceReconciler) reconcileSharded(ctx context.Context, ci *cach
 	}
 	if err != nil {
 		logf.FromContext(ctx).Info("cluster map not in step yet", "reason", err.Error())
+		// A move that fails (a target out of memory, a node gone) is retried, not hammered.
+		requeue = max(requeue, moveRetry)
 	}
 	st.SlotsToMove = int32(slotsToMove(st, want))
 	serr := r.updateStatus(ctx, ci, func(s *cachev1alpha1.CacheInstanceStatus) {
@@ -150,6 +154,9 @@ func (r *CacheInstanceReconciler) reconcileSharded(ctx context.Context, ci *cach
 		case st.SlotsToMove > 0 || st.Moving != nil:
 			cond.Reason = reasonClusterResharding
 			cond.Message = fmt.Sprintf("moving slots online: %d to go", st.SlotsToMove)
+			if err != nil {
+				cond.Message = truncateMessage(cond.Message + "; the last step failed, retrying: " + err.Error())
+			}
 			s.Phase = cachev1alpha1.PhaseProgressing
 		case err != nil:
 			cond.Message = truncateMessage(err.Error())
