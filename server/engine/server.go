@@ -654,6 +654,9 @@ func (s *Server) pushTo(c *client, data []byte) {
 }
 
 func (s *Server) stopAll() {
+	// A snapshot still running (BGSAVE, BGREWRITEAOF) is abandoned and waited for, as Redis kills
+	// its child at shutdown: nothing writes into dir once Serve has returned.
+	s.abortBGSave()
 	s.closeAOF()
 	s.closeListeners()
 	s.io.Stop()
