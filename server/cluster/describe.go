@@ -27,8 +27,9 @@ func Endpoint(n *Node, preferred string) string {
 // the map is what every node was told.
 func (t *Topology) NodesText(tls bool) string {
 	var b strings.Builder
+	byNode := t.RangesByNode()
 	for _, n := range t.nodes {
-		t.nodeLine(&b, n, tls)
+		t.nodeLine(&b, n, byNode[n], tls)
 	}
 	return b.String()
 }
@@ -36,11 +37,11 @@ func (t *Topology) NodesText(tls bool) string {
 // NodeLine is CLUSTER NODES's line of one node (CLUSTER REPLICAS lists these).
 func (t *Topology) NodeLine(n *Node, tls bool) string {
 	var b strings.Builder
-	t.nodeLine(&b, n, tls)
+	t.nodeLine(&b, n, t.Ranges(n), tls)
 	return b.String()
 }
 
-func (t *Topology) nodeLine(b *strings.Builder, n *Node, tls bool) {
+func (t *Topology) nodeLine(b *strings.Builder, n *Node, ranges [][2]int, tls bool) {
 	port := n.Port
 	if tls && n.TLSPort != 0 {
 		port = n.TLSPort
@@ -68,13 +69,9 @@ func (t *Topology) nodeLine(b *strings.Builder, n *Node, tls bool) {
 	b.WriteString(" 0 0 ")
 	b.WriteString(strconv.FormatUint(t.Epoch, 10))
 	b.WriteString(" connected")
-	for _, r := range t.Ranges(n) {
+	if len(ranges) > 0 {
 		b.WriteByte(' ')
-		b.WriteString(strconv.Itoa(r[0]))
-		if r[1] != r[0] {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(r[1]))
-		}
+		b.WriteString(FormatRanges(ranges, " "))
 	}
 	if n == t.Myself {
 		for s := range Slots {

@@ -65,17 +65,11 @@ func ParseNodesConf(text string) (myID string, m Map, err error) {
 			if strings.HasPrefix(s, "[") {
 				continue
 			}
-			lo, hi, ok := strings.Cut(s, "-")
-			a, err1 := strconv.Atoi(lo)
-			b := a
-			var err2 error
-			if ok {
-				b, err2 = strconv.Atoi(hi)
+			r, err := ParseRange(s)
+			if err != nil {
+				return "", Map{}, fmt.Errorf("line %d: %w", ln+1, err)
 			}
-			if err1 != nil || err2 != nil {
-				return "", Map{}, fmt.Errorf("line %d: slot range %q", ln+1, s)
-			}
-			n.Slots = append(n.Slots, [2]int{a, b})
+			n.Slots = append(n.Slots, r)
 		}
 		if _, dup := byID[n.ID]; dup {
 			return "", Map{}, fmt.Errorf("line %d: node %s twice", ln+1, n.ID)

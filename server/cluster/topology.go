@@ -109,9 +109,10 @@ func (t *Topology) recount() {
 // Primaries are the nodes that serve at least one slot, in the map's order (Redis's
 // cluster_size counts these).
 func (t *Topology) Primaries() []*Node {
+	byNode := t.RangesByNode()
 	var out []*Node
 	for _, n := range t.nodes {
-		if n.Primary == nil && len(t.Ranges(n)) > 0 {
+		if n.Primary == nil && len(byNode[n]) > 0 {
 			out = append(out, n)
 		}
 	}
@@ -131,15 +132,22 @@ func (t *Topology) Replicas(n *Node) []*Node {
 
 // Ranges are the slot ranges n serves, ascending.
 func (t *Topology) Ranges(n *Node) [][2]int {
-	var out [][2]int
-	for s := 0; s < Slots; s++ {
-		if t.owner[s] != n {
+	return RangesOf(func(s int) bool { return t.owner[s] == n })
+}
+
+// RangesByNode are every owner's slot ranges, ascending, from one pass over the slots: what a
+// description of every node needs (CLUSTER NODES, SLOTS, SHARDS, the exported map).
+func (t *Topology) RangesByNode() map[*Node][][2]int {
+	out := map[*Node][][2]int{}
+	for s, n := range t.owner {
+		if n == nil {
 			continue
 		}
-		if k := len(out); k > 0 && out[k-1][1] == s-1 {
-			out[k-1][1] = s
+		rs := out[n]
+		if k := len(rs); k > 0 && rs[k-1][1] == s-1 {
+			rs[k-1][1] = s
 		} else {
-			out = append(out, [2]int{s, s})
+			out[n] = append(rs, [2]int{s, s})
 		}
 	}
 	return out
@@ -195,8 +203,9 @@ func (t *Topology) Reset(hard bool) {
 // Export is the topology as a Map (CLUSTERMAP GET).
 func (t *Topology) Export() Map {
 	m := Map{Epoch: t.Epoch}
+	byNode := t.RangesByNode()
 	for _, n := range t.nodes {
-		mn := MapNode{ID: n.ID, IP: n.IP, Port: n.Port, TLSPort: n.TLSPort, Hostname: n.Hostname, Slots: t.Ranges(n)}
+		mn := MapNode{ID: n.ID, IP: n.IP, Port: n.Port, TLSPort: n.TLSPort, Hostname: n.Hostname, Slots: byNode[n]}
 		if n.Primary != nil {
 			mn.Primary = n.Primary.ID
 		}
@@ -204,6 +213,10 @@ func (t *Topology) Export() Map {
 	}
 	return m
 }
+
+// MaxNodes bounds a map, so that describing it (CLUSTER NODES, SLOTS, SHARDS) stays bounded:
+// Redis Cluster is designed for up to 1,000 nodes.
+const MaxNodes = 1000
 
 // ErrStale is the error of a map older than the one served.
 var ErrStale = errors.New("stale cluster map")
@@ -214,6 +227,9 @@ func ParseMap(b []byte) (Map, error) {
 	var m Map
 	if err := json.Unmarshal(b, &m); err != nil {
 		return Map{}, fmt.Errorf("the cluster map is not valid JSON: %v", err)
+	}
+	if len(m.Nodes) > MaxNodes {
+		return Map{}, fmt.Errorf("the map names %d nodes; a cluster has at most %d", len(m.Nodes), MaxNodes)
 	}
 	seen := make(map[string]*MapNode, len(m.Nodes))
 	for i := range m.Nodes {
@@ -349,17 +365,7 @@ func normal(m Map) Map {
 				owned[s] = true
 			}
 		}
-		n.Slots = nil
-		for s := range Slots {
-			if !owned[s] {
-				continue
-			}
-			if k := len(n.Slots); k > 0 && n.Slots[k-1][1] == s-1 {
-				n.Slots[k-1][1] = s
-			} else {
-				n.Slots = append(n.Slots, [2]int{s, s})
-			}
-		}
+		n.Slots = RangesOf(func(s int) bool { return owned[s] })
 		out.Nodes = append(out.Nodes, n)
 	}
 	slices.SortFunc(out.Nodes, func(a, b MapNode) int {

@@ -85,3 +85,36 @@ func TestNodesConfRoundTrip(t *testing.T) {
 		t.Fatalf("round trip: me %s, map %+v, want %s, %+v", me, got, ids[1], m)
 	}
 }
+
+// A map is bounded before it is used: more than MaxNodes nodes are refused.
+func TestParseMapRefusesTooManyNodes(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"epoch":1,"nodes":[`)
+	for i := range MaxNodes + 1 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"id":"` + NewID() + `","ip":"10.0.0.1","port":6379}`)
+	}
+	b.WriteString(`]}`)
+	if _, err := ParseMap([]byte(b.String())); err == nil || !strings.Contains(err.Error(), "at most 1000") {
+		t.Fatalf("a map of %d nodes: %v", MaxNodes+1, err)
+	}
+}
+
+func TestRangesRoundTrip(t *testing.T) {
+	in := [][2]int{{0, 5}, {7, 7}, {100, 16383}}
+	text := FormatRanges(in, ",")
+	if text != "0-5,7,100-16383" {
+		t.Fatalf("FormatRanges: %q", text)
+	}
+	got, err := ParseRanges(text, ",")
+	if err != nil || len(got) != 3 || got[1] != [2]int{7, 7} || got[2] != [2]int{100, 16383} {
+		t.Fatalf("ParseRanges: %v, %v", got, err)
+	}
+	for _, bad := range []string{"5-4", "-1", "16384", "a", "1-", "1-2-3"} {
+		if _, err := ParseRange(bad); err == nil {
+			t.Errorf("ParseRange(%q) accepted", bad)
+		}
+	}
+}

@@ -120,11 +120,11 @@ func markKeyless(commands map[string]*command) {
 		case "set", "bitfield": // one key, argv[1]: the specs' flags vary, not where the key is
 			cmd.keyRange = &keySpec{index: 1, keyStep: 1}
 			continue
-		case "sort", "sort_ro", "exec", "spublish", "ssubscribe", "sunsubscribe":
-			continue
+		case "sort", "sort_ro", "migrate", "exec", "spublish", "ssubscribe", "sunsubscribe":
+			continue // their own key finders (keyspecs.go), or routed apart (routeKeys)
 		}
 		cmd.keyless = len(specs) == 0 && cmd.subNames == nil
-		if len(specs) == 1 && cmd.subNames == nil && specs[0].keyword == "" && !specs[0].keynum && specs[0].limit == 0 && name != "migrate" {
+		if len(specs) == 1 && cmd.subNames == nil && specs[0].keyword == "" && !specs[0].keynum && specs[0].limit == 0 {
 			cmd.keyRange = &specs[0]
 		}
 	}
@@ -217,11 +217,6 @@ func (s *Server) routeKeys(r *route, cmd *command, argv [][]byte) string {
 			}
 		}
 		found, _ = appendKeys(found, name, argv)
-		if name == "migrate" && len(found) > 0 && found[0].pos == 3 && len(found[0].key) == 0 {
-			// MIGRATE ... "" ... KEYS k...: the empty key is a placeholder, as Redis's
-			// migrateGetKeys knows (its first key spec is incomplete).
-			found = append(found[:0], found[1:]...)
-		}
 	}
 	r.pubsubShard = r.pubsubShard || pubsubShard
 	msg := ""

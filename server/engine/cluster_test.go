@@ -143,6 +143,9 @@ func TestClusterAgreesWithRedis(t *testing.T) {
 	same(false, "SPUBLISH", "foo", "m")
 	same(false, "PING")
 	same(false, "DBSIZE")
+	same(false, "COMMAND", "GETKEYS", "MIGRATE", "h", "1", "", "0", "5000", "AUTH2", "u", "p", "KEYS", "a", "b")
+	same(false, "COMMAND", "GETKEYSANDFLAGS", "MIGRATE", "h", "1", "", "0", "5000", "KEYS", "a")
+	same(false, "COMMAND", "GETKEYS", "MIGRATE", "h", "1", "k", "0", "5000", "KEYS", "a")
 	for _, k := range []string{"", "a", "foo", "{", "}", "{}", "{a}b", "a{b}c{d}", "{{a}}", "\xff\x00{x"} {
 		same(false, "CLUSTER", "KEYSLOT", k)
 	}
@@ -151,6 +154,7 @@ func TestClusterAgreesWithRedis(t *testing.T) {
 		{"GETKEYSINSLOT", "5061", "10"}, {"GETKEYSINSLOT", "5061", "-1"}, {"GETKEYSINSLOT", "16384", "1"}, {"GETKEYSINSLOT", "x", "1"},
 		{"ADDSLOTS", "1"}, {"ADDSLOTS", "16384"}, {"ADDSLOTS", "9000"}, {"DELSLOTS", "99999"},
 		{"ADDSLOTSRANGE", "5", "1"}, {"ADDSLOTSRANGE", "1"}, {"DELSLOTSRANGE", "1", "2", "3"},
+		{"DELSLOTSRANGE", "1", "2", "0", "8191"}, {"DELSLOTS", "7", "8", "7"}, {"ADDSLOTSRANGE", "9000", "9001", "0", "1"},
 		{"SETSLOT", "1", "foo"}, {"SETSLOT", "99999", "STABLE"}, {"SETSLOT", "1", "STABLE", "x"},
 		{"SETSLOT", "1", "MIGRATING", "0123456789012345678901234567890123456789"},
 		{"SETSLOT", "9000", "MIGRATING", "<idB>"}, {"SETSLOT", "1", "IMPORTING", "<idB>"},
@@ -429,5 +433,27 @@ func TestClusterReplicaServesReadsWithReadonly(t *testing.T) {
 	}
 	if got := r.do("CLUSTER", "SLOTS"); !strings.Contains(got, nodes[1].id) {
 		t.Fatalf("CLUSTER SLOTS does not list the replica: %q", got)
+	}
+}
+
+// TestClusterSlotRangesBounded: ADDSLOTSRANGE repeating the whole range 100,000 times is 1.6
+// billion slots named; the node answers at once with Redis's error and holds no more than the
+// arguments (the slots go to a 16,384-entry bitmap, not a list).
+func TestClusterSlotRangesBounded(t *testing.T) {
+	_, addr := startServer(t, func(c *config.Config) { c.ClusterEnabled = true })
+	p := dialPeer(t, addr)
+	args := []string{"CLUSTER", "ADDSLOTSRANGE"}
+	for range 100000 {
+		args = append(args, "0", "16383")
+	}
+	start := time.Now()
+	if got := p.do(args...); got != "-ERR Slot 0 specified multiple times\r\n" {
+		t.Fatalf("reply %q", got)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("answered after %v", d)
+	}
+	if got := p.do("CLUSTER", "INFO"); !strings.Contains(got, "cluster_slots_assigned:0\r\n") {
+		t.Fatalf("a refused ADDSLOTSRANGE changed the map: %q", got)
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -155,19 +156,16 @@ func cmdClusterSlots(s *Server, c *client, _ [][]byte) {
 		n *cluster.Node
 	}
 	var entries []entry
+	byNode := topo.RangesByNode()
 	for _, n := range topo.Nodes() {
 		if n.Primary == nil {
-			for _, r := range topo.Ranges(n) {
+			for _, r := range byNode[n] {
 				entries = append(entries, entry{r, n})
 			}
 		}
 	}
-	// Ascending by slot, as Redis lists them.
-	for i := 1; i < len(entries); i++ {
-		for j := i; j > 0 && entries[j].r[0] < entries[j-1].r[0]; j-- {
-			entries[j], entries[j-1] = entries[j-1], entries[j]
-		}
-	}
+	// Ascending by slot, as Redis lists them (up to 16,384 ranges for a fragmented map).
+	slices.SortFunc(entries, func(a, b entry) int { return a.r[0] - b.r[0] })
 	c.w.Array(len(entries))
 	for _, e := range entries {
 		replicas := topo.Replicas(e.n)
@@ -190,11 +188,12 @@ func cmdClusterShards(s *Server, c *client, _ [][]byte) {
 			primaries = append(primaries, n)
 		}
 	}
+	byNode := topo.RangesByNode()
 	c.w.Array(len(primaries))
 	for _, p := range primaries {
 		c.w.Map(2)
 		c.w.BulkString("slots")
-		ranges := topo.Ranges(p)
+		ranges := byNode[p]
 		c.w.Array(2 * len(ranges))
 		for _, r := range ranges {
 			c.w.Int(int64(r[0]))
@@ -289,12 +288,13 @@ func cmdClusterGetKeysInSlot(s *Server, c *client, argv [][]byte) {
 	})
 }
 
-// cmdClusterAddSlots is ADDSLOTS, DELSLOTS and their RANGE forms: every slot is checked before
-// any changes, as in Redis.
+// cmdClusterAddSlots is ADDSLOTS, DELSLOTS and their RANGE forms: every argument is parsed, then
+// every slot checked, before anything changes, as in Redis. Ranges are expanded into a bitmap
+// of the 16,384 slots, so arguments that repeat a range cost nothing more than their parsing.
 func cmdClusterAddSlots(s *Server, c *client, argv [][]byte) {
 	sub := lowerASCII(string(argv[1]))
 	add := strings.HasPrefix(sub, "add")
-	var slots []int
+	var ranges [][2]int // no more than the arguments
 	if strings.HasSuffix(sub, "range") {
 		if len(argv)%2 == 1 {
 			s.addError(c, "ERR wrong number of arguments for 'cluster|"+sub+"' command")
@@ -313,9 +313,7 @@ func cmdClusterAddSlots(s *Server, c *client, argv [][]byte) {
 				s.addError(c, "ERR start slot number "+strconv.Itoa(lo)+" is greater than end slot number "+strconv.Itoa(hi))
 				return
 			}
-			for v := lo; v <= hi; v++ {
-				slots = append(slots, v)
-			}
+			ranges = append(ranges, [2]int{lo, hi})
 		}
 	} else {
 		for _, a := range argv[2:] {
@@ -323,31 +321,34 @@ func cmdClusterAddSlots(s *Server, c *client, argv [][]byte) {
 			if !ok {
 				return
 			}
-			slots = append(slots, v)
+			ranges = append(ranges, [2]int{v, v})
 		}
 	}
 	topo := s.cluster.topo
-	var seen [cluster.Slots]bool
-	for _, v := range slots {
-		if seen[v] {
-			s.addError(c, "ERR Slot "+strconv.Itoa(v)+" specified multiple times")
-			return
-		}
-		seen[v] = true
-		if add && topo.Owner(v) != nil {
-			s.addError(c, "ERR Slot "+strconv.Itoa(v)+" is already busy")
-			return
-		}
-		if !add && topo.Owner(v) == nil {
-			s.addError(c, "ERR Slot "+strconv.Itoa(v)+" is already unassigned")
-			return
+	var named [cluster.Slots]bool
+	for _, r := range ranges {
+		for v := r[0]; v <= r[1]; v++ {
+			switch {
+			case add && topo.Owner(v) != nil:
+				s.addError(c, "ERR Slot "+strconv.Itoa(v)+" is already busy")
+				return
+			case !add && topo.Owner(v) == nil:
+				s.addError(c, "ERR Slot "+strconv.Itoa(v)+" is already unassigned")
+				return
+			case named[v]:
+				s.addError(c, "ERR Slot "+strconv.Itoa(v)+" specified multiple times")
+				return
+			}
+			named[v] = true
 		}
 	}
-	for _, v := range slots {
-		if add {
+	for v, ok := range named {
+		switch {
+		case !ok:
+		case add:
 			topo.SetOwner(v, topo.Myself)
 			topo.Importing[v] = nil
-		} else {
+		default:
 			topo.SetOwner(v, nil)
 			topo.Importing[v], topo.Migrating[v] = nil, nil
 		}
@@ -393,34 +394,27 @@ func cmdClusterSetSlot(s *Server, c *client, argv [][]byte) {
 		target = topo.Lookup(string(argv[4]))
 	}
 	switch action {
-	case "migrating":
-		if topo.Owner(slot) != topo.Myself {
+	case "migrating", "importing":
+		mine := topo.Owner(slot) == topo.Myself
+		switch {
+		case action == "migrating" && !mine:
 			s.addError(c, "ERR I'm not the owner of hash slot "+strconv.Itoa(slot))
 			return
-		}
-		if target == nil {
-			s.addError(c, "ERR I don't know about node "+string(argv[4]))
-			return
-		}
-		if target.Primary != nil {
-			s.addError(c, "ERR Target node is not a master")
-			return
-		}
-		topo.Migrating[slot] = target
-	case "importing":
-		if topo.Owner(slot) == topo.Myself {
+		case action == "importing" && mine:
 			s.addError(c, "ERR I'm already the owner of hash slot "+strconv.Itoa(slot))
 			return
-		}
-		if target == nil {
+		case target == nil:
 			s.addError(c, "ERR I don't know about node "+string(argv[4]))
 			return
-		}
-		if target.Primary != nil {
+		case target.Primary != nil:
 			s.addError(c, "ERR Target node is not a master")
 			return
 		}
-		topo.Importing[slot] = target
+		if action == "migrating" {
+			topo.Migrating[slot] = target
+		} else {
+			topo.Importing[slot] = target
+		}
 	case "stable":
 		topo.Importing[slot], topo.Migrating[slot] = nil, nil
 	case "node":

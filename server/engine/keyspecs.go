@@ -98,6 +98,8 @@ func appendKeys(dst []foundKey, name string, args [][]byte) (keys []foundKey, ok
 		return append(dst, bitfieldKey(args)), true
 	case "sort", "sort_ro":
 		return appendSortKeys(dst, name, args), true
+	case "migrate":
+		return appendMigrateKeys(dst, args), true
 	}
 	specs, known := commandKeySpecs(name)
 	if !known {
@@ -176,6 +178,7 @@ var (
 	flagsOverwrite = []string{"OW", "update"}
 	flagsReadWrite = []string{"RW", "access", "update"}
 	flagsRead      = []string{"RO", "access"}
+	flagsMigrate   = []string{"RW", "access", "delete"}
 )
 
 // setKey: SET writes its key, and reads it too with GET.
@@ -203,6 +206,34 @@ func bitfieldKey(args [][]byte) foundKey {
 		}
 	}
 	return foundKey{key: args[1], pos: 1, flags: flagsRead, perm: acl.Read}
+}
+
+// appendMigrateKeys: MIGRATE's key, or with KEYS the keys after it (the "" before is a
+// placeholder, not a key; a non-empty one with KEYS makes no keys), skipping AUTH's and AUTH2's
+// arguments: Redis's migrateGetKeys, which it uses because MIGRATE's key specs are incomplete.
+func appendMigrateKeys(dst []foundKey, args [][]byte) []foundKey {
+	if len(args) < 6 {
+		return dst
+	}
+	first, last := 3, 3
+	for i := 6; i < len(args); i++ {
+		switch {
+		case resp.EqualFold(args[i], "auth"):
+			i++
+		case resp.EqualFold(args[i], "auth2"):
+			i += 2
+		case resp.EqualFold(args[i], "keys"):
+			if len(args[3]) > 0 {
+				return dst
+			}
+			first, last = i+1, len(args)-1
+			i = len(args)
+		}
+	}
+	for at := first; at <= last; at++ {
+		dst = append(dst, foundKey{key: args[at], pos: at, flags: flagsMigrate, perm: acl.ReadWrite})
+	}
+	return dst
 }
 
 // appendSortKeys: the key, and SORT's last STORE destination, skipping the arguments of LIMIT,
