@@ -264,9 +264,6 @@ func (db *DB) ShrinkLists() {
 	if c := cap(db.expiring); c > 1024 && len(db.expiring) < c/4 {
 		db.expiring = append(make([]handle, 0, c/2), db.expiring...)
 	}
-	if db.slots != nil {
-		db.slots.shrink()
-	}
 }
 
 // SetString stores a string value under key, replacing whatever was there. expireAt > 0 sets a

@@ -5,14 +5,32 @@ import "github.com/iocache/iocache/server/cluster"
 // slotIndex lists a DB's keys by hash slot, for a server in cluster mode: CLUSTER
 // COUNTKEYSINSLOT in O(1) and GETKEYSINSLOT (what a slot move walks) in O(keys returned), where
 // a scan of the whole keyspace would cost O(keys) per call. Each slot is a doubly linked list
-// through two arrays that parallel DB.dense (positions plus one; 0 ends a list), so the index
-// costs 8 bytes a key and nothing the garbage collector scans: Redis 7.0 pays 16 bytes a key
-// for its slot lists. Standalone servers have no index and pay nothing.
+// through links indexed like DB.dense (positions plus one; 0 ends a list), so the index costs 8
+// bytes a key and nothing the garbage collector scans: Redis 7.0 pays 16 bytes a key for its
+// slot lists. The links live in fixed pages, added as keys are and freed as they go: a growing
+// keyspace never copies them, so no outgrown array waits for the collector (one contiguous
+// slice, grown by append, cost 20–30 bytes a key of resident memory, not 8). Standalone servers
+// have no index, and a DB of a cluster node that never holds a key allocates nothing but this
+// struct (SELECT of another database is refused in cluster mode).
 type slotIndex struct {
-	head  [cluster.Slots]uint32
-	count [cluster.Slots]uint32
-	next  []uint32
-	prev  []uint32
+	slots *[cluster.Slots]slotList // allocated with the first key
+	pages []*linkPage
+	n     uint32 // positions linked: len(DB.dense)
+}
+
+// slotList is one slot's list: its first position plus one, and its length.
+type slotList struct{ head, count uint32 }
+
+const (
+	linkPageBits = 12
+	linkPageLen  = 1 << linkPageBits // 4,096 positions, 32 KiB a page
+)
+
+// linkPage holds the next and previous positions (plus one) of linkPageLen positions.
+type linkPage [linkPageLen]struct{ next, prev uint32 }
+
+func (x *slotIndex) link(pos uint32) *struct{ next, prev uint32 } {
+	return &x.pages[pos>>linkPageBits][pos&(linkPageLen-1)]
 }
 
 // IndexSlots starts indexing the DB's keys by hash slot (cluster mode). Keys already there are
@@ -21,7 +39,7 @@ func (db *DB) IndexSlots() {
 	if db.slots != nil {
 		return
 	}
-	db.slots = &slotIndex{next: make([]uint32, 0, len(db.dense)), prev: make([]uint32, 0, len(db.dense))}
+	db.slots = &slotIndex{}
 	for pos, h := range db.dense {
 		db.slots.add(cluster.KeySlot(db.rec(h).key()), uint32(pos))
 	}
@@ -29,19 +47,20 @@ func (db *DB) IndexSlots() {
 
 // CountInSlot is how many keys of the DB hash to slot; 0 without IndexSlots.
 func (db *DB) CountInSlot(slot int) int {
-	if db.slots == nil {
+	if db.slots == nil || db.slots.slots == nil {
 		return 0
 	}
-	return int(db.slots.count[slot])
+	return int(db.slots.slots[slot].count)
 }
 
 // KeysInSlot calls fn with up to max keys of slot (IndexSlots must have been called), stopping
 // early when fn returns false. fn must not write to the DB.
 func (db *DB) KeysInSlot(slot, max int, fn func(key []byte) bool) {
-	if db.slots == nil {
+	if db.slots == nil || db.slots.slots == nil {
 		return
 	}
-	for p := db.slots.head[slot]; p != 0 && max > 0; p = db.slots.next[p-1] {
+	x := db.slots
+	for p := x.slots[slot].head; p != 0 && max > 0; p = x.link(p - 1).next {
 		if !fn(db.rec(db.dense[p-1]).key()) {
 			return
 		}
@@ -51,54 +70,59 @@ func (db *DB) KeysInSlot(slot, max int, fn func(key []byte) bool) {
 
 // add links position pos (the last of dense) at the head of slot's list.
 func (x *slotIndex) add(slot int, pos uint32) {
-	first := x.head[slot]
-	x.next = append(x.next, first)
-	x.prev = append(x.prev, 0)
-	if first != 0 {
-		x.prev[first-1] = pos + 1
+	if x.slots == nil {
+		x.slots = new([cluster.Slots]slotList)
 	}
-	x.head[slot] = pos + 1
-	x.count[slot]++
+	if int(pos>>linkPageBits) == len(x.pages) {
+		x.pages = append(x.pages, new(linkPage))
+	}
+	x.n = pos + 1
+	l := &x.slots[slot]
+	*x.link(pos) = struct{ next, prev uint32 }{next: l.head}
+	if l.head != 0 {
+		x.link(l.head - 1).prev = pos + 1
+	}
+	l.head = pos + 1
+	l.count++
 }
 
 // remove unlinks position pos from slot's list.
 func (x *slotIndex) remove(slot int, pos uint32) {
-	p, n := x.prev[pos], x.next[pos]
+	lk := x.link(pos)
+	p, n := lk.prev, lk.next
 	if p != 0 {
-		x.next[p-1] = n
+		x.link(p - 1).next = n
 	} else {
-		x.head[slot] = n
+		x.slots[slot].head = n
 	}
 	if n != 0 {
-		x.prev[n-1] = p
+		x.link(n - 1).prev = p
 	}
-	x.count[slot]--
+	x.slots[slot].count--
 }
 
 // move relinks the key at position from, of slot, at position to (dense's swap-remove).
 func (x *slotIndex) move(slot int, from, to uint32) {
-	p, n := x.prev[from], x.next[from]
-	x.prev[to], x.next[to] = p, n
-	if p != 0 {
-		x.next[p-1] = to + 1
+	lk := *x.link(from)
+	*x.link(to) = lk
+	if lk.prev != 0 {
+		x.link(lk.prev - 1).next = to + 1
 	} else {
-		x.head[slot] = to + 1
+		x.slots[slot].head = to + 1
 	}
-	if n != 0 {
-		x.prev[n-1] = to + 1
+	if lk.next != 0 {
+		x.link(lk.next - 1).prev = to + 1
 	}
 }
 
-// truncate drops the links of positions n and above (dense shrank to n).
+// truncate forgets the links of positions n and above (dense shrank to n), giving back the pages
+// past the one n is on and one more (so that a key added and removed at a page's edge does not
+// allocate and free a page each time).
 func (x *slotIndex) truncate(n uint32) {
-	x.next, x.prev = x.next[:n], x.prev[:n]
-}
-
-// shrink gives back link capacity after mass deletion (DB.ShrinkLists).
-func (x *slotIndex) shrink() {
-	if c := cap(x.next); c > 1024 && len(x.next) < c/4 {
-		x.next = append(make([]uint32, 0, c/2), x.next...)
-		x.prev = append(make([]uint32, 0, c/2), x.prev...)
+	x.n = n
+	if keep := int(n>>linkPageBits) + 2; len(x.pages) > keep {
+		clear(x.pages[keep:])
+		x.pages = x.pages[:keep]
 	}
 }
 
@@ -107,5 +131,9 @@ func (x *slotIndex) memory() int64 {
 	if x == nil {
 		return 0
 	}
-	return int64(len(x.head)+len(x.count))*4 + int64(cap(x.next)+cap(x.prev))*4
+	n := int64(len(x.pages)) * linkPageLen * 8
+	if x.slots != nil {
+		n += cluster.Slots * 8
+	}
+	return n
 }
