@@ -44,9 +44,10 @@ const (
 	migrateTimeoutMs = 5000
 )
 
-// slotsOf lists a shard's slots, ascending.
+// slotsOf lists a shard's slots, ascending (status.cluster writes them as Redis does, with
+// commas: "0-5460,16383").
 func slotsOf(sh cachev1alpha1.ShardStatus) []int {
-	ranges, _ := parseRanges(sh.Slots)
+	ranges, _ := cluster.ParseRanges(sh.Slots, ",")
 	var out []int
 	for _, r := range ranges {
 		for s := r[0]; s <= r[1]; s++ {
@@ -57,17 +58,13 @@ func slotsOf(sh cachev1alpha1.ShardStatus) []int {
 	return out
 }
 
-// rangesOf writes ascending slots as ranges.
-func rangesOf(slots []int) [][2]int {
-	var out [][2]int
+// formatSlots writes slots as status.cluster does.
+func formatSlots(slots []int) string {
+	var in [cluster.Slots]bool
 	for _, s := range slots {
-		if k := len(out); k > 0 && out[k-1][1] == s-1 {
-			out[k-1][1] = s
-		} else {
-			out = append(out, [2]int{s, s})
-		}
+		in[s] = true
 	}
-	return out
+	return cluster.FormatRanges(cluster.RangesOf(func(s int) bool { return in[s] }), ",")
 }
 
 // targetCounts is how many slots each of the listed shards should serve for want shards: an
@@ -115,7 +112,7 @@ func nextMove(st *cachev1alpha1.ClusterStatus, want int) *cachev1alpha1.SlotMove
 	slots := slotsOf(st.Shards[from])
 	n := min(over, under, moveBatch)
 	batch := slots[len(slots)-n:]
-	return &cachev1alpha1.SlotMove{Slots: formatRanges(rangesOf(batch)), From: int32(from), To: int32(to)}
+	return &cachev1alpha1.SlotMove{Slots: formatSlots(batch), From: int32(from), To: int32(to)}
 }
 
 // finishMove moves the batch in status.cluster.moving, then records the new owners and pushes
@@ -132,7 +129,7 @@ func (r *CacheInstanceReconciler) finishMove(ctx context.Context, ci *cachev1alp
 		// The target must be in the map both primaries serve before SETSLOT can name it.
 		return r.pushClusterMap(ctx, ci, st, v, creds)
 	}
-	ranges, err := parseRanges(mv.Slots)
+	ranges, err := cluster.ParseRanges(mv.Slots, ",")
 	if err != nil {
 		st.Moving = nil
 		return fmt.Errorf("status.cluster.moving.slots: %w", err)
@@ -165,10 +162,8 @@ func (r *CacheInstanceReconciler) finishMove(ctx context.Context, ci *cachev1alp
 	for s := range batch {
 		toSlots = append(toSlots, s)
 	}
-	slices.Sort(toSlots)
-	toSlots = slices.Compact(toSlots)
-	st.Shards[mv.From].Slots = formatRanges(rangesOf(fromSlots))
-	st.Shards[mv.To].Slots = formatRanges(rangesOf(toSlots))
+	st.Shards[mv.From].Slots = formatSlots(fromSlots)
+	st.Shards[mv.To].Slots = formatSlots(toSlots)
 	st.Moving = nil
 	logf.FromContext(ctx).Info("moved slots", "slots", mv.Slots, "from", st.Shards[mv.From].Instance, "to", st.Shards[mv.To].Instance)
 	return r.pushClusterMap(ctx, ci, st, v, creds)

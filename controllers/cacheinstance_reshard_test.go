@@ -12,7 +12,7 @@ import (
 func TestNextMoveReachesEvenShares(t *testing.T) {
 	st := &cachev1alpha1.ClusterStatus{}
 	for i, r := range evenSlots(3) {
-		st.Shards = append(st.Shards, cachev1alpha1.ShardStatus{Instance: "s" + string(rune('0'+i)), Slots: formatRanges([][2]int{r})})
+		st.Shards = append(st.Shards, cachev1alpha1.ShardStatus{Instance: "s" + string(rune('0'+i)), Slots: cluster.FormatRanges([][2]int{r}, ",")})
 	}
 	for _, want := range []int{4, 2, 5, 1 + 1} {
 		for len(st.Shards) < want {
@@ -48,9 +48,8 @@ func TestNextMoveReachesEvenShares(t *testing.T) {
 					rest = append(rest, s)
 				}
 			}
-			st.Shards[mv.From].Slots = formatRanges(rangesOf(rest))
-			st.Shards[mv.To].Slots = formatRanges(rangesOf(append(slotsOf(st.Shards[mv.To]), batch...)))
-			st.Shards[mv.To].Slots = formatRanges(rangesOf(slotsOf(st.Shards[mv.To])))
+			st.Shards[mv.From].Slots = formatSlots(rest)
+			st.Shards[mv.To].Slots = formatSlots(append(slotsOf(st.Shards[mv.To]), batch...))
 			moved += len(batch)
 		}
 		served := map[int]int{}

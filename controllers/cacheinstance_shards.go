@@ -112,6 +112,9 @@ func (r *CacheInstanceReconciler) reconcileSharded(ctx context.Context, ci *cach
 	requeue := shardRecheck
 	formed, err := false, error(nil)
 	v, err := r.readCluster(ctx, ci, st, creds)
+	if err == nil && (ci.Status.Cluster == nil || len(ci.Status.Cluster.Shards) == 0) {
+		adoptServedMap(ctx, st, v)
+	}
 	if err == nil {
 		switch {
 		case st.Moving != nil:
@@ -173,6 +176,44 @@ func (r *CacheInstanceReconciler) reconcileSharded(ctx context.Context, ci *cach
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
+// adoptServedMap replaces a new status's even split with the map the nodes already serve, when
+// they serve one that covers every slot: the status is the truth, but one that lost its map (an
+// object restored without its status) must not push an even split over slots that moved, which
+// would send their clients to nodes without their keys. The highest epoch any node serves wins.
+func adoptServedMap(ctx context.Context, st *cachev1alpha1.ClusterStatus, v *clusterView) {
+	var served *cluster.Map
+	for _, nd := range v.all() {
+		if nd.serving.Epoch > 0 && (served == nil || nd.serving.Epoch > served.Epoch) {
+			served = &nd.serving
+		}
+	}
+	if served == nil {
+		return // a new cluster: the even split stands
+	}
+	slots := make([][][2]int, len(v.shards))
+	covered := 0
+	for i, nodes := range v.shards {
+		for _, mn := range served.Nodes {
+			if slices.ContainsFunc(nodes, func(nd *shardNode) bool { return nd.id == mn.ID }) {
+				slots[i] = append(slots[i], mn.Slots...)
+				for _, r := range mn.Slots {
+					covered += r[1] - r[0] + 1
+				}
+			}
+		}
+	}
+	if covered != cluster.Slots {
+		logf.FromContext(ctx).Info("the nodes serve a map that does not cover every slot; the even split stands",
+			"epoch", served.Epoch, "covered", covered)
+		return
+	}
+	for i := range v.shards {
+		st.Shards[i].Slots = cluster.FormatRanges(slots[i], ",")
+	}
+	st.Epoch = int64(served.Epoch)
+	logf.FromContext(ctx).Info("the status had no map: took the one the nodes serve", "epoch", served.Epoch)
+}
+
 // initialClusterStatus is the status's map, or for a new cluster the shards asked for with the
 // slots split evenly; shards added to the spec join with no slots.
 func initialClusterStatus(ci *cachev1alpha1.CacheInstance) *cachev1alpha1.ClusterStatus {
@@ -181,7 +222,7 @@ func initialClusterStatus(ci *cachev1alpha1.CacheInstance) *cachev1alpha1.Cluste
 	if st == nil || len(st.Shards) == 0 {
 		st = &cachev1alpha1.ClusterStatus{}
 		for i, rg := range evenSlots(want) {
-			st.Shards = append(st.Shards, cachev1alpha1.ShardStatus{Instance: shardName(ci, i), Slots: formatRanges([][2]int{rg})})
+			st.Shards = append(st.Shards, cachev1alpha1.ShardStatus{Instance: shardName(ci, i), Slots: cluster.FormatRanges([][2]int{rg}, ",")})
 		}
 	}
 	for len(st.Shards) < want {
@@ -308,7 +349,7 @@ func (v *clusterView) desiredMap(st *cachev1alpha1.ClusterStatus) (cluster.Map, 
 	for i, nodes := range v.shards {
 		primary := v.primaries[i]
 		st.Shards[i].Primary = primary.pod.Name
-		ranges, err := parseRanges(st.Shards[i].Slots)
+		ranges, err := cluster.ParseRanges(st.Shards[i].Slots, ",")
 		if err != nil {
 			return m, fmt.Errorf("status.cluster.shards[%d].slots: %w", i, err)
 		}
@@ -428,38 +469,4 @@ func sameMap(a, b cluster.Map) bool {
 		return out
 	}
 	return slices.Equal(key(a), key(b))
-}
-
-// formatRanges writes slot ranges as Redis does: "0-5460,10923".
-func formatRanges(rs [][2]int) string {
-	var parts []string
-	for _, r := range rs {
-		if r[0] == r[1] {
-			parts = append(parts, strconv.Itoa(r[0]))
-		} else {
-			parts = append(parts, strconv.Itoa(r[0])+"-"+strconv.Itoa(r[1]))
-		}
-	}
-	return strings.Join(parts, ",")
-}
-
-func parseRanges(s string) ([][2]int, error) {
-	var out [][2]int
-	if s == "" {
-		return nil, nil
-	}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err1 := strconv.Atoi(lo)
-		b := a
-		var err2 error
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || a < 0 || b >= cluster.Slots || a > b {
-			return nil, fmt.Errorf("%q is not a slot range", part)
-		}
-		out = append(out, [2]int{a, b})
-	}
-	return out, nil
 }

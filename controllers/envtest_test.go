@@ -218,3 +218,39 @@ func TestAPIServerServesCRDs(t *testing.T) {
 		t.Fatalf("listing CacheBenchmarks: %v", err)
 	}
 }
+
+// ownOperatorEnv is an API server of the test's own and a way to start an operator on it (and
+// stop it), for the tests that stop the operator in the middle of something: the shared
+// operator would carry on meanwhile.
+func ownOperatorEnv(t *testing.T) (*cluster, func() (stop func())) {
+	t.Helper()
+	testpeer.KubebuilderAssets(t)
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		_ = env.Stop()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	c, err := client.New(cfg, client.Options{Scheme: operator.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &cluster{env: env, cfg: cfg, c: c}
+	opCfg, err := cl.operatorUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl, func() func() {
+		stopManager, err := startManager(opCfg, operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: testImage, MaxConcurrent: 2, SeveralManagers: true,
+			ServerAddress: testServerAddress, BenchmarkSettleTime: testSettleTime, OperatorNamespace: testOperatorNamespace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func() {
+			if err := stopManager(); err != nil {
+				t.Errorf("manager: %v", err)
+			}
+		}
+	}
+}

@@ -3,19 +3,14 @@ package controllers_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	cachev1alpha1 "github.com/iocache/iocache/api/v1alpha1"
-	"github.com/iocache/iocache/controllers/operator"
-	"github.com/iocache/iocache/server/testpeer"
 )
 
 // An operator that stops between recording a failover (status.replication.primary names the
@@ -27,36 +22,8 @@ func TestOperatorRestartMidFailoverConvergesOnTheRecordedPrimary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three servers and an API server of its own")
 	}
-	testpeer.KubebuilderAssets(t)
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
-	if err != nil {
-		_ = env.Stop()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(cfg, client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := &cluster{env: env, cfg: cfg, c: c}
-	opCfg, err := cl.operatorUser()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, startOperator := ownOperatorEnv(t)
 	ctx := context.Background()
-	startOperator := func() (stop func()) {
-		stopManager, err := startManager(opCfg, operator.Options{MetricsAddr: "0", ProbeAddr: "0", Image: testImage, MaxConcurrent: 2, SeveralManagers: true,
-			ServerAddress: testServerAddress, BenchmarkSettleTime: testSettleTime, OperatorNamespace: testOperatorNamespace})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return func() {
-			if err := stopManager(); err != nil {
-				t.Errorf("manager: %v", err)
-			}
-		}
-	}
 	stop := startOperator()
 	const password = "restart-password"
 	ns, servers, _ := cl.replicatedInstance(t, password, func(ci *cachev1alpha1.CacheInstance) {
@@ -83,7 +50,7 @@ func TestOperatorRestartMidFailoverConvergesOnTheRecordedPrimary(t *testing.T) {
 	// What a failover leaves in the API when the operator stops right after recording it
 	// (choosePrimary): the old primary relabelled a replica, the decision in status.
 	cl.updatePod(t, ns, old, func(p *corev1.Pod) { p.Labels["cache.iocache.dev/role"] = "replica" })
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur := &cachev1alpha1.CacheInstance{}
 		if err := cl.get(t, ns, "cache", cur); err != nil {
 			return err
