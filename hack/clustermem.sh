@@ -10,14 +10,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 KEYS=${1:-1000000}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 IOC=$work/iocache-server
 go build -o "$IOC" ./server/cmd/iocache-server
 awk -v n="$KEYS" 'BEGIN { for (i = 0; i < n; i++) { k = "key:" i; printf "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$8\r\nvvvvvvvv\r\n", length(k), k } }' >"$work/load"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 rss() { redis-cli -p "$1" info memory | tr -d '\r' | awk -F: '$1 == "used_memory_rss" { print $2 }'; }
 run() { # kind cluster(yes|no)
-	local kind=$1 mode=$2 bin=$IOC port dir pid before after
+	local kind=$1 mode=$2 bin=$IOC port dir before after
 	[ "$kind" = redis-server ] && bin=redis-server
 	port=$(free_port)
 	dir=$(mktemp -d -p "$work")
@@ -44,6 +45,7 @@ run() { # kind cluster(yes|no)
 	echo "$kind cluster-enabled=$mode: $(((after - before) / KEYS)) B/key ($(redis-cli -p "$port" dbsize) keys)"
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
+	pid=
 }
 for mode in no yes; do
 	run iocache-server "$mode"
