@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/iocache/iocache/server/replication"
@@ -77,6 +78,10 @@ func (s *Server) finishFullSync(sn *rdbSnapshot) {
 			s.killClient(rl.c)
 			continue
 		}
+		if rl.rdbOnly {
+			s.endRDBOnly(rl, sn.sink.Mark)
+			continue
+		}
 		rl.state = replicaOnline
 		if rl.capaEOF {
 			s.pushTo(rl.c, []byte(sn.sink.Mark))
@@ -97,4 +102,19 @@ func (s *Server) finishFullSync(sn *rdbSnapshot) {
 	}
 	// Replicas that arrived during this snapshot get the next one, from replicationCron.
 	s.io.Flush()
+}
+
+// endRDBOnly sends an rdb-only link the end of its payload and takes it off the replica list at
+// once: it asked for the snapshot alone, so nothing of the stream is kept for it. The client
+// closes the connection once it has read the payload (redis-cli --rdb and iocache-server
+// backup do); until then it is an idle connection with no output.
+func (s *Server) endRDBOnly(rl *replicaLink, mark string) {
+	if rl.capaEOF {
+		s.pushTo(rl.c, []byte(mark))
+	} else {
+		s.pushTo(rl.c, append([]byte("$"+strconv.Itoa(len(rl.bulk))+"\r\n"), rl.bulk...))
+		rl.bulk = nil
+	}
+	s.logf(logNotice, "Snapshot sent to rdb-only replica %s", s.replicaName(rl))
+	s.repl.replicas = slices.DeleteFunc(s.repl.replicas, func(x *replicaLink) bool { return x == rl })
 }

@@ -43,10 +43,14 @@ var replicaStateNames = [...]string{"wait_bgsave", "send_bulk", "online"}
 
 // replicaLink is one attached replica, seen from the primary.
 type replicaLink struct {
-	c             *client
-	state         replicaState
-	capaEOF       bool
-	psync         bool // asked with PSYNC: answered +FULLRESYNC before the payload
+	c       *client
+	state   replicaState
+	capaEOF bool
+	psync   bool // asked with PSYNC: answered +FULLRESYNC before the payload
+	// rdbOnly (REPLCONF rdb-only 1, as redis-cli --rdb and iocache-server backup send): the
+	// link wants the snapshot and nothing after it. It never joins the stream, so a replica
+	// can serve it too: a backup taken there costs the primary nothing.
+	rdbOnly       bool
 	listeningPort int
 	announcedIP   string
 	ackOff        int64
@@ -162,7 +166,7 @@ func (s *Server) feed(b []byte) {
 	}
 	r.batch = append(r.batch, b...)
 	for _, rl := range r.replicas {
-		if rl.state == replicaSendBulk || rl.awaitAck {
+		if (rl.state == replicaSendBulk || rl.awaitAck) && !rl.rdbOnly {
 			rl.pending = append(rl.pending, b...)
 		}
 	}
@@ -172,7 +176,7 @@ func (s *Server) feed(b []byte) {
 // chunks to the replicas receiving it, and asks for acknowledgements a WAIT needs.
 func (s *Server) replicationBeforeSleep() {
 	r := &s.repl
-	if r.getack && len(r.replicas) > 0 {
+	if r.getack && s.streamReplicas() > 0 {
 		r.getack = false
 		s.propagateStrings(-1, "REPLCONF", "GETACK", "*")
 	}
@@ -229,7 +233,7 @@ func (s *Server) replicationCron() {
 	}
 	s.updateFailover()
 	// No PING while a failover waits: it would move the offset the replicas must reach.
-	if len(r.replicas) == 0 || s.unixtime < r.nextPing || r.failover.state != failoverNone {
+	if s.streamReplicas() == 0 || s.unixtime < r.nextPing || r.failover.state != failoverNone {
 		return
 	}
 	r.nextPing = s.unixtime + int64(s.cfg.ReplPingReplicaPeriod)
@@ -244,6 +248,18 @@ func (s *Server) firstPingAfterAttach() {
 	if len(s.repl.replicas) == 0 {
 		s.repl.nextPing = s.unixtime + int64(s.cfg.ReplPingReplicaPeriod)
 	}
+}
+
+// streamReplicas counts the replicas that get the stream: not the rdb-only links, which take a
+// snapshot and leave. A replica serving a backup must not PING into its own stream.
+func (s *Server) streamReplicas() int {
+	n := 0
+	for _, rl := range s.repl.replicas {
+		if !rl.rdbOnly {
+			n++
+		}
+	}
+	return n
 }
 
 // replicaOf is the link of a client that is an attached replica, or nil.
@@ -331,7 +347,18 @@ func cmdReplconf(s *Server, c *client, argv [][]byte) {
 				s.repl.master.ackPending = true
 			}
 			return
-		case resp.EqualFold(opt, "rdb-only"), resp.EqualFold(opt, "rdb-filter-only"):
+		case resp.EqualFold(opt, "rdb-only"):
+			v, ok := parseInt(val)
+			if !ok {
+				s.addError(c, errNotInt)
+				return
+			}
+			if v < 0 || v > 1 {
+				s.addError(c, "ERR value is out of range, value must between 0 and 1")
+				return
+			}
+			rl.rdbOnly = v == 1
+		case resp.EqualFold(opt, "rdb-filter-only"):
 		default:
 			s.addError(c, "ERR Unrecognized REPLCONF option: "+string(opt))
 			return
@@ -366,22 +393,24 @@ func (s *Server) syncReplica(c *client, replid, offset string, psync bool) {
 	if s.replicaOf(c) != nil {
 		return // a second PSYNC on a replica link: ignored, as Redis does
 	}
-	if s.repl.master != nil {
-		// Chained replication (a replica of a replica) is not supported yet.
-		s.addError(c, "NOMASTERLINK Can't SYNC while not connected with my master")
-		return
-	}
 	rl := c.replconf
 	if rl == nil {
 		rl = &replicaLink{c: c}
 	}
+	// A replica serves only snapshots (rdb-only): chained replication, a replica of a replica
+	// in the stream, is not supported. It serves them while its own stream flows, so that the
+	// snapshot is of the primary's data at a known offset.
+	if m := s.repl.master; m != nil && (!rl.rdbOnly || m.client == nil) {
+		s.addError(c, "NOMASTERLINK Can't SYNC while not connected with my master")
+		return
+	}
 	c.replconf = nil
 	rl.c = c
 	r := &s.repl
-	if psync && s.tryPartialResync(c, rl, replid, offset) {
+	if psync && !rl.rdbOnly && s.tryPartialResync(c, rl, replid, offset) {
 		return
 	}
-	if !r.feeding {
+	if !r.feeding && !rl.rdbOnly {
 		s.createBacklog()
 	}
 	rl.state = replicaWaitBgsave
