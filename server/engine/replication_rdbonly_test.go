@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"crypto/rand"
 	"net"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/iocache/iocache/server/config"
 	"github.com/iocache/iocache/server/rdb"
@@ -50,6 +53,8 @@ func TestRDBOnlySnapshots(t *testing.T) {
 	_, primaryAddr := startServer(t, func(c *config.Config) { c.IOThreads = 2 })
 	primary := redisClient(t, primaryAddr, 2)
 	fillEveryType(t, primary, "k:")
+	// More than the snapshot sink queues (4 MB): the payload must flow while it is cut.
+	fillIncompressible(t, primary, 12<<20)
 	host, port, _ := net.SplitHostPort(primaryAddr)
 	_, addr := startServer(t, func(c *config.Config) {
 		c.ReplicaOf = host + " " + port
@@ -95,6 +100,7 @@ func TestRDBOnlySnapshots(t *testing.T) {
 	// The primary serves them too, and creates no backlog for them.
 	_, solo := startServer(t, nil)
 	fillEveryType(t, redisClient(t, solo, 2), "s:")
+	fillIncompressible(t, redisClient(t, solo, 2), 12<<20)
 	if _, keys := rdbOnlySnapshot(t, solo, true); keys != keysInAllDBs(t, solo) {
 		t.Fatalf("primary snapshot: %d keys", keys)
 	}
@@ -112,6 +118,18 @@ func TestReplconfRDBOnlyMatchesRedis(t *testing.T) {
 		theirs := redisClient(t, peer, 2).Do(ctx(), "replconf", "rdb-only", v).Err()
 		if strconv.Quote(errText(ours)) != strconv.Quote(errText(theirs)) {
 			t.Errorf("REPLCONF rdb-only %s: %v, redis-server: %v", v, ours, theirs)
+		}
+	}
+}
+
+// fillIncompressible writes about n bytes of random values, which no RDB compression shrinks.
+func fillIncompressible(t *testing.T, c *redis.Client, n int) {
+	t.Helper()
+	val := make([]byte, 256<<10)
+	for i := 0; i*len(val) < n; i++ {
+		_, _ = rand.Read(val)
+		if err := c.Set(ctx(), "blob:"+strconv.Itoa(i), val, 0).Err(); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

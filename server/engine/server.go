@@ -507,7 +507,9 @@ func (s *Server) beforeSleep() {
 			s.freeMemoryIfNeeded()
 		}
 	}
-	if s.repl.feeding {
+	// rdb-only links (backups) take a snapshot without starting the stream: they are served
+	// here too, or a payload past the sink's queue would wait forever.
+	if s.repl.feeding || len(s.repl.replicas) > 0 {
 		s.replicationBeforeSleep()
 	}
 	if s.repl.master != nil || s.repl.handshakes > 0 {
