@@ -10,6 +10,7 @@ HELM_VERSION ?= v3.22.0
 KUSTOMIZE_VERSION ?= v5.8.2
 GOLANGCI_LINT_VERSION ?= v2.15.0
 GOTESTSUM_VERSION ?= v1.13.0
+VERSITYGW_VERSION ?= v1.8.0
 FUZZTIME ?= 30s
 
 LOCALBIN ?= $(CURDIR)/bin
@@ -18,6 +19,7 @@ KUSTOMIZE ?= $(LOCALBIN)/kustomize
 KUBECTL ?= $(LOCALBIN)/kubectl
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 GOTESTSUM ?= $(LOCALBIN)/gotestsum
+VERSITYGW ?= $(LOCALBIN)/versitygw
 CONTROLLER_GEN ?= go tool controller-gen
 # The image as a tarball (make image), for clusters without a registry such as the local one.
 IMAGE_TAR ?= $(LOCALBIN)/iocache-image.tar
@@ -84,9 +86,9 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: test
-test: manifests generate fmt vet envtest helm kustomize gotestsum ## Run every test: unit, Redis compatibility against Debian's tools, chart and operator against a real API server; nothing may be left behind.
+test: manifests generate fmt vet envtest helm kustomize gotestsum versitygw ## Run every test: unit, Redis compatibility against Debian's tools, chart and operator against a real API server; nothing may be left behind.
 	KUBEBUILDER_ASSETS="$$(hack/k8s-binaries.sh kube-apiserver etcd | tail -n 1)" HELM="$(HELM)" KUSTOMIZE="$(KUSTOMIZE)" \
-		GOTESTSUM="$(GOTESTSUM)" hack/test.sh
+		VERSITYGW="$(VERSITYGW)" GOTESTSUM="$(GOTESTSUM)" hack/test.sh
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each (default 30s); make test runs only their seed corpora.
@@ -253,6 +255,11 @@ kubectl: ## Build kubectl (K8S_VERSION, the local node's) from the Go module pro
 helm: $(HELM) ## Build helm (HELM_VERSION) into bin/.
 $(HELM):
 	GOBIN=$(LOCALBIN) go install -ldflags '$(HELM_LDFLAGS)' helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+.PHONY: versitygw
+versitygw: $(VERSITYGW) ## Build versitygw (VERSITYGW_VERSION), the S3-compatible server the backup tests store into, into bin/.
+$(VERSITYGW):
+	GOBIN=$(LOCALBIN) go install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
 
 .PHONY: kustomize
 kustomize: $(KUSTOMIZE) ## Build kustomize (KUSTOMIZE_VERSION) into bin/.
