@@ -24,9 +24,19 @@ import (
 
 var (
 	buildOnce sync.Once
+	buildDir  string
 	serverBin string
 	buildErr  error
 )
+
+// TestMain removes the server binary the tests built: nothing is left in the temporary folder.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
 
 func iocacheBinary(t *testing.T) string {
 	t.Helper()
@@ -36,6 +46,7 @@ func iocacheBinary(t *testing.T) string {
 			buildErr = err
 			return
 		}
+		buildDir = dir
 		serverBin = filepath.Join(dir, "iocache-server")
 		if out, err := exec.Command("go", "build", "-o", serverBin, "../cmd/iocache-server").CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
