@@ -350,3 +350,34 @@ func TestRestoreRefusesACorruptObject(t *testing.T) {
 		t.Fatalf("restore of a backup that does not exist: %v", err)
 	}
 }
+
+// A source that answers with an endless line (no newline in 4 MiB) fails the backup at the
+// reader's buffer instead of growing the line without bound.
+func TestBackupRefusesAnEndlessReplyLine(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		junk := make([]byte, 64<<10)
+		for i := range junk {
+			junk[i] = 'x'
+		}
+		for range 64 {
+			if _, err := c.Write(junk); err != nil {
+				return
+			}
+		}
+	}()
+	store := openStore(t, testpeer.StartS3(t, "../../bin"), "")
+	_, err = backup.Run(context.Background(), backup.Source{Addr: l.Addr().String(), Timeout: 5 * time.Second}, store, "x", backup.Options{})
+	if err == nil || !strings.Contains(err.Error(), "buffer full") {
+		t.Fatalf("an endless reply line: %v", err)
+	}
+}

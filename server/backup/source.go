@@ -129,11 +129,13 @@ func command(args []string) []byte {
 // reply reads one simple, error or bulk reply (all the handshake gets); an error reply is an
 // error with the server's text.
 func reply(r *bufio.Reader) (string, error) {
-	line, err := r.ReadString('\n')
+	// ReadSlice stops at the reader's buffer (256 KiB): a source that never sends a newline
+	// cannot make a line grow without bound.
+	b, err := r.ReadSlice('\n')
 	if err != nil {
 		return "", err
 	}
-	line = strings.TrimRight(line, "\r\n")
+	line := strings.TrimRight(string(b), "\r\n")
 	if line == "" {
 		return "", nil // a keepalive: only PSYNC's wait may see one
 	}

@@ -83,12 +83,10 @@ func (s *Server) finishFullSync(sn *rdbSnapshot) {
 			continue
 		}
 		rl.state = replicaOnline
+		s.endPayload(rl, sn.sink.Mark)
 		if rl.capaEOF {
-			s.pushTo(rl.c, []byte(sn.sink.Mark))
 			rl.awaitAck = true
 		} else {
-			s.pushTo(rl.c, append([]byte("$"+strconv.Itoa(len(rl.bulk))+"\r\n"), rl.bulk...))
-			rl.bulk = nil
 			if len(rl.pending) > 0 {
 				s.pushTo(rl.c, rl.pending)
 			}
@@ -109,12 +107,18 @@ func (s *Server) finishFullSync(sn *rdbSnapshot) {
 // closes the connection once it has read the payload (redis-cli --rdb and iocache-server
 // backup do); until then it is an idle connection with no output.
 func (s *Server) endRDBOnly(rl *replicaLink, mark string) {
-	if rl.capaEOF {
-		s.pushTo(rl.c, []byte(mark))
-	} else {
-		s.pushTo(rl.c, append([]byte("$"+strconv.Itoa(len(rl.bulk))+"\r\n"), rl.bulk...))
-		rl.bulk = nil
-	}
+	s.endPayload(rl, mark)
 	s.logf(logNotice, "Snapshot sent to rdb-only replica %s", s.replicaName(rl))
 	s.repl.replicas = slices.DeleteFunc(s.repl.replicas, func(x *replicaLink) bool { return x == rl })
+}
+
+// endPayload sends what ends a replica's payload: the disk-less form's mark, or the whole
+// "$<len>" payload, which had to be complete before its length could go first.
+func (s *Server) endPayload(rl *replicaLink, mark string) {
+	if rl.capaEOF {
+		s.pushTo(rl.c, []byte(mark))
+		return
+	}
+	s.pushTo(rl.c, append([]byte("$"+strconv.Itoa(len(rl.bulk))+"\r\n"), rl.bulk...))
+	rl.bulk = nil
 }
