@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -145,15 +146,30 @@ func restoreMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	loc := storageFlags(fs)
-	var name, dst, jsonOut string
+	var name, dst, jsonOut, pendingFile string
+	var keepExisting bool
 	fs.StringVar(&name, "name", "", "the backup to restore")
 	fs.StringVar(&dst, "to", "", "the RDB file to write (the server's dir/dbfilename)")
 	fs.StringVar(&jsonOut, "json-out", "", "also write the manifest as JSON to this file")
+	fs.StringVar(&pendingFile, "pending-file", "", "restore only while this file exists (an operator removes it once the instance is bootstrapped)")
+	fs.BoolVar(&keepExisting, "keep-existing", false, "do nothing when the directory of --to already holds data (the RDB file or an appendonlydir)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if name == "" || dst == "" {
 		return errors.New("--name and --to are required")
+	}
+	if pendingFile != "" {
+		if _, err := os.Stat(pendingFile); errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(stdout, "no restore pending (%s is absent): starting from what the volume holds\n", pendingFile)
+			return nil
+		}
+	}
+	if keepExisting {
+		if held := existingData(dst); held != "" {
+			fmt.Fprintf(stdout, "%s already holds data: kept, backup %s not restored\n", held, name)
+			return nil
+		}
 	}
 	store, err := Open(*loc)
 	if err != nil {
@@ -165,6 +181,17 @@ func restoreMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	fmt.Fprintf(stdout, "restored backup %s: %d keys, %d bytes of RDB in %s\n", m.Name, m.Keys, m.RDBSize, dst)
 	return writeJSON(jsonOut, m)
+}
+
+// existingData names what in the directory of dst a server would load at start (dst itself, or
+// an AOF directory), or "" when there is nothing.
+func existingData(dst string) string {
+	for _, p := range []string{dst, filepath.Join(filepath.Dir(dst), "appendonlydir")} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
 }
 
 func writeJSON(path string, m *Manifest) error {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/iocache/iocache/server/backup"
 	"github.com/iocache/iocache/server/testpeer"
 )
@@ -67,5 +69,89 @@ func TestCLIBackupAndRestore(t *testing.T) {
 	b, err := exec.Command(bin, args...).CombinedOutput()
 	if err == nil || !strings.Contains(string(b), "WRONGPASS") || strings.Contains(string(b), password) {
 		t.Fatalf("backup with a wrong password: %v\n%s", err, b)
+	}
+}
+
+// The backup user's rules (backup.ACLRules) are enough to take a backup and no more: the user
+// backs up, and it can neither read nor write a key.
+func TestBackupAsTheBackupUser(t *testing.T) {
+	s3 := testpeer.StartS3(t, "../../bin")
+	source := startServer(t, "iocache", "")
+	fill(t, source.C, 500)
+	const password = "backup-user-Passw0rd"
+	rules := append([]any{"ACL", "SETUSER", backup.UserName, "on", ">" + password}, toAny(backup.ACLRules())...)
+	if err := source.C.Do(t.Context(), rules...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	pwFile := filepath.Join(t.TempDir(), "password")
+	if err := os.WriteFile(pwFile, []byte(password), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"backup", "--source", source.Addr, "--user", backup.UserName, "--password-file", pwFile, "--name", "as-user",
+		"--endpoint", s3.Endpoint, "--bucket", s3.Bucket, "--prefix", "u", "--path-style", "--region", "us-east-1"}
+	if b, err := exec.Command(iocacheBinary(t), args...).CombinedOutput(); err != nil {
+		t.Fatalf("backup as %s: %v\n%s", backup.UserName, err, b)
+	}
+	as := redis.NewClient(&redis.Options{Addr: source.Addr, Username: backup.UserName, Password: password, Protocol: 2, DisableIdentity: true})
+	defer as.Close()
+	for _, cmd := range [][]any{{"GET", "k:1"}, {"SET", "x", "1"}, {"CONFIG", "GET", "maxmemory"}, {"KEYS", "*"}} {
+		if err := as.Do(t.Context(), cmd...).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
+			t.Fatalf("%v as the backup user: %v, want NOPERM", cmd, err)
+		}
+	}
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// What a bootstrapping pod's init container runs: restore only while the operator's pending file
+// exists, and never over data the volume already holds (a pod that restarts mid-bootstrap keeps
+// what it wrote since).
+func TestCLIRestoreForBootstrap(t *testing.T) {
+	s3 := testpeer.StartS3(t, "../../bin")
+	source := startServer(t, "iocache", "")
+	fill(t, source.C, 300)
+	bin := iocacheBinary(t)
+	storage := []string{"--endpoint", s3.Endpoint, "--bucket", s3.Bucket, "--prefix", "boot", "--path-style", "--region", "us-east-1"}
+	if b, err := exec.Command(bin, append([]string{"backup", "--source", source.Addr, "--name", "b1"}, storage...)...).CombinedOutput(); err != nil {
+		t.Fatalf("backup: %v\n%s", err, b)
+	}
+	dir := t.TempDir()
+	pending := filepath.Join(t.TempDir(), "pending")
+	dst := filepath.Join(dir, "dump.rdb")
+	restore := func() string {
+		t.Helper()
+		args := append([]string{"restore", "--name", "b1", "--to", dst, "--pending-file", pending, "--keep-existing"}, storage...)
+		b, err := exec.Command(bin, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("restore: %v\n%s", err, b)
+		}
+		return string(b)
+	}
+	if out := restore(); !strings.Contains(out, "no restore pending") {
+		t.Fatalf("without the pending file: %s", out)
+	}
+	if _, err := os.Stat(dst); err == nil {
+		t.Fatal("restored without the pending file")
+	}
+	if err := os.WriteFile(pending, []byte("b1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := restore(); !strings.Contains(out, "restored backup b1: ") {
+		t.Fatalf("with the pending file: %s", out)
+	}
+	if err := os.WriteFile(dst, []byte("newer data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := restore(); !strings.Contains(out, "already holds data") {
+		t.Fatalf("over existing data: %s", out)
+	}
+	if b, _ := os.ReadFile(dst); string(b) != "newer data" {
+		t.Fatal("the existing data was overwritten")
 	}
 }
