@@ -389,8 +389,15 @@ func (r *CacheBenchmarkReconciler) settleWait(ci *cachev1alpha1.CacheInstance, n
 // terminationMessage is the termination message of the Job's bench container, and its pod: of a
 // pod that exited 0 for a Job that succeeded, else of the pod that failed last. No pod gives "".
 func (r *CacheBenchmarkReconciler) terminationMessage(ctx context.Context, job *batchv1.Job, succeeded bool) (string, time.Time, *corev1.Pod, error) {
+	return jobTerminationMessage(ctx, r.APIReader, job, benchContainerName, succeeded)
+}
+
+// jobTerminationMessage is the termination message of a Job's container, and its pod: of a pod
+// that exited 0 when succeeded, else of the pod that failed last. No pod gives "". The pods are
+// listed from reader, the API server: the operator caches no pods but the servers'.
+func jobTerminationMessage(ctx context.Context, reader client.Reader, job *batchv1.Job, container string, succeeded bool) (string, time.Time, *corev1.Pod, error) {
 	var pods corev1.PodList
-	if err := r.APIReader.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
+	if err := reader.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
 		return "", time.Time{}, nil, fmt.Errorf("listing the pods of Job %s: %w", job.Name, err)
 	}
 	var msg string
@@ -403,7 +410,7 @@ func (r *CacheBenchmarkReconciler) terminationMessage(ctx context.Context, job *
 		}
 		for _, cs := range pod.Status.ContainerStatuses {
 			t := cs.State.Terminated
-			if cs.Name != benchContainerName || t == nil || (t.ExitCode == 0) != succeeded {
+			if cs.Name != container || t == nil || (t.ExitCode == 0) != succeeded {
 				continue
 			}
 			if msg == "" || t.FinishedAt.After(at) {

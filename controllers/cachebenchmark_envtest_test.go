@@ -676,9 +676,27 @@ func TestOperatorMetricsNamedInChartsExist(t *testing.T) {
 		return nil
 	})
 
+	// An instance with a backup schedule and one completed backup, for the backup metrics.
+	if err := cl.c.Create(context.Background(), instanceIn(ns, "backed-up", 1, noValidation, func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Backup = &cachev1alpha1.BackupSpec{Schedule: "@daily",
+			Storage: cachev1alpha1.BackupStorage{Endpoint: "http://127.0.0.1:1", Bucket: "backups", PathStyle: true}}
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.c.Create(context.Background(), backupOf(ns, "done", "backed-up")); err != nil {
+		t.Fatal(err)
+	}
+	cl.finishJob(t, cl.waitJob(t, ns, "done"), 0, `{"format":"iocache-backup/v1","name":"done","object":"x/done.rdb.zst","sha256":"ab","size":10,"rdbSize":20,"keys":1}`, "")
+	eventually(t, "the backup metrics", func() error {
+		if _, ok := gauge(t, "iocache_backup_last_success_timestamp_seconds", map[string]string{"namespace": ns, "instance": "backed-up"}); !ok {
+			return fmt.Errorf("no iocache_backup_last_success_timestamp_seconds yet")
+		}
+		return nil
+	})
+
 	files, _ := filepath.Glob(filepath.Join("..", "charts", "iocache", "dashboards", "*.json"))
 	files = append(files, filepath.Join("..", "charts", "iocache", "files", "prometheus-rules.yaml"))
-	operatorMetric := regexp.MustCompile(`\b(?:controller_runtime|workqueue|iocache_instance|iocache_benchmark)_[a-z0-9_]+`)
+	operatorMetric := regexp.MustCompile(`\b(?:controller_runtime|workqueue|iocache_instance|iocache_benchmark|iocache_backup)_[a-z0-9_]+`)
 	named := map[string][]string{}
 	for _, f := range files {
 		raw, err := os.ReadFile(f)

@@ -72,9 +72,14 @@ func jobName(cb *cachev1alpha1.CacheBenchmark, ioThreads int32) string {
 	if len(cb.Spec.IOThreads) > 0 {
 		suffix = fmt.Sprintf("-io%d", ioThreads)
 	}
-	base := cb.Name
+	return boundedName(cb.Name, suffix)
+}
+
+// boundedName is base+suffix when that fits a Job's name (jobNameMax), else base cut and made
+// unique again with a hash of the whole base, then suffix.
+func boundedName(base, suffix string) string {
 	if len(base)+len(suffix) > jobNameMax {
-		sum := sha256.Sum256([]byte(cb.Name))
+		sum := sha256.Sum256([]byte(base))
 		tag := "-" + hex.EncodeToString(sum[:4])
 		base = strings.TrimRight(base[:jobNameMax-len(suffix)-len(tag)], "-.") + tag
 	}

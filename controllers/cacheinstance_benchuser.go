@@ -35,21 +35,28 @@ func isReservedUser(name string) bool { return strings.HasPrefix(name, "iocache-
 // benchUser reads, or creates once, the bench user's Secret and returns the user as the servers
 // get it. ok is false when a concurrent pass created the Secret first: the caller retries.
 func (r *CacheInstanceReconciler) benchUser(ctx context.Context, ci *cachev1alpha1.CacheInstance) (u aclUser, ok bool, err error) {
+	return r.jobUser(ctx, ci, benchSecretName(ci), bench.UserName, bench.ACLRules())
+}
+
+// jobUser reads, or creates once, the Secret with the password of one of the operator's own
+// users (the benchmark or the backup Jobs') and returns the user with its rules. ok is false when
+// a concurrent pass created the Secret first: the caller retries.
+func (r *CacheInstanceReconciler) jobUser(ctx context.Context, ci *cachev1alpha1.CacheInstance, secretName, user string, acl []string) (u aclUser, ok bool, err error) {
 	var sec corev1.Secret
-	err = r.Get(ctx, client.ObjectKey{Namespace: ci.Namespace, Name: benchSecretName(ci)}, &sec)
+	err = r.Get(ctx, client.ObjectKey{Namespace: ci.Namespace, Name: secretName}, &sec)
 	password := ""
 	switch {
 	case apierrors.IsNotFound(err):
 		password = generatePassword()
-		err = r.Create(ctx, desiredBenchSecret(ci, password))
+		err = r.Create(ctx, desiredJobUserSecret(ci, secretName, password))
 		if apierrors.IsAlreadyExists(err) {
 			return aclUser{}, false, nil
 		}
 		if err != nil {
-			return aclUser{}, false, fmt.Errorf("creating Secret %s: %w", benchSecretName(ci), err)
+			return aclUser{}, false, fmt.Errorf("creating Secret %s: %w", secretName, err)
 		}
 	case err != nil:
-		return aclUser{}, false, fmt.Errorf("reading Secret %s: %w", benchSecretName(ci), err)
+		return aclUser{}, false, fmt.Errorf("reading Secret %s: %w", secretName, err)
 	default:
 		password = strings.TrimRight(string(sec.Data[benchSecretKey]), "\r\n")
 		if password == "" {
@@ -58,19 +65,19 @@ func (r *CacheInstanceReconciler) benchUser(ctx context.Context, ci *cachev1alph
 			orig := sec.DeepCopy()
 			sec.Data = map[string][]byte{benchSecretKey: []byte(password)}
 			if err := r.Patch(ctx, &sec, client.MergeFrom(orig)); err != nil {
-				return aclUser{}, false, fmt.Errorf("writing Secret %s: %w", benchSecretName(ci), err)
+				return aclUser{}, false, fmt.Errorf("writing Secret %s: %w", secretName, err)
 			}
 		}
 	}
-	rules := append([]string{"on", "#" + hashPassword(password)}, bench.ACLRules()...)
-	return aclUser{name: bench.UserName, rules: rules}, true, nil
+	rules := append([]string{"on", "#" + hashPassword(password)}, acl...)
+	return aclUser{name: user, rules: rules}, true, nil
 }
 
-// desiredBenchSecret holds the bench user's password, written once.
-func desiredBenchSecret(ci *cachev1alpha1.CacheInstance, password string) *corev1.Secret {
+// desiredJobUserSecret holds a job user's password, written once.
+func desiredJobUserSecret(ci *cachev1alpha1.CacheInstance, name, password string) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            benchSecretName(ci),
+			Name:            name,
 			Namespace:       ci.Namespace,
 			Labels:          objectLabels(ci),
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ci, cachev1alpha1.GroupVersion.WithKind("CacheInstance"))},

@@ -113,6 +113,10 @@ type instance struct {
 	users []aclUser
 	// usersHash stands for users' rules: status.pods[].usersHash of a pod that has them.
 	usersHash string
+	// backups is status.backups as the backup step left it, or nil when it did not look.
+	backups *cachev1alpha1.BackupsStatus
+	// bootstrap is status.bootstrap as the bootstrap step left it, or nil when it did not look.
+	bootstrap *cachev1alpha1.BootstrapStatus
 	// persistence is the snapshots' status as the snapshot step left it, or nil when it did not
 	// look (the status keeps what it had).
 	persistence *cachev1alpha1.PersistenceStatus
@@ -148,6 +152,8 @@ func (i *instance) recheckIn(d time.Duration) {
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;patch
 // It deletes the replicas Service of an instance scaled back to one pod.
 // +kubebuilder:rbac:groups="",resources=services,verbs=delete
+// It deletes the ConfigMap <instance>-bootstrap once a bootstrapped instance serves its data.
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=delete
 // It writes the Secret <instance>-users with the users' password hashes (spec.users), and gives
 // the bench user's Secret <instance>-bench a new password when it was emptied: patch.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;patch
@@ -257,6 +263,7 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 		r.reconcileTLS,
 		r.reconcileUsers,
 		r.reconcileConfigMap,
+		r.reconcileBootstrap,
 		r.reconcileServices,
 		r.reconcileStatefulSet,
 		r.reconcilePods,
@@ -268,6 +275,7 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 		r.reconcileNetworkPolicy,
 		r.reconcileVolumes,
 		r.reconcileSnapshots,
+		r.reconcileBackups,
 		r.reconcileBenchmarks,
 		r.pruneValidations,
 		r.reconcileServiceMonitor,
@@ -290,7 +298,7 @@ func (r *CacheInstanceReconciler) reconcileSteps(ctx context.Context, inst *inst
 func (r *CacheInstanceReconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&cachev1alpha1.CacheInstance{}, builder.WithPredicates(predicate.Or[client.Object](
-			predicate.GenerationChangedPredicate{}, benchmarkInputsChanged, snapshotRequested))).
+			predicate.GenerationChangedPredicate{}, benchmarkInputsChanged, snapshotRequested, backupRequested))).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).
 		Owns(&appsv1.StatefulSet{}).
@@ -300,6 +308,8 @@ func (r *CacheInstanceReconciler) SetupWithManager(mgr ctrl.Manager, maxConcurre
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(instanceOfPod)).
 		Watches(&cachev1alpha1.CacheBenchmark{}, handler.EnqueueRequestsFromMapFunc(instanceOfBenchmark),
 			builder.WithPredicates(benchmarkEnded)).
+		Watches(&cachev1alpha1.CacheBackup{}, handler.EnqueueRequestsFromMapFunc(instanceOfBackup),
+			builder.WithPredicates(backupFinishedPredicate)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent}).
 		Named("cacheinstance").
 		Complete(r)

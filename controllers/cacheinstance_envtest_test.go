@@ -653,10 +653,10 @@ func TestSamplesAreValid(t *testing.T) {
 		}
 		cl.waitCondition(t, ns, u.GetName(), cachev1alpha1.ConditionDegraded, metav1.ConditionFalse, "AsExpected")
 	}
-	// Benchmark samples pass validation; dry run, so that they do not start measuring.
-	files, err = filepath.Glob(filepath.Join("..", "config", "samples", "cache_v1alpha1_cachebenchmark*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("want a CacheBenchmark sample, found %v (%v)", files, err)
+	// Benchmark and backup samples pass validation; dry run, so that they do not start running.
+	files, err = filepath.Glob(filepath.Join("..", "config", "samples", "cache_v1alpha1_cacheb[ea]*.yaml"))
+	if err != nil || len(files) < 2 {
+		t.Fatalf("want CacheBenchmark and CacheBackup samples, found %v (%v)", files, err)
 	}
 	for _, f := range files {
 		raw, err := os.ReadFile(f)

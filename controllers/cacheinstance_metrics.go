@@ -77,6 +77,7 @@ func exportConditions(namespace, name string, conditions []metav1.Condition) {
 // deleted instances do not pile up.
 func forgetInstance(namespace, name string) {
 	lastSaveRead.Delete(namespace + "/" + name)
+	forgetBackupMetrics(namespace, name)
 	reconcilesTotal.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "name": name})
 	for _, v := range []*prometheus.MetricVec{instanceCondition.MetricVec, primaryChanges.MetricVec, benchmarkOpsPerSecond.MetricVec,
 		benchmarkLatency.MetricVec, benchmarkRuns.MetricVec, tlsCertificateExpiry.MetricVec} {

@@ -20,7 +20,7 @@ import (
 // A cache holds sessions and tokens, so by default an instance is closed to pods it does not name:
 // a NetworkPolicy (named after the instance) admits to the Redis port the clients in
 // spec.networkPolicy.clients (by default every pod of the instance's namespace), the instance's
-// own pods (replicas sync from the primary), its benchmark Jobs and the operator's namespace (the
+// own pods (replicas sync from the primary), its benchmark and backup Jobs and the operator's namespace (the
 // live configuration, replication control); and to the metrics port the scrapers listed (by
 // default any pod). Egress is not restricted: replicas dial their primary, and the server dials
 // nothing else.
@@ -38,7 +38,8 @@ func desiredNetworkPolicy(ci *cachev1alpha1.CacheInstance, operatorNamespace str
 	}
 	clients = append(clients,
 		networkingv1ac.NetworkPolicyPeer().WithPodSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(ci))),
-		networkingv1ac.NetworkPolicyPeer().WithPodSelector(metav1ac.LabelSelector().WithMatchLabels(benchLabels(ci))))
+		networkingv1ac.NetworkPolicyPeer().WithPodSelector(metav1ac.LabelSelector().WithMatchLabels(benchLabels(ci))),
+		networkingv1ac.NetworkPolicyPeer().WithPodSelector(metav1ac.LabelSelector().WithMatchLabels(backupLabels(ci))))
 	operator := operatorPeer(operatorNamespace)
 	if operator != nil {
 		clients = append(clients, operator)

@@ -82,6 +82,7 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 	pod := corev1ac.PodSpec().
 		WithContainers(container).
 		WithVolumes(podVolumes(ci, persistent)...).
+		WithVolumes(bootstrapVolumes(ci)...).
 		// The server never talks to the API server, and service links would only flood its
 		// environment.
 		WithAutomountServiceAccountToken(false).
@@ -100,6 +101,12 @@ func desiredStatefulSet(ci *cachev1alpha1.CacheInstance, cfg *serverConfig, imag
 		pod.WithTerminationGracePeriodSeconds(shutdownGraceSeconds(ci))
 	case replicated(ci):
 		pod.WithTerminationGracePeriodSeconds(preStopWaitSeconds + minShutdownGrace)
+	}
+	if restore := bootstrapInitContainer(ci, image); restore != nil {
+		pod.WithInitContainers(restore)
+		if sa := s.Bootstrap.Backup.Storage.ServiceAccountName; sa != "" {
+			pod.WithServiceAccountName(sa)
+		}
 	}
 	if len(s.NodeSelector) > 0 {
 		pod.WithNodeSelector(s.NodeSelector)

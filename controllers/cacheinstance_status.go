@@ -138,6 +138,15 @@ func setStatus(st *cachev1alpha1.CacheInstanceStatus, inst *instance, passErr er
 	case inst.persistence != nil:
 		st.Persistence = inst.persistence.DeepCopy()
 	}
+	switch {
+	case inst.Spec.Backup == nil:
+		st.Backups = nil
+	case inst.backups != nil:
+		st.Backups = inst.backups.DeepCopy()
+	}
+	if inst.bootstrap != nil {
+		st.Bootstrap = inst.bootstrap.DeepCopy()
+	}
 
 	var recheck time.Duration
 	switch {

@@ -61,6 +61,13 @@ func (r *CacheInstanceReconciler) reconcileUsers(ctx context.Context, inst *inst
 		return &ctrl.Result{RequeueAfter: conflictRetry}, err
 	}
 	inst.users = []aclUser{benchUser}
+	if inst.Spec.Backup != nil {
+		backupUser, ok, err := r.backupUser(ctx, inst.CacheInstance)
+		if err != nil || !ok {
+			return &ctrl.Result{RequeueAfter: conflictRetry}, err
+		}
+		inst.users = append(inst.users, backupUser)
+	}
 	if inst.managesUsers() {
 		if res, err := r.readSpecUsers(ctx, inst); res != nil || err != nil {
 			return res, err

@@ -177,6 +177,7 @@ func (cl *cluster) namespace(t *testing.T) string {
 		// envtest runs no namespace controller: instances left in a terminating namespace would be
 		// reconciled (and fail) until the suite ends.
 		_ = cl.c.DeleteAllOf(context.Background(), &cachev1alpha1.CacheBenchmark{}, client.InNamespace(ns.Name))
+		_ = cl.c.DeleteAllOf(context.Background(), &cachev1alpha1.CacheBackup{}, client.InNamespace(ns.Name))
 		_ = cl.c.DeleteAllOf(context.Background(), &cachev1alpha1.CacheInstance{}, client.InNamespace(ns.Name))
 		_ = cl.c.Delete(context.Background(), ns)
 	})

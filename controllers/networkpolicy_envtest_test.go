@@ -74,6 +74,7 @@ func TestNetworkPolicyClosesTheInstance(t *testing.T) {
 		`{"podSelector":{}}`, // every pod of the namespace
 		`{"podSelector":{"matchLabels":{"app.kubernetes.io/instance":"cache","app.kubernetes.io/name":"iocache"}}}`,
 		`{"podSelector":{"matchLabels":{"app.kubernetes.io/component":"benchmark","app.kubernetes.io/instance":"cache","app.kubernetes.io/managed-by":"iocache-operator","app.kubernetes.io/name":"iocache-bench"}}}`,
+		`{"podSelector":{"matchLabels":{"app.kubernetes.io/component":"backup","app.kubernetes.io/instance":"cache","app.kubernetes.io/managed-by":"iocache-operator","app.kubernetes.io/name":"iocache-backup"}}}`,
 		`{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"iocache-system"}}}`,
 	}
 	if got := peersJSON(redisRule); strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -89,10 +90,10 @@ func TestNetworkPolicyClosesTheInstance(t *testing.T) {
 		ci.Spec.Service = &cachev1alpha1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerSourceRanges: []string{"203.0.113.0/24"}}
 	})
 	np = cl.waitNetworkPolicy(t, ns, "cache", func(np *networkingv1.NetworkPolicy, err error) bool {
-		return err == nil && len(np.Spec.Ingress) == 2 && len(np.Spec.Ingress[0].From) == 5
+		return err == nil && len(np.Spec.Ingress) == 2 && len(np.Spec.Ingress[0].From) == 6
 	})
 	got := peersJSON(np.Spec.Ingress[0])
-	if got[0] != `{"namespaceSelector":{"matchLabels":{"team":"web"}}}` || got[4] != `{"ipBlock":{"cidr":"203.0.113.0/24"}}` {
+	if got[0] != `{"namespaceSelector":{"matchLabels":{"team":"web"}}}` || got[5] != `{"ipBlock":{"cidr":"203.0.113.0/24"}}` {
 		t.Errorf("Redis port admits\n%s\nwant the team=web namespaces first and the LoadBalancer's range last", strings.Join(got, "\n"))
 	}
 	for _, p := range got {

@@ -108,6 +108,16 @@ var specFieldChanges = map[string][]fieldChange{
 		want: cachev1alpha1.RolloutWarm}},
 	// A standalone instance's pod is not a cluster node: 1 to 2 shards is refused (between 2 and
 	// 16 shards move slots online: TestShardsChangeMovesSlotsOnline).
+	// Backups run in Jobs of their own; the backup user reaches the running pods live.
+	"backup": {{name: "added", change: func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Backup = &cachev1alpha1.BackupSpec{Schedule: "@daily",
+			Storage: cachev1alpha1.BackupStorage{Endpoint: "http://127.0.0.1:1", Bucket: "backups", PathStyle: true}}
+	}, want: cachev1alpha1.RolloutLive}},
+	// Where the first data came from is said at creation only.
+	"bootstrap": {{name: "added", change: func(ci *cachev1alpha1.CacheInstance) {
+		ci.Spec.Bootstrap = &cachev1alpha1.BootstrapSpec{Backup: &cachev1alpha1.BootstrapBackup{Name: "nightly",
+			Storage: cachev1alpha1.BackupStorage{Endpoint: "http://127.0.0.1:1", Bucket: "backups", PathStyle: true}}}
+	}, want: refused}},
 	"shards": {{name: "1 to 2", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Shards = ptr.To[int32](2) },
 		want: refused}},
 	"replication": {{name: "failoverAfterSeconds", change: func(ci *cachev1alpha1.CacheInstance) { ci.Spec.Replication.FailoverAfterSeconds = 30 },

@@ -47,6 +47,9 @@ func (c *CacheInstance) SetDefaults() {
 	}
 	s.Benchmark.Workload.SetDefaults()
 	s.Persistence.SetDefaults()
+	if s.Backup != nil {
+		s.Backup.SetDefaults()
+	}
 	s.NetworkPolicy.SetDefaults()
 	if s.TLS != nil {
 		s.TLS.SetDefaults()

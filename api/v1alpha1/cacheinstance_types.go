@@ -211,6 +211,8 @@ type CacheInstanceBenchmarkSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.maxMemory) || quantity(string(self.maxMemory)).compareTo(quantity(string(self.memory))) < 0",message="maxMemory must be less than memory: the data may not fill the whole pod, or the kernel kills it before eviction starts"
 // +kubebuilder:validation:XValidation:rule="!has(self.shards) || self.shards == 1 || !has(self.tls)",message="spec.tls is not supported with shards above 1 yet"
 // +kubebuilder:validation:XValidation:rule="(has(self.shards) && self.shards > 1) == (has(oldSelf.shards) && oldSelf.shards > 1)",message="spec.shards cannot change between 1 and more than 1: a standalone instance's pods are not cluster nodes; create a sharded instance instead (shards can change freely above 1)"
+// +kubebuilder:validation:XValidation:rule="has(self.bootstrap) == has(oldSelf.bootstrap) && (!has(self.bootstrap) || self.bootstrap == oldSelf.bootstrap)",message="spec.bootstrap is set when an instance is created and cannot change: it says where the first data came from"
+// +kubebuilder:validation:XValidation:rule="!has(self.bootstrap) || !has(self.shards) || self.shards == 1",message="spec.bootstrap is not supported with shards above 1 yet: restore into a single-shard instance"
 // +kubebuilder:validation:XValidation:rule="(!has(self.replicas) || self.replicas <= 1) || has(self.tls) == has(oldSelf.tls)",message="spec.tls cannot be added or removed while replicas is above 1: the pods are replaced one at a time, and a replica cannot follow a primary that speaks the other protocol; scale to 1 replica first, or create a new instance"
 type CacheInstanceSpec struct {
 	// Cores is the number of CPUs the instance gets under cpuMode Exclusive; requests equal limits
@@ -344,6 +346,17 @@ type CacheInstanceSpec struct {
 	// +kubebuilder:default={mode: None}
 	// +optional
 	Persistence PersistenceSpec `json:"persistence,omitempty"`
+
+	// Backup sends backups of the instance to S3-compatible object storage, on a schedule and on
+	// demand (CacheBackup objects), and applies a retention policy. The schedule lives with the
+	// instance, next to the storage it writes to, so one object says where and when; each run is a
+	// CacheBackup with its own status.
+	// +optional
+	Backup *BackupSpec `json:"backup,omitempty"`
+
+	// Bootstrap fills a new instance from a backup before it serves. Set at creation only.
+	// +optional
+	Bootstrap *BootstrapSpec `json:"bootstrap,omitempty"`
 
 	// Metrics configures the Prometheus endpoint.
 	// +kubebuilder:default={port: 9121}
@@ -712,6 +725,13 @@ type CacheInstanceStatus struct {
 	// the operator took on schedule or on request.
 	// +optional
 	Persistence *PersistenceStatus `json:"persistence,omitempty"`
+	// Backups reports the instance's backups: the last successful and failed ones, and the
+	// schedule.
+	// +optional
+	Backups *BackupsStatus `json:"backups,omitempty"`
+	// Bootstrap reports how the data of spec.bootstrap was loaded.
+	// +optional
+	Bootstrap *BootstrapStatus `json:"bootstrap,omitempty"`
 	// TLS is the certificate the instance serves, with spec.tls.
 	// +optional
 	TLS *TLSStatus `json:"tls,omitempty"`

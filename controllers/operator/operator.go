@@ -244,6 +244,15 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := b.SetupWithManager(mgr, opts.MaxConcurrent); err != nil {
 		return fmt.Errorf("setting up the CacheBenchmark controller: %w", err)
 	}
+	k := &controllers.CacheBackupReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  recorder,
+		Image:     opts.Image,
+	}
+	if err := k.SetupWithManager(mgr, opts.MaxConcurrent); err != nil {
+		return fmt.Errorf("setting up the CacheBackup controller: %w", err)
+	}
 	return nil
 }
 
