@@ -95,12 +95,13 @@ fuzz: ## Run every fuzz target for FUZZTIME each (default 30s); make test runs o
 	FUZZTIME="$(FUZZTIME)" hack/fuzz.sh
 
 .PHONY: bench
-bench: build ## Benchmark iocache-server against Debian's redis-server side by side (writes docs/benchmarks.md).
+bench: build versitygw ## Benchmark iocache-server against Debian's redis-server side by side (writes docs/benchmarks.md).
 	@mkdir -p docs
 	{ go test ./server/... -run '^$$' -bench 'HotPath|FindHit|Request' -benchmem -count 1 && \
 	  go test ./server/engine -run '^$$' -bench 'ActiveExpire|EvictionPass|DelMillion' -benchtime 1x -count 1; } | tee docs/bench-go.txt
 	go run ./hack/benchcmp $(BENCH_ARGS)
 	go run ./hack/bgsavebench | tee docs/bench-bgsave.md # BGSAVE and BGREWRITEAOF, side by side
+	go run ./hack/backupbench --versitygw $(VERSITYGW) | tee docs/bench-backup.md # backups: snapshot throughput, the primary's cost
 	@if [ "$$(id -u)" = 0 ]; then go run ./hack/memcheck; else echo "memcheck skipped: it needs root to create a memory cgroup"; fi
 	go run ./hack/memtypes --out docs/memory-types.md # every type's memory per key, side by side
 

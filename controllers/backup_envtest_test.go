@@ -47,7 +47,9 @@ func (cl *cluster) runContainer(t *testing.T, ns string, c *corev1.Container, fl
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	local := func(path string) string { return filepath.Join(dir, strings.ReplaceAll(strings.TrimPrefix(path, "/"), "/", "_")) }
+	local := func(path string) string {
+		return filepath.Join(dir, strings.ReplaceAll(strings.TrimPrefix(path, "/"), "/", "_"))
+	}
 	for path, content := range files {
 		if err := os.WriteFile(local(path), []byte(content), 0o600); err != nil {
 			t.Fatal(err)

@@ -180,7 +180,9 @@ func (r *CacheInstanceReconciler) reconcileBackups(ctx context.Context, inst *in
 // failed scheduled or requested ones beyond the newest failedBackupsKept. Failed manual backups
 // stay until their owner deletes them.
 func expiredBackups(ret cachev1alpha1.BackupRetention, completed, failed []*cachev1alpha1.CacheBackup, now time.Time) []*cachev1alpha1.CacheBackup {
-	byTime := func(a, b *cachev1alpha1.CacheBackup) int { return a.Status.CompletionTime.Compare(b.Status.CompletionTime.Time) }
+	byTime := func(a, b *cachev1alpha1.CacheBackup) int {
+		return a.Status.CompletionTime.Compare(b.Status.CompletionTime.Time)
+	}
 	slices.SortFunc(completed, byTime)
 	var out []*cachev1alpha1.CacheBackup
 	if ret.Keep > 0 || ret.MaxAge != nil {
