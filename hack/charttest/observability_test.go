@@ -124,7 +124,7 @@ var metricName = regexp.MustCompile(`\b(redis_[a-z0-9_]+|iocache_[a-z0-9_]+|cont
 // operatorMetric reports whether a metric comes from the operator; the controllers' tests check
 // those against the operator's registry.
 func operatorMetric(name string) bool {
-	for _, p := range []string{"controller_runtime_", "workqueue_", "iocache_instance_", "iocache_benchmark_"} {
+	for _, p := range []string{"controller_runtime_", "workqueue_", "iocache_instance_", "iocache_benchmark_", "iocache_backup_"} {
 		if strings.HasPrefix(name, p) {
 			return true
 		}
