@@ -93,7 +93,15 @@ func (r *CacheBackupReconciler) run(ctx context.Context, cbk *cachev1alpha1.Cach
 	ci.SetDefaults()
 
 	job := &batchv1.Job{}
-	err = r.Get(ctx, client.ObjectKey{Namespace: cbk.Namespace, Name: backupJobName(cbk)}, job)
+	jobKey := client.ObjectKey{Namespace: cbk.Namespace, Name: backupJobName(cbk)}
+	err = r.Get(ctx, jobKey, job)
+	if apierrors.IsNotFound(err) && cbk.Status.Job != "" {
+		// The cache may not hold the Job this controller just created yet: only the API server can
+		// say it is gone (deleted by hand, or its TTL passed, before the result was read).
+		if err = r.APIReader.Get(ctx, jobKey, job); apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.fail(ctx, cbk, ci, cachev1alpha1.BackupReasonJobFailed, fmt.Sprintf("Job %s is gone before it reported", cbk.Status.Job))
+		}
+	}
 	if apierrors.IsNotFound(err) {
 		if ci.Spec.Backup == nil {
 			return ctrl.Result{RequeueAfter: backupWait}, r.write(ctx, cbk, func(st *cachev1alpha1.CacheBackupStatus) {
@@ -101,10 +109,6 @@ func (r *CacheBackupReconciler) run(ctx context.Context, cbk *cachev1alpha1.Cach
 				setBackupComplete(st, cbk, metav1.ConditionUnknown, cachev1alpha1.BackupReasonNoStorage,
 					fmt.Sprintf("CacheInstance %s has no spec.backup: set spec.backup.storage to say where its backups go", ci.Name))
 			})
-		}
-		if cbk.Status.Job != "" {
-			// The Job was deleted (by hand, or its TTL passed) before the result was read.
-			return ctrl.Result{}, r.fail(ctx, cbk, ci, cachev1alpha1.BackupReasonJobFailed, fmt.Sprintf("Job %s is gone before it reported", cbk.Status.Job))
 		}
 		// The backup from the image the server runs, as upgradePolicy chose it.
 		image := ci.Spec.Image

@@ -161,12 +161,7 @@ func desiredJob(cb *cachev1alpha1.CacheBenchmark, ci *cachev1alpha1.CacheInstanc
 		Resources:                resources,
 		TerminationMessagePath:   terminationLogPath,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		SecurityContext: &corev1.SecurityContext{
-			RunAsNonRoot:             ptr.To(true),
-			ReadOnlyRootFilesystem:   ptr.To(true),
-			AllowPrivilegeEscalation: ptr.To(false),
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		},
+		SecurityContext:          restrictedContainer(),
 	}
 	pod := corev1.PodSpec{
 		RestartPolicy:                corev1.RestartPolicyNever,

@@ -58,10 +58,8 @@ func scheduledBackupName(ci *cachev1alpha1.CacheInstance, t time.Time, trigger c
 func (r *CacheInstanceReconciler) reconcileBackups(ctx context.Context, inst *instance) (*ctrl.Result, error) {
 	spec := inst.Spec.Backup
 	if spec == nil {
+		// setStatus drops status.backups without spec.backup.
 		forgetBackupMetrics(inst.Namespace, inst.Name)
-		if inst.Status.Backups != nil {
-			inst.backups = &cachev1alpha1.BackupsStatus{}
-		}
 		return nil, nil
 	}
 	st := &cachev1alpha1.BackupsStatus{}

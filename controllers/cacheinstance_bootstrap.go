@@ -125,15 +125,18 @@ func (r *CacheInstanceReconciler) reconcileBootstrap(ctx context.Context, inst *
 	}
 	inst.bootstrap = st
 	key := client.ObjectKey{Namespace: inst.Namespace, Name: bootstrapConfigMapName(inst.CacheInstance)}
+	var cm corev1.ConfigMap
+	err := r.Get(ctx, key, &cm)
 	if st.Phase == cachev1alpha1.BootstrapRestored {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}}
-		if err := r.Delete(ctx, cm); err != nil && !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("deleting ConfigMap %s: %w", key.Name, err)
+		// The cache says whether it is still there: no DELETE on every pass of a restored instance.
+		if err == nil {
+			if err := r.Delete(ctx, &cm); err != nil && !apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("deleting ConfigMap %s: %w", key.Name, err)
+			}
 		}
 		return nil, nil
 	}
-	var cm corev1.ConfigMap
-	switch err := r.Get(ctx, key, &cm); {
+	switch {
 	case apierrors.IsNotFound(err):
 		cm = corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: objectLabels(inst.CacheInstance),

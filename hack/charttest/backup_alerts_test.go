@@ -1,27 +1,14 @@
 package charttest
 
-import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"testing"
-
-	"github.com/iocache/iocache/server/testpeer"
-)
+import "testing"
 
 // TestBackupMissedAlert runs promtool's rule unit tests for IOCacheBackupMissed: an hourly
 // schedule whose last success is more than two runs old alerts; one that succeeds on time does
 // not; a schedule that never succeeded alerts two runs after it began; an instance without a
 // schedule (no interval series) never does.
 func TestBackupMissedAlert(t *testing.T) {
-	promtool := testpeer.Require(t, "promtool")
-	rules, err := filepath.Abs(rulesFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// promtool's clock starts at 0; samples every 10 minutes for 5 hours.
-	test := `rule_files: [` + rules + `]
-evaluation_interval: 1m
+	test := `evaluation_interval: 1m
 tests:
   - interval: 10m
     input_series:
@@ -61,11 +48,5 @@ tests:
               description: Two scheduled backups in a row did not complete (or none has since the schedule began). ` + "`kubectl get cachebackups`" + ` lists the failed ones; their Complete condition quotes the storage's or the server's error.
               runbook_url: https://github.com/iocache/iocache/blob/main/docs/runbooks.md#iocachebackupmissed
 `
-	path := filepath.Join(t.TempDir(), "backup-alerts.test.yaml")
-	if err := os.WriteFile(path, []byte(test), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(promtool, "test", "rules", path).CombinedOutput(); err != nil {
-		t.Fatalf("promtool test rules: %v\n%s", err, out)
-	}
+	promtoolTestRules(t, test)
 }

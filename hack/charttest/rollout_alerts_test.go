@@ -1,25 +1,12 @@
 package charttest
 
-import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"testing"
-
-	"github.com/iocache/iocache/server/testpeer"
-)
+import "testing"
 
 // TestRolloutWaitingAlert runs promtool's rule unit test for IOCacheRolloutWaiting: it fires once
 // the operator's Rollout condition has been False for 15 minutes (a change waiting for room or
 // consent), and not for an instance whose rollout goes on.
 func TestRolloutWaitingAlert(t *testing.T) {
-	promtool := testpeer.Require(t, "promtool")
-	rules, err := filepath.Abs(rulesFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	test := `rule_files: [` + rules + `]
-evaluation_interval: 1m
+	test := `evaluation_interval: 1m
 tests:
   - interval: 1m
     input_series:
@@ -40,11 +27,5 @@ tests:
               description: The Rollout condition has been False for 15 minutes (WaitingForRoom or WaitingForConsent); a change that needs a new pod is not applied, and the pod keeps serving with its data.
               runbook_url: https://github.com/iocache/iocache/blob/main/docs/runbooks.md#iocacherolloutwaiting
 `
-	path := filepath.Join(t.TempDir(), "rollout-alerts.test.yaml")
-	if err := os.WriteFile(path, []byte(test), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(promtool, "test", "rules", path).CombinedOutput(); err != nil {
-		t.Fatalf("promtool test rules: %v\n%s", err, out)
-	}
+	promtoolTestRules(t, test)
 }

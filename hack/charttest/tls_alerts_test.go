@@ -1,26 +1,13 @@
 package charttest
 
-import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"testing"
-
-	"github.com/iocache/iocache/server/testpeer"
-)
+import "testing"
 
 // TestTLSCertificateAlerts runs promtool's rule unit tests for the certificate alerts: expiring
 // follows the operator's CertificateExpiring condition (which knows the certificate's lifetime)
 // and reports the time left; expired follows the expiry timestamp alone.
 func TestTLSCertificateAlerts(t *testing.T) {
-	promtool := testpeer.Require(t, "promtool")
-	rules, err := filepath.Abs(rulesFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// promtool's clock starts at 0: an expiry at 259200 is 3 days away, at 1800 half an hour.
-	test := `rule_files: [` + rules + `]
-evaluation_interval: 1m
+	test := `evaluation_interval: 1m
 tests:
   - interval: 1m
     input_series:
@@ -58,11 +45,5 @@ tests:
               description: The certificate in the instance's TLS Secret is past its notAfter; clients, replicas, probes and the operator refuse the server's handshake.
               runbook_url: https://github.com/iocache/iocache/blob/main/docs/runbooks.md#iocachetlscertificateexpiring
 `
-	path := filepath.Join(t.TempDir(), "tls-alerts.test.yaml")
-	if err := os.WriteFile(path, []byte(test), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(promtool, "test", "rules", path).CombinedOutput(); err != nil {
-		t.Fatalf("promtool test rules: %v\n%s", err, out)
-	}
+	promtoolTestRules(t, test)
 }
